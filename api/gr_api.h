@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Wire format of the shmchan control API. Identical on the Unix socket and on
+// the shared-memory channel. All integers are in host byte order: both ends
+// always share one machine.
+
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Bumped whenever a message layout below changes. GR_HELLO carries it.
+#define GR_API_VERSION 1
+
+// Largest payload of one message, as in Grout.
+#define GR_API_MAX_MSG_LEN (128 * 1024)
+
+// Default socket path of shmchand (see docs/protocol.md).
+#define GR_API_DEFAULT_SOCK_PATH "/run/shmchand.sock"
+
+// Request header, 12 bytes, followed by payload_len bytes of payload.
+struct gr_api_request {
+	uint32_t id; // chosen by the client, unique among its requests in flight, never 0
+	uint32_t type; // GR_MSG_TYPE(module, id)
+	uint32_t payload_len;
+};
+
+// Response header, 12 bytes, followed by payload_len bytes of payload.
+// A response with for_id 0 is not a response: it carries an event (see below).
+struct gr_api_response {
+	uint32_t for_id; // the id of the request this answers
+	uint32_t status; // 0 or an errno value
+	uint32_t payload_len;
+};
+
+// Event header, as in Grout: payload_len is a size_t, so on LP64 the header is
+// 16 bytes with 4 bytes of padding after ev_type (always sent as zero).
+// An event travels inside a response with for_id 0 and status 0 whose payload
+// is this header followed by the event payload.
+struct gr_api_event {
+	uint32_t ev_type;
+	uint32_t reserved; // explicit padding, zero
+	size_t payload_len;
+};
+
+_Static_assert(sizeof(struct gr_api_request) == 12, "request header is 12 bytes");
+_Static_assert(sizeof(struct gr_api_response) == 12, "response header is 12 bytes");
+_Static_assert(sizeof(struct gr_api_event) == 16, "event header is 16 bytes on LP64");
+
+#define GR_MSG_TYPE(module, id) ((uint32_t)((((uint32_t)(module) & 0xffff) << 16) | ((id) & 0xffff)))
+#define GR_MSG_MODULE(type) ((uint32_t)(type) >> 16)
+
+// An empty request or response payload.
+struct gr_empty { };
+
+// Declare a request: GR_REQ(GR_PING, struct gr_empty, struct gr_empty) gives
+// GR_PING_REQ_LEN and GR_PING_RESP_LEN, the minimum request payload length
+// the daemon accepts and the length of the response payload.
+#define GR_REQ(code, req_struct, resp_struct)                                                      \
+	typedef req_struct code##_req_t;                                                           \
+	typedef resp_struct code##_resp_t;                                                         \
+	enum { code##_REQ_LEN = sizeof(req_struct), code##_RESP_LEN = sizeof(resp_struct) }
+
+// Declare a stream request: it is answered by any number of responses with a
+// resp_struct payload, all with the request's id, and ends with an empty one.
+#define GR_REQ_STREAM(code, req_struct, resp_struct) GR_REQ(code, req_struct, resp_struct)
+
+// Declare an event and the struct its payload starts with.
+#define GR_EVENT(code, payload_struct)                                                             \
+	typedef payload_struct code##_ev_t;                                                        \
+	enum { code##_EV_LEN = sizeof(payload_struct) }
+
+// Main module, numbered as in Grout.
+#define GR_MAIN_MODULE 0xcafe
+
+#define GR_HELLO GR_MSG_TYPE(GR_MAIN_MODULE, 0x1981)
+// Reserved in Grout's order, not served by shmchand (answer ENOTSUP).
+#define GR_LOG_PACKETS_SET GR_MSG_TYPE(GR_MAIN_MODULE, 0x1982)
+#define GR_LOG_LEVEL_LIST GR_MSG_TYPE(GR_MAIN_MODULE, 0x1983)
+#define GR_LOG_LEVEL_SET GR_MSG_TYPE(GR_MAIN_MODULE, 0x1984)
+#define GR_EVENT_SUBSCRIBE GR_MSG_TYPE(GR_MAIN_MODULE, 0x1985)
+#define GR_EVENT_UNSUBSCRIBE GR_MSG_TYPE(GR_MAIN_MODULE, 0x1986)
+#define GR_PING GR_MSG_TYPE(GR_MAIN_MODULE, 0x1987)
+#define GR_PING2 GR_MSG_TYPE(GR_MAIN_MODULE, 0x1988)
+
+// Size of the version string in GR_HELLO, NUL included.
+#define GR_HELLO_VERSION_LEN 128
+
+struct gr_hello_req {
+	uint32_t api_version; // must equal GR_API_VERSION, or the daemon answers EBADMSG
+	char version[GR_HELLO_VERSION_LEN]; // NUL-terminated free text (client version)
+};
+_Static_assert(sizeof(struct gr_hello_req) == 132, "hello is 132 bytes");
+
+GR_REQ(GR_HELLO, struct gr_hello_req, struct gr_empty);
+GR_REQ(GR_PING, struct gr_empty, struct gr_empty);
+
+// GR_PING2 echoes its 64-byte payload.
+#define GR_PING2_LEN 64
+struct gr_ping2 {
+	uint8_t data[GR_PING2_LEN];
+};
+GR_REQ(GR_PING2, struct gr_ping2, struct gr_ping2);

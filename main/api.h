@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Handler registry and dispatch of shmchand. Transport-agnostic: the socket
+// server and the channel pollers both feed requests to api_dispatch() through
+// an api_ctx, and handlers answer the same way on both.
+
+#pragma once
+
+#include <gr_api.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+// What a handler returns: a status (0 or an errno value) and a response
+// payload of len bytes. payload is malloc'ed by the handler (or NULL when len
+// is 0) and freed by the dispatcher once sent. fds, if any, travel with the
+// response as SCM_RIGHTS (socket transport only); they stay owned by the
+// handler's state and are not closed by the dispatcher.
+struct api_out {
+	uint32_t status;
+	uint32_t len;
+	void *payload;
+	const int *fds;
+	unsigned n_fds;
+};
+
+static inline struct api_out api_out(uint32_t status, uint32_t len, void *payload) {
+	struct api_out out = {.status = status, .len = len, .payload = payload};
+	return out;
+}
+
+struct api_ctx;
+
+// How a transport delivers a response. Called with the handler lock held,
+// from the thread that serves the client (main thread for sockets, a poller
+// for channels). Returns 0 or -errno; on error the transport closes the
+// client itself.
+struct api_transport {
+	const char *name; // "socket", "shm"
+	int (*send)(struct api_ctx *, uint32_t for_id, const struct api_out *);
+};
+
+// Per-client dispatch state. One per socket connection and one per channel.
+struct api_ctx {
+	const struct api_transport *transport;
+	void *priv; // the transport's own client state
+	bool hello_done; // GR_HELLO accepted on this client
+	uint32_t req_id; // id of the request being handled (for api_send)
+	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
+	uid_t peer_uid;
+	gid_t peer_gid;
+	int sock_fd; // the socket of this client, -1 on a channel
+	// Called once when the socket connection closes (the lease of a channel
+	// attached over it). Main thread.
+	void (*lease_lost)(void *arg);
+	void *lease_arg;
+};
+
+typedef struct api_out (*api_handler_func)(const void *request, uint32_t len, struct api_ctx *);
+
+struct api_handler {
+	const char *name;
+	uint32_t request_type;
+	uint32_t request_len; // shortest payload accepted; shorter gets EMSGSIZE
+	api_handler_func callback;
+	STAILQ_ENTRY(api_handler) next;
+};
+
+// Register a handler. Called from constructors (API_HANDLER); aborts on a
+// duplicate type, which is a programming error.
+void api_handler_register(struct api_handler *);
+
+// Look up a handler, NULL if none.
+const struct api_handler *api_handler_lookup(uint32_t request_type);
+
+// Register handler func for request code (declared with GR_REQ), in a
+// constructor beside the handler.
+#define API_HANDLER(code, func)                                                                    \
+	static struct api_handler api_handler_##func = {                                           \
+		.name = #code,                                                                     \
+		.request_type = code,                                                              \
+		.request_len = code##_REQ_LEN,                                                     \
+		.callback = func,                                                                  \
+	};                                                                                         \
+	static void __attribute__((constructor)) api_handler_register_##func(void) {              \
+		api_handler_register(&api_handler_##func);                                         \
+	}
+
+// Check a request header before its payload is read. Returns 0, or
+// -EMSGSIZE if payload_len exceeds GR_API_MAX_MSG_LEN: the caller answers
+// with api_reject() and closes that client.
+int api_check_header(const struct gr_api_request *);
+
+// Dispatch one whole request (payload copied out of any shared memory by
+// the caller). Enforces hello-first, version check (EBADMSG), unknown type
+// (ENOTSUP) and short payload (EMSGSIZE); runs the handler under the handler
+// lock, so two handlers never run at once; sends the response through
+// ctx->transport. Returns 0, or the transport's -errno if sending failed.
+int api_dispatch(struct api_ctx *, const struct gr_api_request *, const void *payload);
+
+// Answer request id with an error status and no payload (under the lock).
+int api_reject(struct api_ctx *, uint32_t for_id, uint32_t status);
+
+// Send one response of a stream from inside a handler: status 0, the
+// current request's id. The handler's returned api_out (normally empty)
+// ends the stream.
+int api_send(struct api_ctx *, uint32_t len, const void *payload);

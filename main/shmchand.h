@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Daemon-wide configuration and logging.
+
+#pragma once
+
+#include <rte_log.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SHMCHAND_DEFAULT_MODE 0660
+#define SHMCHAND_DEFAULT_POLLERS 1
+// Poller spin budget: long enough to catch a controller's next request in a
+// tight loop, short enough that an idle daemon sleeps (docs/spin-budgets.md).
+#define SHMCHAND_DEFAULT_SPIN_US 100
+#define SHMCHAND_MAX_POLLERS 16
+
+enum hugepage_mode {
+	HUGEPAGES_AUTO, // use hugepages if the EAL finds any, else --no-huge
+	HUGEPAGES_ON,
+	HUGEPAGES_OFF, // --no-huge: memfd channels only
+};
+
+struct shmchand_config {
+	const char *sock_path;
+	mode_t sock_mode;
+	gid_t sock_gid; // (gid_t)-1: leave the group alone
+	unsigned pollers;
+	unsigned spin_us;
+	bool shm_enabled; // false: --no-shm, every client stays on the socket
+	enum hugepage_mode hugepages;
+	bool verbose;
+	// Filled after EAL init.
+	bool have_hugepages; // primary can accept secondaries: memzone offered
+	char file_prefix[64];
+};
+
+extern struct shmchand_config shmchand_config;
+
+extern int shmchand_logtype;
+
+#define LOG(level, fmt, ...)                                                                       \
+	rte_log(RTE_LOG_##level, shmchand_logtype, "shmchand: %s: " fmt "\n", __func__, ##__VA_ARGS__)

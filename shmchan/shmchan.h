@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// The shared-memory channel: one region per client holding a control block
+// and two single-producer single-consumer rte_rings of SHMCHAN_CELL_SIZE
+// byte elements. Requests go client -> daemon in the request ring; responses
+// (and events) go daemon -> client in the response ring. See
+// docs/protocol.md for the byte layout and the doorbell protocol.
+//
+// This library knows nothing of handlers or of the client library. The
+// server side (shmchan_server_*) runs in the daemon and trusts nothing in
+// the region; the client side (shmchan_client_*) trusts the daemon and needs
+// no EAL.
+
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHMCHAN_MAGIC 0x53484d43u // "SHMC"
+#define SHMCHAN_LAYOUT_VERSION 1
+
+// One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
+#define SHMCHAN_CELL_SIZE 16
+// Each message is preceded by a 4-byte frame length (the message's bytes:
+// header + payload); frame length + message are padded up to whole cells.
+#define SHMCHAN_FRAME_HDR 4
+// Longest message: an event (16-byte header inside a 12-byte response
+// header) with the maximum payload. Requests are shorter.
+#define SHMCHAN_MSG_MAX (12 + 16 + (128 * 1024))
+// Cells taken by a message of msg_len bytes.
+#define SHMCHAN_MSG_CELLS(msg_len)                                                                 \
+	(((msg_len) + SHMCHAN_FRAME_HDR + SHMCHAN_CELL_SIZE - 1) / SHMCHAN_CELL_SIZE)
+// Ring size: the smallest power of two whose capacity (size - 1) holds the
+// longest message, so any legal message fits an empty ring whole.
+#define SHMCHAN_RING_CELLS 16384
+_Static_assert(
+	SHMCHAN_MSG_CELLS(SHMCHAN_MSG_MAX) <= SHMCHAN_RING_CELLS - 1,
+	"the longest message fits an empty ring"
+);
+
+// Where a region lives. Both backings hold the same layout.
+enum shmchan_backing {
+	SHMCHAN_BACKING_MEMFD = 1, // equals GR_SHM_BACKING_MEMFD
+	SHMCHAN_BACKING_MEMZONE = 2, // equals GR_SHM_BACKING_MEMZONE
+};
+
+// Geometry of a region. The daemon computes it and sends it in the attach
+// response; the client validates it before mapping anything.
+struct shmchan_geometry {
+	uint32_t layout_version;
+	uint32_t cell_size;
+	uint32_t ring_cells;
+	uint64_t region_size;
+	uint64_t req_ring_off;
+	uint64_t resp_ring_off;
+};
+
+// Compute the geometry of a region with rings of ring_cells elements.
+// Returns 0 or -EINVAL (ring_cells not a power of two or too small).
+int shmchan_geometry_init(struct shmchan_geometry *g, uint32_t ring_cells);
+
+// Check a geometry received from the daemon: layout version, cell size,
+// ring size, offsets and sizes inside region_size and not overlapping.
+// Returns 0, -EPROTO (layout version mismatch) or -EINVAL (anything else).
+int shmchan_geometry_check(const struct shmchan_geometry *g);
+
+// Counters kept by the daemon in its private memory (never in the region,
+// where the client could rewrite them).
+struct shmchan_server_stats {
+	uint64_t requests;
+	uint64_t req_bytes;
+	uint64_t responses;
+	uint64_t resp_bytes;
+	uint64_t doorbells_rung;
+	uint64_t sleeps;
+	uint64_t overflows;
+};
+
+// ---- server side (daemon) ----
+
+struct shmchan_server;
+
+// Memory for a region, from one backing. The memfd backing is built in; the
+// daemon passes an allocator for the memzone backing.
+struct shmchan_mem {
+	enum shmchan_backing backing;
+	void *base;
+	size_t size;
+	int fd; // the memfd (SHMCHAN_BACKING_MEMFD), -1 otherwise
+	char name[32]; // memfd name or memzone name, NUL-terminated
+	const void *cookie; // backing-private (the rte_memzone)
+};
+
+// Create a sealed memfd of size bytes, mapped shared. Seals: shrink, grow,
+// seal. Returns 0 or -errno.
+int shmchan_memfd_create(struct shmchan_mem *mem, const char *name, size_t size);
+// Unmap and close. Safe on a zeroed mem with fd -1.
+void shmchan_memfd_destroy(struct shmchan_mem *mem);
+
+// Lay out a region in mem (control block and both rings, via rte_ring_init)
+// and create the two doorbell eventfds (non-blocking, close-on-exec).
+// mem must be at least g->region_size bytes. The shmchan_server takes no
+// ownership of mem. Returns 0 or -errno. Main thread.
+int shmchan_server_create(
+	const struct shmchan_mem *mem,
+	const struct shmchan_geometry *g,
+	struct shmchan_server **out
+);
+// Close the eventfds and free the server. Does not touch mem. Call only when
+// no thread can use the server any more (after an RCU grace period).
+void shmchan_server_destroy(struct shmchan_server *);
+
+// Doorbell fds: the daemon sleeps on req_fd; it rings resp_fd. Both are
+// passed to the client at attach.
+int shmchan_server_req_fd(const struct shmchan_server *);
+int shmchan_server_resp_fd(const struct shmchan_server *);
+
+// Take one request message out of the request ring into buf (capacity at
+// least SHMCHAN_MSG_MAX). Copies before validating; uses only the daemon's
+// own copy of the ring geometry and its own consumer index.
+// Returns the message length (header + payload, >= 12), 0 if the ring is
+// empty, or -EBADMSG if the client corrupted the ring (bad frame length,
+// producer index moved backwards or past capacity): the caller detaches.
+// Poller thread only.
+int shmchan_server_recv(struct shmchan_server *, void *buf, size_t buf_len);
+
+// True if the request ring holds a message. Poller thread only.
+bool shmchan_server_has_request(const struct shmchan_server *);
+
+// Put one message (hdr_len bytes of header, then payload) in the response
+// ring, whole, and ring the client's doorbell if it is asleep.
+// Returns 0, -ENOBUFS if the ring has no room for it now (nothing written:
+// the caller keeps it in its backlog and retries), -EMSGSIZE if it can never
+// fit, -EBADMSG if the client corrupted the ring. Poller thread only.
+int shmchan_server_send(
+	struct shmchan_server *,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+);
+
+// Doorbell, daemon side. arm: say "I am going to sleep" (need-wakeup flag),
+// then a full fence; the caller must then re-check the ring with
+// shmchan_server_has_request() before sleeping. disarm: clear the flag after
+// waking. Poller thread only.
+void shmchan_server_doorbell_arm(struct shmchan_server *);
+void shmchan_server_doorbell_disarm(struct shmchan_server *);
+
+const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_server *);
+
+// ---- client side ----
+
+struct shmchan_client;
+
+// Map a channel: for the memfd backing base is NULL and fd is the memfd (it is
+// mmap'ed, and checked to be sealed against growing and shrinking); for the
+// memzone backing base is the zone's address and fd is -1. The geometry must
+// have passed shmchan_geometry_check(). The control block's magic and layout
+// version are checked. Takes ownership of the fds on success.
+// Returns 0 or -errno (-EPROTO: layout mismatch, -EINVAL: bad region).
+int shmchan_client_open(
+	const struct shmchan_geometry *g,
+	void *base,
+	int mem_fd,
+	int req_fd,
+	int resp_fd,
+	struct shmchan_client **out
+);
+// Unmap (memfd backing), close the fds, free.
+void shmchan_client_close(struct shmchan_client *);
+
+// Put one request message in the request ring, whole, and ring the daemon's
+// doorbell if it is asleep. Returns 0, -ENOBUFS (no room now; retry after
+// the daemon drained some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX).
+int shmchan_client_send(
+	struct shmchan_client *,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+);
+
+// Take one message out of the response ring into buf. Returns its length,
+// 0 if the ring is empty, -EMSGSIZE if buf_len is too small (the message
+// stays in the ring), -EBADMSG if the ring holds a bad frame.
+int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
+
+// Peek the length of the next message: > 0, or 0 if the ring is empty.
+int shmchan_client_peek_len(struct shmchan_client *);
+
+// Doorbell, client side, same protocol as the server's. The client sleeps
+// (poll) on shmchan_client_resp_fd() and drains it with
+// shmchan_client_doorbell_drain() after waking.
+void shmchan_client_doorbell_arm(struct shmchan_client *);
+void shmchan_client_doorbell_disarm(struct shmchan_client *);
+bool shmchan_client_has_response(const struct shmchan_client *);
+int shmchan_client_resp_fd(const struct shmchan_client *);
+void shmchan_client_doorbell_drain(struct shmchan_client *);
+
+// ---- SCM_RIGHTS helpers (both sides) ----
+
+// Send len bytes and n_fds descriptors in one sendmsg (MSG_NOSIGNAL).
+// Returns bytes sent or -errno.
+long shmchan_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n_fds);
