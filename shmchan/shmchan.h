@@ -29,6 +29,8 @@
 // Longest message: an event (16-byte header inside a 12-byte response
 // header) with the maximum payload. Requests are shorter.
 #define SHMCHAN_MSG_MAX (12 + 16 + (128 * 1024))
+// Shortest message: a request or response header, with no payload.
+#define SHMCHAN_MSG_MIN 12
 // Cells taken by a message of msg_len bytes.
 #define SHMCHAN_MSG_CELLS(msg_len)                                                                 \
 	(((msg_len) + SHMCHAN_FRAME_HDR + SHMCHAN_CELL_SIZE - 1) / SHMCHAN_CELL_SIZE)
@@ -57,8 +59,14 @@ struct shmchan_geometry {
 	uint64_t resp_ring_off;
 };
 
+// Why the calling thread's last failing shmchan call failed, in words, for
+// the caller to log or report (the library itself prints nothing). Empty if
+// no failure was recorded. Valid until the thread's next failing call.
+const char *shmchan_last_error(void);
+
 // Compute the geometry of a region with rings of ring_cells elements.
-// Returns 0 or -EINVAL (ring_cells not a power of two or too small).
+// Returns 0 or -EINVAL (ring_cells not a power of two, too small for the
+// longest message, or above 2^24).
 int shmchan_geometry_init(struct shmchan_geometry *g, uint32_t ring_cells);
 
 // Check a geometry received from the daemon: layout version, cell size,
@@ -73,9 +81,9 @@ struct shmchan_server_stats {
 	uint64_t req_bytes;
 	uint64_t responses;
 	uint64_t resp_bytes;
-	uint64_t doorbells_rung;
-	uint64_t sleeps;
-	uint64_t overflows;
+	uint64_t doorbells_rung; // eventfd writes to the client's doorbell
+	uint64_t sleeps; // calls of shmchan_server_doorbell_arm()
+	uint64_t overflows; // sends refused with -ENOBUFS (response ring full)
 };
 
 // ---- server side (daemon) ----
@@ -94,7 +102,7 @@ struct shmchan_mem {
 };
 
 // Create a sealed memfd of size bytes, mapped shared. Seals: shrink, grow,
-// seal. Returns 0 or -errno.
+// seal. name is at most 31 characters. Returns 0 or -errno.
 int shmchan_memfd_create(struct shmchan_mem *mem, const char *name, size_t size);
 // Unmap and close. Safe on a zeroed mem with fd -1.
 void shmchan_memfd_destroy(struct shmchan_mem *mem);
@@ -133,7 +141,9 @@ bool shmchan_server_has_request(const struct shmchan_server *);
 // ring, whole, and ring the client's doorbell if it is asleep.
 // Returns 0, -ENOBUFS if the ring has no room for it now (nothing written:
 // the caller keeps it in its backlog and retries), -EMSGSIZE if it can never
-// fit, -EBADMSG if the client corrupted the ring. Poller thread only.
+// fit, -EINVAL if shorter than SHMCHAN_MSG_MIN, -EBADMSG if the client
+// corrupted the ring. Makes a system call (one eventfd write) only when the
+// client sleeps. Poller thread only.
 int shmchan_server_send(
 	struct shmchan_server *,
 	const void *hdr,
@@ -153,6 +163,9 @@ const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_ser
 
 // ---- client side ----
 
+// One thread at a time sends (shmchan_client_send) and one thread at a time
+// receives (recv, peek_len, the doorbell calls); they may be two different
+// threads: the two directions share nothing.
 struct shmchan_client;
 
 // Map a channel: for the memfd backing base is NULL and fd is the memfd (it is
@@ -174,7 +187,9 @@ void shmchan_client_close(struct shmchan_client *);
 
 // Put one request message in the request ring, whole, and ring the daemon's
 // doorbell if it is asleep. Returns 0, -ENOBUFS (no room now; retry after
-// the daemon drained some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX).
+// the daemon drained some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX), -EINVAL
+// (shorter than SHMCHAN_MSG_MIN). Makes a system call (one eventfd write)
+// only when the daemon sleeps. Never blocks.
 int shmchan_client_send(
 	struct shmchan_client *,
 	const void *hdr,
@@ -188,7 +203,8 @@ int shmchan_client_send(
 // stays in the ring), -EBADMSG if the ring holds a bad frame.
 int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 
-// Peek the length of the next message: > 0, or 0 if the ring is empty.
+// Peek the length of the next message: > 0, 0 if the ring is empty, or
+// -EBADMSG if the ring holds a bad frame.
 int shmchan_client_peek_len(struct shmchan_client *);
 
 // Doorbell, client side, same protocol as the server's. The client sleeps
@@ -202,6 +218,19 @@ void shmchan_client_doorbell_drain(struct shmchan_client *);
 
 // ---- SCM_RIGHTS helpers (both sides) ----
 
-// Send len bytes and n_fds descriptors in one sendmsg (MSG_NOSIGNAL).
-// Returns bytes sent or -errno.
+// Most descriptors passed with one message.
+#define SHMCHAN_FDS_MAX 8
+
+// Send len bytes and n_fds descriptors in one sendmsg (MSG_NOSIGNAL). With
+// descriptors, len must be at least 1 (they ride on the first byte).
+// Returns bytes sent (maybe fewer than len, as send()) or -errno (-EINVAL:
+// n_fds above SHMCHAN_FDS_MAX or no byte to carry them).
 long shmchan_send_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n_fds);
+
+// Receive up to len bytes and the descriptors that came with them, in one
+// recvmsg (MSG_CMSG_CLOEXEC: the fds arrive close-on-exec). Stores up to
+// max_fds fds in fds and their number in *n_fds (the caller owns them).
+// Returns bytes received (0 at end of file) or -errno; -EMSGSIZE if more
+// than max_fds descriptors came or the control data was truncated: every
+// descriptor received is then closed, the bytes are consumed anyway.
+long shmchan_recv_fds(int sock, void *buf, size_t len, int *fds, unsigned max_fds, unsigned *n_fds);

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// The client's end of a channel. The client trusts the daemon, so it drives
+// the rings with rte_ring's own inline functions (single producer on the
+// request ring, single consumer on the response ring). It needs no EAL and
+// links no DPDK library: built with the ring headers only.
+
+#include "region.h"
+
+#include <rte_ring_elem.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct shmchan_client {
+	struct shmchan_ctrl *ctrl;
+	struct rte_ring *req_ring; // we are its single producer
+	struct rte_ring *resp_ring; // we are its single consumer
+	void *map; // our mapping of the memfd; NULL for the memzone backing
+	size_t map_len;
+	int mem_fd; // -1 for the memzone backing
+	int req_fd; // the daemon's doorbell: we ring it
+	int resp_fd; // our doorbell: we sleep on it
+	// A frame is assembled here and enqueued in one bulk call (send), or
+	// dequeued here whole before its message is copied out (recv). One
+	// buffer each, so that a sending thread and a receiving thread can share
+	// the handle: they touch different rings.
+	alignas(SHMCHAN_CACHE_LINE) uint8_t tx_frame[SHMCHAN_FRAME_MAX_BYTES];
+	alignas(SHMCHAN_CACHE_LINE) uint8_t rx_frame[SHMCHAN_FRAME_MAX_BYTES];
+};
+
+static int map_memfd(const struct shmchan_geometry *g, int mem_fd, void **map) {
+	const int seals_needed = F_SEAL_SHRINK | F_SEAL_GROW;
+	struct stat st;
+	int seals;
+
+	if (fstat(mem_fd, &st) < 0)
+		return shmchan_fail(-errno, "memfd: fstat: %s", strerror(errno));
+	if (st.st_size < 0 || (uint64_t)st.st_size != g->region_size)
+		return shmchan_fail(
+			-EINVAL,
+			"memfd of %jd bytes, the geometry says %" PRIu64,
+			(intmax_t)st.st_size,
+			g->region_size
+		);
+	// A daemon always seals; an unsealed region could shrink under the
+	// daemon, so it is not one of ours.
+	seals = fcntl(mem_fd, F_GET_SEALS);
+	if (seals < 0)
+		return shmchan_fail(-EINVAL, "memfd: F_GET_SEALS: %s", strerror(errno));
+	if ((seals & seals_needed) != seals_needed)
+		return shmchan_fail(-EINVAL, "memfd not sealed against shrinking and growing");
+	*map = mmap(NULL, g->region_size, PROT_READ | PROT_WRITE, MAP_SHARED, mem_fd, 0);
+	if (*map == MAP_FAILED) {
+		*map = NULL;
+		return shmchan_fail(-errno, "memfd: mmap: %s", strerror(errno));
+	}
+	return 0;
+}
+
+static int check_ring(const struct rte_ring *r, const char *which, uint32_t ring_cells) {
+	if (r->size != ring_cells || r->capacity != ring_cells - 1 ||
+	    r->prod.sync_type != RTE_RING_SYNC_ST || r->cons.sync_type != RTE_RING_SYNC_ST)
+		return shmchan_fail(
+			-EINVAL,
+			"%s ring: not a single-producer single-consumer ring of %" PRIu32 " cells",
+			which,
+			ring_cells
+		);
+	return 0;
+}
+
+// The daemon is trusted; these checks catch a wrong fd or zone, or a daemon
+// of another version, before any ring operation runs on garbage.
+static int check_region(const struct shmchan_geometry *g, uint8_t *base) {
+	const struct shmchan_ctrl *ctrl = (const struct shmchan_ctrl *)base;
+	int ret;
+
+	if (ctrl->magic != SHMCHAN_MAGIC)
+		return shmchan_fail(
+			-EINVAL,
+			"no shmchan region here (magic %#" PRIx32 ")",
+			ctrl->magic
+		);
+	if (ctrl->layout_version != SHMCHAN_LAYOUT_VERSION)
+		return shmchan_fail(
+			-EPROTO,
+			"region of layout version %" PRIu32 ", this library speaks %u",
+			ctrl->layout_version,
+			SHMCHAN_LAYOUT_VERSION
+		);
+	if (ctrl->cell_size != g->cell_size || ctrl->ring_cells != g->ring_cells ||
+	    ctrl->region_size != g->region_size || ctrl->req_ring_off != g->req_ring_off ||
+	    ctrl->resp_ring_off != g->resp_ring_off)
+		return shmchan_fail(
+			-EINVAL,
+			"the region's geometry differs from the attach response's"
+		);
+	if (ctrl->state != SHMCHAN_STATE_UP)
+		return shmchan_fail(-EINVAL, "region not set up (state %" PRIu32 ")", ctrl->state);
+
+	ret = check_ring(
+		(const struct rte_ring *)(base + g->req_ring_off),
+		"request",
+		g->ring_cells
+	);
+	if (ret == 0)
+		ret = check_ring(
+			(const struct rte_ring *)(base + g->resp_ring_off),
+			"response",
+			g->ring_cells
+		);
+	return ret;
+}
+
+// The eventfds are created non-blocking by the daemon, and the flag lives in
+// the open file that we share; set it again so that no send or drain can
+// block, whoever created them.
+static int set_nonblock(int fd) {
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0))
+		return shmchan_fail(-errno, "doorbell fd %d: fcntl: %s", fd, strerror(errno));
+	return 0;
+}
+
+int shmchan_client_open(
+	const struct shmchan_geometry *g,
+	void *base,
+	int mem_fd,
+	int req_fd,
+	int resp_fd,
+	struct shmchan_client **out
+) {
+	struct shmchan_client *c;
+	void *map = NULL;
+	int ret;
+
+	ret = shmchan_geometry_check(g);
+	if (ret < 0)
+		return ret;
+	if ((base == NULL) == (mem_fd < 0))
+		return shmchan_fail(
+			-EINVAL,
+			"give either a memfd or a mapped zone, not both or none"
+		);
+	if (req_fd < 0 || resp_fd < 0)
+		return shmchan_fail(-EINVAL, "doorbell fds %d and %d", req_fd, resp_fd);
+	ret = set_nonblock(req_fd);
+	if (ret == 0)
+		ret = set_nonblock(resp_fd);
+	if (ret < 0)
+		return ret;
+
+	if (base == NULL) {
+		ret = map_memfd(g, mem_fd, &map);
+		if (ret < 0)
+			return ret;
+		base = map;
+	} else if ((uintptr_t)base % SHMCHAN_CACHE_LINE != 0) {
+		return shmchan_fail(-EINVAL, "zone at %p is not cache-line aligned", base);
+	}
+	ret = check_region(g, base);
+	if (ret < 0)
+		goto err_unmap;
+
+	c = aligned_alloc(SHMCHAN_CACHE_LINE, sizeof(*c));
+	if (c == NULL) {
+		ret = shmchan_fail(-ENOMEM, "channel client: out of memory");
+		goto err_unmap;
+	}
+	c->ctrl = base;
+	c->req_ring = (struct rte_ring *)((uint8_t *)base + g->req_ring_off);
+	c->resp_ring = (struct rte_ring *)((uint8_t *)base + g->resp_ring_off);
+	c->map = map;
+	c->map_len = g->region_size;
+	c->mem_fd = mem_fd;
+	c->req_fd = req_fd;
+	c->resp_fd = resp_fd;
+	*out = c;
+	return 0;
+
+err_unmap:
+	if (map != NULL)
+		munmap(map, g->region_size);
+	return ret;
+}
+
+void shmchan_client_close(struct shmchan_client *c) {
+	if (c == NULL)
+		return;
+	if (c->map != NULL)
+		munmap(c->map, c->map_len);
+	if (c->mem_fd >= 0)
+		close(c->mem_fd);
+	close(c->req_fd);
+	close(c->resp_fd);
+	free(c);
+}
+
+int shmchan_client_send(
+	struct shmchan_client *c,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+) {
+	static const uint64_t one = 1;
+	unsigned cells, enqueued;
+	size_t len, frame_len;
+	uint32_t len32;
+	ssize_t ret;
+
+	if (hdr_len > SHMCHAN_MSG_MAX || payload_len > SHMCHAN_MSG_MAX - hdr_len)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"request of %zu + %zu bytes, at most %u",
+			hdr_len,
+			payload_len,
+			SHMCHAN_MSG_MAX
+		);
+	len = hdr_len + payload_len;
+	if (len < SHMCHAN_MSG_MIN)
+		return shmchan_fail(
+			-EINVAL,
+			"request of %zu bytes, at least %u",
+			len,
+			SHMCHAN_MSG_MIN
+		);
+	cells = SHMCHAN_MSG_CELLS(len);
+	frame_len = (size_t)cells * SHMCHAN_CELL_SIZE;
+
+	len32 = (uint32_t)len;
+	memcpy(c->tx_frame, &len32, sizeof(len32));
+	if (hdr_len > 0)
+		memcpy(c->tx_frame + SHMCHAN_FRAME_HDR, hdr, hdr_len);
+	if (payload_len > 0)
+		memcpy(c->tx_frame + SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
+	memset(c->tx_frame + SHMCHAN_FRAME_HDR + len, 0, frame_len - SHMCHAN_FRAME_HDR - len);
+	enqueued = rte_ring_enqueue_bulk_elem(
+		c->req_ring,
+		c->tx_frame,
+		SHMCHAN_CELL_SIZE,
+		cells,
+		NULL
+	);
+	if (enqueued == 0)
+		return -ENOBUFS;
+
+	// Full fence between the enqueue's store of prod.tail and our load of
+	// daemon_sleeping. The daemon arms with the mirror sequence: store
+	// daemon_sleeping, fence, load prod.tail. Without this fence our load
+	// could complete before our tail store is visible, the daemon's re-check
+	// could miss the request while we miss its flag, and it would sleep with
+	// a request in the ring (lost wake-up). A store then a load: needed on
+	// x86 too.
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != 0) {
+		// EAGAIN (counter saturated) means the daemon's doorbell is readable
+		// anyway.
+		ret = write(c->req_fd, &one, sizeof(one));
+		(void)ret;
+	}
+	return 0;
+}
+
+// Look at the next frame without taking it. Returns 1 and its message length
+// and cells, 0 if the ring is empty, -EBADMSG for a bad frame.
+static int peek_frame(const struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
+	struct rte_ring *r = c->resp_ring;
+	uint32_t cons_head, prod_tail, entries;
+
+	// Our own index: we are the ring's only consumer.
+	cons_head = r->cons.head;
+	// Acquire pairs with the daemon's release of prod.tail: the frame length
+	// read next was written before it.
+	prod_tail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	entries = prod_tail - cons_head;
+	if (entries == 0)
+		return 0;
+	memcpy(len,
+	       shmchan_ring_cells(r) + (size_t)(cons_head & r->mask) * SHMCHAN_CELL_SIZE,
+	       sizeof(*len));
+	if (*len < SHMCHAN_MSG_MIN || *len > SHMCHAN_MSG_MAX)
+		return shmchan_fail(-EBADMSG, "response ring: frame length %" PRIu32, *len);
+	*cells = SHMCHAN_MSG_CELLS(*len);
+	if (entries > r->capacity || *cells > entries)
+		return shmchan_fail(
+			-EBADMSG,
+			"response ring: frame of %" PRIu32 " cells, %" PRIu32 " published",
+			*cells,
+			entries
+		);
+	return 1;
+}
+
+int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
+	uint32_t len, cells, dequeued;
+	int ret;
+
+	ret = peek_frame(c, &len, &cells);
+	if (ret <= 0)
+		return ret;
+	if (len > buf_len)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"response of %" PRIu32 " bytes, buffer of %zu",
+			len,
+			buf_len
+		);
+	dequeued = rte_ring_dequeue_bulk_elem(
+		c->resp_ring,
+		c->rx_frame,
+		SHMCHAN_CELL_SIZE,
+		cells,
+		NULL
+	);
+	if (dequeued != cells)
+		return shmchan_fail(-EBADMSG, "response ring: %" PRIu32 " cells vanished", cells);
+	memcpy(buf, c->rx_frame + SHMCHAN_FRAME_HDR, len);
+	return (int)len;
+}
+
+int shmchan_client_peek_len(struct shmchan_client *c) {
+	uint32_t len, cells;
+	int ret;
+
+	ret = peek_frame(c, &len, &cells);
+	if (ret <= 0)
+		return ret;
+	return (int)len;
+}
+
+void shmchan_client_doorbell_arm(struct shmchan_client *c) {
+	__atomic_store_n(&c->ctrl->client_sleeping, 1, __ATOMIC_RELAXED);
+	// Full fence between this flag store and the caller's re-check of the
+	// response ring (a load of prod.tail): the daemon may have published
+	// between our last poll and the flag store, and read the flag as 0. The
+	// fence keeps our re-check from completing before the flag is visible, so
+	// either the daemon sees the flag and rings, or we see its message.
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void shmchan_client_doorbell_disarm(struct shmchan_client *c) {
+	__atomic_store_n(&c->ctrl->client_sleeping, 0, __ATOMIC_RELAXED);
+}
+
+bool shmchan_client_has_response(const struct shmchan_client *c) {
+	return rte_ring_empty(c->resp_ring) == 0;
+}
+
+int shmchan_client_resp_fd(const struct shmchan_client *c) {
+	return c->resp_fd;
+}
+
+void shmchan_client_doorbell_drain(struct shmchan_client *c) {
+	uint64_t count;
+	ssize_t ret;
+
+	// Non-blocking read: resets the counter, or fails with EAGAIN if no one
+	// rang since the last drain.
+	ret = read(c->resp_fd, &count, sizeof(count));
+	(void)ret;
+}

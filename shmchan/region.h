@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Internal: the byte layout of a channel region, shared by the server side,
+// the client side and the unit tests. Nothing here is a public contract; the
+// layout version (SHMCHAN_LAYOUT_VERSION) changes whenever it changes.
+//
+// Region layout (offsets only, never pointers: the daemon and the client map
+// the region at different addresses):
+//
+//   0               struct shmchan_ctrl (control block)
+//   req_ring_off    request rte_ring (client -> daemon), cache-line aligned
+//   resp_ring_off   response rte_ring (daemon -> client), cache-line aligned
+//   region_size     end, rounded up to SHMCHAN_REGION_ALIGN
+//
+// Each ring is a struct rte_ring followed by ring_cells elements of
+// SHMCHAN_CELL_SIZE bytes (rte_ring_get_memsize_elem() bytes in all). A
+// message is framed as a u32 frame length (the message's bytes) followed by
+// the message, padded with zeros to SHMCHAN_MSG_CELLS(len) cells, enqueued
+// with one bulk operation and dequeued whole.
+
+#pragma once
+
+#include "shmchan.h"
+
+#include <gr_api.h>
+
+#include <rte_ring_core.h>
+
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// Alignment of every ring and of every field written by a different side:
+// the x86 cache line, as rte_ring itself assumes (RTE_CACHE_LINE_SIZE).
+#define SHMCHAN_CACHE_LINE 64
+_Static_assert(SHMCHAN_CACHE_LINE == RTE_CACHE_LINE_SIZE, "rte_ring uses the same cache line");
+// Regions are mapped whole pages: the memfd is mmap'ed by both sides.
+#define SHMCHAN_REGION_ALIGN 4096
+// Largest ring accepted by geometry init and check: 2^24 cells, 256 MiB a
+// ring, far above any useful backlog, and keeps byte offsets inside 32 bits.
+#define SHMCHAN_RING_CELLS_MAX (1u << 24)
+// Bytes of the longest frame: frame length + SHMCHAN_MSG_MAX, in whole cells.
+#define SHMCHAN_FRAME_MAX_BYTES (SHMCHAN_MSG_CELLS(SHMCHAN_MSG_MAX) * SHMCHAN_CELL_SIZE)
+_Static_assert(SHMCHAN_MSG_MIN == sizeof(struct gr_api_request), "");
+_Static_assert(SHMCHAN_MSG_MIN == sizeof(struct gr_api_response), "");
+_Static_assert(
+	SHMCHAN_MSG_MAX ==
+		sizeof(struct gr_api_response) + sizeof(struct gr_api_event) + GR_API_MAX_MSG_LEN,
+	"the longest message is an event of the longest payload"
+);
+
+// Value of shmchan_ctrl.state once the daemon finished laying out the region.
+#define SHMCHAN_STATE_UP 1
+
+// The control block at offset 0 of every region.
+//
+// Who writes what: the setup fields are written by the daemon in
+// shmchan_server_create(), before the region is handed to the client (the
+// fd passing or the memzone lookup orders them before any client read), and
+// never again. daemon_sleeping is written by the daemon only, client_sleeping
+// by the client only. The daemon never trusts any of these fields: it keeps
+// its own copy of the geometry and reads only client_sleeping, as a hint.
+struct shmchan_ctrl {
+	// Setup only (daemon).
+	uint32_t magic; // SHMCHAN_MAGIC
+	uint32_t layout_version; // SHMCHAN_LAYOUT_VERSION
+	uint32_t cell_size; // SHMCHAN_CELL_SIZE
+	uint32_t ring_cells;
+	uint64_t region_size;
+	uint64_t req_ring_off;
+	uint64_t resp_ring_off;
+	uint32_t state; // SHMCHAN_STATE_UP
+
+	// Need-wakeup flag of the request direction: non-zero while the daemon
+	// sleeps (or is about to) on the request doorbell. Written by the daemon,
+	// read by the client after each send. On its own cache line so that the
+	// daemon arming it does not invalidate the line the client writes.
+	alignas(SHMCHAN_CACHE_LINE) uint32_t daemon_sleeping;
+
+	// Need-wakeup flag of the response direction: non-zero while the client
+	// sleeps on the response doorbell. Written by the client, read by the
+	// daemon after each send. Its own cache line, for the same reason.
+	alignas(SHMCHAN_CACHE_LINE) uint32_t client_sleeping;
+};
+
+_Static_assert(offsetof(struct shmchan_ctrl, daemon_sleeping) % SHMCHAN_CACHE_LINE == 0, "");
+_Static_assert(offsetof(struct shmchan_ctrl, client_sleeping) % SHMCHAN_CACHE_LINE == 0, "");
+_Static_assert(
+	offsetof(struct shmchan_ctrl, client_sleeping) >=
+		offsetof(struct shmchan_ctrl, daemon_sleeping) + SHMCHAN_CACHE_LINE,
+	"the two need-wakeup flags sit on different cache lines"
+);
+_Static_assert(sizeof(struct shmchan_ctrl) % SHMCHAN_CACHE_LINE == 0, "");
+
+// Bytes of one ring of ring_cells cells: the rte_ring header then the cells,
+// rounded up to a cache line. Same formula as rte_ring_get_memsize_elem(),
+// computed here because the client side links no DPDK library; the server
+// checks at create time that both agree.
+static inline uint64_t shmchan_ring_memsize(uint32_t ring_cells) {
+	uint64_t sz = sizeof(struct rte_ring) + (uint64_t)ring_cells * SHMCHAN_CELL_SIZE;
+	return (sz + SHMCHAN_CACHE_LINE - 1) & ~(uint64_t)(SHMCHAN_CACHE_LINE - 1);
+}
+
+// The cells of a ring start right after its header, as in rte_ring.
+static inline uint8_t *shmchan_ring_cells(struct rte_ring *r) {
+	return (uint8_t *)&r[1];
+}
+
+// Record why the calling thread's last shmchan call failed (see
+// shmchan_last_error()) and return err, a negative errno value.
+int shmchan_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

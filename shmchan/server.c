@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// The daemon's end of a channel. It trusts nothing in the region: a client
+// can rewrite any byte of it at any moment. So it never calls the rte_ring
+// enqueue or dequeue functions, which read size, mask and capacity from the
+// shared ring header; it runs its own single-consumer (request ring) and
+// single-producer (response ring) code, byte-compatible with rte_ring's
+// layout and memory ordering, with the geometry and its own index kept in
+// private memory (struct ring_view). From the region it reads only the
+// peer's tail, once per operation, and checks it before use.
+
+#include "server.h"
+
+#include <rte_ring.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+// rte_ring names, for rte_ring_dump() and debuggers only: rte_ring_init()
+// registers nothing, so every region can use the same two.
+#define REQ_RING_NAME "req"
+#define RESP_RING_NAME "resp"
+
+static void ring_view_init(struct ring_view *v, struct rte_ring *shared, uint32_t ring_cells) {
+	v->shared = shared;
+	v->cells = shmchan_ring_cells(shared);
+	v->size = ring_cells;
+	v->mask = ring_cells - 1;
+	v->capacity = ring_cells - 1;
+	v->pos = 0;
+}
+
+static size_t ring_bytes(const struct ring_view *v) {
+	return (size_t)v->size * SHMCHAN_CELL_SIZE;
+}
+
+// Copy n bytes out of the cells, from byte_off (< ring_bytes) on, wrapping
+// at the end of the cell array. n is below ring_bytes: one wrap at most.
+static void ring_copy_out(const struct ring_view *v, size_t byte_off, void *dst, size_t n) {
+	size_t first = ring_bytes(v) - byte_off;
+
+	if (first > n)
+		first = n;
+	memcpy(dst, v->cells + byte_off, first);
+	if (n > first)
+		memcpy((uint8_t *)dst + first, v->cells, n - first);
+}
+
+// Copy n bytes into the cells at byte_off (< ring_bytes), wrapping at the
+// end. Returns the byte offset after them. n is below ring_bytes.
+static size_t ring_copy_in(const struct ring_view *v, size_t byte_off, const void *src, size_t n) {
+	size_t first = ring_bytes(v) - byte_off;
+
+	if (first > n)
+		first = n;
+	if (first > 0)
+		memcpy(v->cells + byte_off, src, first);
+	if (n > first)
+		memcpy(v->cells, (const uint8_t *)src + first, n - first);
+	byte_off += n;
+	if (byte_off >= ring_bytes(v))
+		byte_off -= ring_bytes(v);
+	return byte_off;
+}
+
+int shmchan_server_create(
+	const struct shmchan_mem *mem,
+	const struct shmchan_geometry *g,
+	struct shmchan_server **out
+) {
+	uint8_t *base = mem->base;
+	struct rte_ring *req, *resp;
+	struct shmchan_server *s;
+	struct shmchan_ctrl *ctrl;
+	ssize_t dpdk_ring_size;
+	int ret;
+
+	ret = shmchan_geometry_check(g);
+	if (ret < 0)
+		return ret;
+	if (base == NULL || (uintptr_t)base % SHMCHAN_CACHE_LINE != 0)
+		return shmchan_fail(
+			-EINVAL,
+			"region %s at %p is not cache-line aligned",
+			mem->name,
+			base
+		);
+	if (mem->size < g->region_size)
+		return shmchan_fail(
+			-EINVAL,
+			"region %s of %zu bytes, the layout needs %" PRIu64,
+			mem->name,
+			mem->size,
+			g->region_size
+		);
+	// The client computes ring sizes without DPDK (shmchan_ring_memsize);
+	// refuse to lay out a region if this DPDK disagrees with it.
+	dpdk_ring_size = rte_ring_get_memsize_elem(SHMCHAN_CELL_SIZE, g->ring_cells);
+	if (dpdk_ring_size < 0 || (uint64_t)dpdk_ring_size != shmchan_ring_memsize(g->ring_cells))
+		return shmchan_fail(
+			-EINVAL,
+			"DPDK's ring of %" PRIu32
+			" cells takes %zd bytes, the layout assumes %" PRIu64,
+			g->ring_cells,
+			dpdk_ring_size,
+			shmchan_ring_memsize(g->ring_cells)
+		);
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return shmchan_fail(-ENOMEM, "channel %s: out of memory", mem->name);
+	s->req_fd = -1;
+	s->resp_fd = -1;
+
+	// Wipe everything: a memzone may come back from an earlier client, whose
+	// messages the next one must not read.
+	memset(base, 0, g->region_size);
+	ctrl = (struct shmchan_ctrl *)base;
+	ctrl->magic = SHMCHAN_MAGIC;
+	ctrl->layout_version = SHMCHAN_LAYOUT_VERSION;
+	ctrl->cell_size = SHMCHAN_CELL_SIZE;
+	ctrl->ring_cells = g->ring_cells;
+	ctrl->region_size = g->region_size;
+	ctrl->req_ring_off = g->req_ring_off;
+	ctrl->resp_ring_off = g->resp_ring_off;
+
+	req = (struct rte_ring *)(base + g->req_ring_off);
+	resp = (struct rte_ring *)(base + g->resp_ring_off);
+	ret = rte_ring_init(req, REQ_RING_NAME, g->ring_cells, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (ret == 0)
+		ret = rte_ring_init(
+			resp,
+			RESP_RING_NAME,
+			g->ring_cells,
+			RING_F_SP_ENQ | RING_F_SC_DEQ
+		);
+	if (ret < 0) {
+		ret = shmchan_fail(ret, "channel %s: rte_ring_init: %s", mem->name, strerror(-ret));
+		goto err;
+	}
+	ring_view_init(&s->req, req, g->ring_cells);
+	ring_view_init(&s->resp, resp, g->ring_cells);
+
+	// Armed from the start: the daemon is asleep on this channel until its
+	// poller first serves it, so the client's first request rings the bell.
+	ctrl->daemon_sleeping = 1;
+	ctrl->client_sleeping = 0;
+
+	// Non-blocking: a client can saturate either counter, and a write must
+	// then fail with EAGAIN, not block the poller. The daemon waits on req_fd
+	// with edge-triggered epoll: every client write is a new edge, so the
+	// daemon never needs to read (reset) it.
+	s->req_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->req_fd >= 0)
+		s->resp_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->req_fd < 0 || s->resp_fd < 0) {
+		ret = shmchan_fail(-errno, "channel %s: eventfd: %s", mem->name, strerror(errno));
+		goto err;
+	}
+
+	ctrl->state = SHMCHAN_STATE_UP;
+	s->ctrl = ctrl;
+	*out = s;
+	return 0;
+
+err:
+	shmchan_server_destroy(s);
+	return ret;
+}
+
+void shmchan_server_destroy(struct shmchan_server *s) {
+	if (s == NULL)
+		return;
+	if (s->req_fd >= 0)
+		close(s->req_fd);
+	if (s->resp_fd >= 0)
+		close(s->resp_fd);
+	free(s);
+}
+
+int shmchan_server_req_fd(const struct shmchan_server *s) {
+	return s->req_fd;
+}
+
+int shmchan_server_resp_fd(const struct shmchan_server *s) {
+	return s->resp_fd;
+}
+
+int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
+	struct ring_view *v = &s->req;
+	uint32_t prod_tail, entries, len, cells;
+	size_t max_len, frame_off;
+
+	// Acquire pairs with the client's release of prod.tail: the cells it
+	// published are visible before we copy them.
+	prod_tail = __atomic_load_n(&v->shared->prod.tail, __ATOMIC_ACQUIRE);
+	entries = prod_tail - v->pos;
+	if (entries == 0)
+		return 0;
+	if (entries > v->capacity)
+		return shmchan_fail(
+			-EBADMSG,
+			"request ring: producer tail %" PRIu32 " is %" PRIu32
+			" cells from our index %" PRIu32 " (capacity %" PRIu32 ")",
+			prod_tail,
+			entries,
+			v->pos,
+			v->capacity
+		);
+
+	frame_off = (size_t)(v->pos & v->mask) * SHMCHAN_CELL_SIZE;
+	// One load into a private variable, checked and used from there: the
+	// client may rewrite the cell meanwhile, and a second read of it could
+	// return another length than the one checked (double fetch).
+	len = __atomic_load_n((const uint32_t *)(v->cells + frame_off), __ATOMIC_RELAXED);
+	max_len = buf_len < SHMCHAN_MSG_MAX ? buf_len : SHMCHAN_MSG_MAX;
+	if (len < SHMCHAN_MSG_MIN || len > max_len)
+		return shmchan_fail(
+			-EBADMSG,
+			"request ring: frame length %" PRIu32 " outside [%u, %zu]",
+			len,
+			SHMCHAN_MSG_MIN,
+			max_len
+		);
+	cells = SHMCHAN_MSG_CELLS(len);
+	// A message is published whole: fewer cells than its frame means the
+	// client wrote the length or moved the tail by hand.
+	if (cells > entries)
+		return shmchan_fail(
+			-EBADMSG,
+			"request ring: frame of %" PRIu32 " cells but only %" PRIu32 " published",
+			cells,
+			entries
+		);
+
+	ring_copy_out(v, frame_off + SHMCHAN_FRAME_HDR, buf, len);
+	v->pos += cells;
+	// Release: our copies out of the cells are done before the client sees
+	// them free and overwrites them.
+	__atomic_store_n(&v->shared->cons.head, v->pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&v->shared->cons.tail, v->pos, __ATOMIC_RELEASE);
+
+	s->stats.requests++;
+	s->stats.req_bytes += len;
+	return (int)len;
+}
+
+bool shmchan_server_has_request(const struct shmchan_server *s) {
+	return __atomic_load_n(&s->req.shared->prod.tail, __ATOMIC_ACQUIRE) != s->req.pos;
+}
+
+static void client_doorbell_ring(struct shmchan_server *s) {
+	static const uint64_t one = 1;
+	ssize_t ret;
+
+	// Full fence between our store of prod.tail and our load of
+	// client_sleeping. The client arms with the mirror sequence: store
+	// client_sleeping, fence, load prod.tail. Without this fence our load
+	// could complete before our tail store is visible, the client's re-check
+	// could miss the message while we miss its flag, and it would sleep on a
+	// non-empty ring (lost wake-up). A store then a load: needed on x86 too.
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) == 0)
+		return;
+	s->stats.doorbells_rung++;
+	ret = write(s->resp_fd, &one, sizeof(one));
+	// EAGAIN: the counter is saturated, which only a client writing to its
+	// own doorbell can do; it is readable (awake) anyway. Nothing else can
+	// fail on an eventfd we own.
+	(void)ret;
+}
+
+int shmchan_server_send(
+	struct shmchan_server *s,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+) {
+	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
+	struct ring_view *v = &s->resp;
+	uint32_t cons_tail, used, cells, len32;
+	size_t len, off;
+
+	if (hdr_len > SHMCHAN_MSG_MAX || payload_len > SHMCHAN_MSG_MAX - hdr_len)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"response of %zu + %zu bytes, at most %u",
+			hdr_len,
+			payload_len,
+			SHMCHAN_MSG_MAX
+		);
+	len = hdr_len + payload_len;
+	if (len < SHMCHAN_MSG_MIN)
+		return shmchan_fail(
+			-EINVAL,
+			"response of %zu bytes, at least %u",
+			len,
+			SHMCHAN_MSG_MIN
+		);
+	cells = SHMCHAN_MSG_CELLS(len);
+
+	// Acquire pairs with the client's release of cons.tail: its copies out
+	// of the cells it freed are done before we overwrite them.
+	cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
+	used = v->pos - cons_tail;
+	if (used > v->capacity)
+		return shmchan_fail(
+			-EBADMSG,
+			"response ring: consumer tail %" PRIu32 " is %" PRIu32
+			" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
+			cons_tail,
+			used,
+			v->pos,
+			v->capacity
+		);
+	if (cells > v->capacity - used) {
+		s->stats.overflows++;
+		return -ENOBUFS;
+	}
+
+	len32 = (uint32_t)len;
+	off = (size_t)(v->pos & v->mask) * SHMCHAN_CELL_SIZE;
+	off = ring_copy_in(v, off, &len32, sizeof(len32));
+	off = ring_copy_in(v, off, hdr, hdr_len);
+	off = ring_copy_in(v, off, payload, payload_len);
+	ring_copy_in(v, off, zeros, (size_t)cells * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR - len);
+	v->pos += cells;
+	// Release: the cells are written before the client sees the new tail.
+	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
+
+	s->stats.responses++;
+	s->stats.resp_bytes += len;
+	client_doorbell_ring(s);
+	return 0;
+}
+
+void shmchan_server_doorbell_arm(struct shmchan_server *s) {
+	__atomic_store_n(&s->ctrl->daemon_sleeping, 1, __ATOMIC_RELAXED);
+	// Full fence between this flag store and the caller's re-check of the
+	// request ring (a load of prod.tail): the client may have published
+	// between our last poll and the flag store, and read the flag as 0. The
+	// fence keeps our re-check from completing before the flag is visible, so
+	// either the client sees the flag and rings, or we see its message.
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	s->stats.sleeps++;
+}
+
+void shmchan_server_doorbell_disarm(struct shmchan_server *s) {
+	__atomic_store_n(&s->ctrl->daemon_sleeping, 0, __ATOMIC_RELAXED);
+}
+
+const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_server *s) {
+	return &s->stats;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Internal: the daemon's private state of one channel. In a header (not in
+// server.c) only so that the unit tests can start the ring indices near
+// 2^32 and check the server keeps working across their wrap.
+
+#pragma once
+
+#include "region.h"
+
+// The daemon's view of one ring. Everything here lives in the daemon's own
+// memory: the geometry is copied from the shmchan_geometry at create time,
+// never read back from the shared rte_ring header (a client can rewrite
+// size, mask and capacity there to send us out of bounds).
+struct ring_view {
+	struct rte_ring *shared; // header in the region: we touch only the head/tail indices
+	uint8_t *cells; // first cell, right after the shared header
+	uint32_t size; // cells, a power of two
+	uint32_t mask; // size - 1
+	uint32_t capacity; // size - 1, as rte_ring without RING_F_EXACT_SZ
+	// Our own index: the consumer position on the request ring, the producer
+	// position on the response ring. Published to the region, never read
+	// back from it.
+	uint32_t pos;
+};
+
+struct shmchan_server {
+	struct shmchan_ctrl *ctrl;
+	struct ring_view req; // we consume
+	struct ring_view resp; // we produce
+	int req_fd; // eventfd the client rings, we sleep on it
+	int resp_fd; // eventfd we ring, the client sleeps on it
+	struct shmchan_server_stats stats;
+};
