@@ -64,7 +64,12 @@ struct gr_empty { };
 
 // Declare a stream request: it is answered by any number of responses with a
 // resp_struct payload, all with the request's id, and ends with an empty one.
-#define GR_REQ_STREAM(code, req_struct, resp_struct) GR_REQ(code, req_struct, resp_struct)
+// Spelled out, not forwarded to GR_REQ: forwarding would expand code (itself
+// a macro) before the ## pastes could use its name.
+#define GR_REQ_STREAM(code, req_struct, resp_struct)                                               \
+	typedef req_struct code##_req_t;                                                           \
+	typedef resp_struct code##_resp_t;                                                         \
+	enum { code##_REQ_LEN = sizeof(req_struct), code##_RESP_LEN = sizeof(resp_struct) }
 
 // Declare an event and the struct its payload starts with.
 #define GR_EVENT(code, payload_struct)                                                             \

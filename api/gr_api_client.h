@@ -52,6 +52,17 @@ struct gr_api_client_opts {
 // hello and, when the transport allows, attach a shared-memory channel.
 // If the channel cannot be had in auto mode the client stays on the socket;
 // gr_api_client_transport_reason() says why. Blocks and makes system calls.
+//
+// The channel's memory: a process that is a DPDK secondary of the daemon
+// (rte_eal_init() with --proc-type=secondary and the daemon's --file-prefix,
+// and a daemon running with hugepages) gets a memzone channel, which it
+// finds by name in the daemon's memory; any other process gets a memfd
+// channel, mapped from a descriptor the daemon passes. The library links no
+// DPDK library: it finds rte_eal_process_type(), rte_eal_get_runtime_dir()
+// and rte_memzone_lookup() with dlsym(RTLD_DEFAULT), so a program that links
+// DPDK statically must export them (-rdynamic) to be seen as a secondary. A
+// secondary that cannot have a memzone channel falls back to memfd, and
+// gr_api_client_transport_reason() says why.
 // Returns a handle, or NULL with errno: ENOENT/ECONNREFUSED (no daemon),
 // EBADMSG (API version mismatch), ENOTSUP (shm forced but not offered by the
 // daemon or not mappable here), EINVAL (bad options or GR_API_TRANSPORT),
@@ -68,8 +79,9 @@ int gr_api_client_disconnect(struct gr_api_client *);
 // The transport in use: GR_API_TRANSPORT_SOCKET or GR_API_TRANSPORT_SHM.
 enum gr_api_transport gr_api_client_transport(const struct gr_api_client *);
 
-// Why the client is not on the shared-memory channel ("" when it is). The
-// string lives as long as the handle.
+// Why the client is not on the shared-memory channel, or, for a DPDK
+// secondary on a memfd channel, why it has no memzone channel; "" otherwise.
+// The string lives as long as the handle.
 const char *gr_api_client_transport_reason(const struct gr_api_client *);
 
 // Send one request without waiting. Returns its id (> 0), or -1 with errno:

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Attaching a memfd channel: the client checks the attach response and its
+// descriptors, maps the channel when all is right, and otherwise stays on
+// the socket, says why, and leaks no descriptor.
+
+#include "fake_daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+static int setup(void **state) {
+	struct fake_daemon *d = malloc(sizeof(*d));
+	assert_non_null(d);
+	fake_daemon_init(d, 0);
+	*state = d;
+	return 0;
+}
+
+static int teardown(void **state) {
+	struct fake_daemon *d = *state;
+	fake_daemon_fini(d);
+	free(d);
+	return 0;
+}
+
+// Attach with this response and these fds; expect failure err and a reason
+// starting with why. Then check the client is still on a working socket and
+// closed every descriptor it received.
+static void expect_attach_fails(
+	struct fake_daemon *d,
+	uint32_t status,
+	const struct gr_shm_attach_resp *resp,
+	size_t resp_len,
+	const int *fds,
+	unsigned n_fds,
+	int err,
+	const char *why
+) {
+	unsigned fds_before = fake_daemon_count_fds();
+	fake_daemon_write(d, 1, status, resp, resp_len, fds, n_fds);
+	assert_int_equal(client_shm_attach(d->client), err);
+	fake_daemon_read_attach(d);
+	const char *reason = gr_api_client_transport_reason(d->client);
+	if (strncmp(reason, why, strlen(why)) != 0)
+		fail_msg("reason \"%s\", expected \"%s...\"", reason, why);
+	assert_int_equal(gr_api_client_transport(d->client), GR_API_TRANSPORT_SOCKET);
+	assert_int_equal(fake_daemon_count_fds(), fds_before);
+
+	// Still usable on the socket: a ping goes out and its answer comes back.
+	fake_daemon_write(d, 2, 0, NULL, 0, NULL, 0);
+	assert_int_equal(gr_api_client_send(d->client, GR_PING, 0, NULL), 2);
+	assert_int_equal(gr_api_client_recv(d->client, 2, NULL), 0);
+}
+
+static void attach_ok(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	unsigned fds_before = fake_daemon_count_fds();
+	fake_daemon_write(d, 1, 0, &resp, sizeof(resp), fds, 3);
+	assert_int_equal(client_shm_attach(d->client), 0);
+	fake_daemon_read_attach(d);
+	assert_int_equal(gr_api_client_transport(d->client), GR_API_TRANSPORT_SHM);
+	assert_string_equal(gr_api_client_transport_reason(d->client), "");
+	// The client keeps the three descriptors it received, no more.
+	assert_int_equal(fake_daemon_count_fds(), fds_before + 3);
+}
+
+static void refused_enotsup(void **state) {
+	struct fake_daemon *d = *state;
+	expect_attach_fails(
+		d,
+		ENOTSUP,
+		NULL,
+		0,
+		NULL,
+		0,
+		-ENOTSUP,
+		"daemon offers no shared-memory channel (ENOTSUP)"
+	);
+}
+
+static void refused_other(void **state) {
+	struct fake_daemon *d = *state;
+	expect_attach_fails(d, EBUSY, NULL, 0, NULL, 0, -ENOTSUP, "daemon refused the channel");
+}
+
+static void layout_mismatch(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	resp.layout_version = SHMCHAN_LAYOUT_VERSION + 1;
+	char why[64];
+	snprintf(
+		why,
+		sizeof(why),
+		"layout version mismatch: client %d, daemon %d",
+		SHMCHAN_LAYOUT_VERSION,
+		SHMCHAN_LAYOUT_VERSION + 1
+	);
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -EPROTO, why);
+}
+
+static void short_response(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	expect_attach_fails(d, 0, &resp, sizeof(resp) - 4, fds, 3, -ENOTSUP, "attach response of");
+}
+
+// A memzone handed to a process that is no DPDK secondary of the daemon
+// (this one links DPDK but never ran rte_eal_init()) names memory it cannot
+// see: refused, the two doorbells closed.
+static void memzone_backing(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	resp.backing = GR_SHM_BACKING_MEMZONE;
+	resp.n_fds = 2;
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 2, -ENOTSUP, "daemon offered backing");
+}
+
+static void missing_fd(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 2, -ENOTSUP, "bad fds received");
+}
+
+static void extra_fd(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[4];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	fds[3] = fds[2];
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 4, -ENOTSUP, "bad fds received");
+}
+
+static void n_fds_mismatch(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	resp.n_fds = 2;
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "bad fds received");
+}
+
+static void doorbell_not_eventfd(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3], pipe_fds[2];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
+	fds[1] = pipe_fds[0];
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "bad fds received");
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+}
+
+static void memory_not_regular(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	fds[2] = fds[0];
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "bad fds received");
+}
+
+// A memfd the daemon did not seal could shrink under the mapping.
+static void memfd_not_sealed(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	int unsealed = memfd_create("client-test-unsealed", MFD_CLOEXEC);
+	assert_true(unsealed >= 0);
+	assert_int_equal(ftruncate(unsealed, (off_t)d->g.region_size), 0);
+	fds[2] = unsealed;
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "cannot map the channel");
+	close(unsealed);
+}
+
+static void bad_geometry(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	resp.resp_ring_off = resp.region_size;
+	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "bad channel geometry");
+}
+
+// The daemon closing the socket during attach is no reason to stay on it.
+static void eof_during_attach(void **state) {
+	struct fake_daemon *d = *state;
+	fake_daemon_close_sock(d);
+	int ret = client_shm_attach(d->client);
+	assert_true(ret == -EPIPE || ret == -ECONNRESET);
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(attach_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(refused_enotsup, setup, teardown),
+		cmocka_unit_test_setup_teardown(refused_other, setup, teardown),
+		cmocka_unit_test_setup_teardown(layout_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(short_response, setup, teardown),
+		cmocka_unit_test_setup_teardown(memzone_backing, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(extra_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(n_fds_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(doorbell_not_eventfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(memory_not_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(memfd_not_sealed, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_geometry, setup, teardown),
+		cmocka_unit_test_setup_teardown(eof_during_attach, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

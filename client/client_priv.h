@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Internals of the client library, shared by its files and its unit tests.
+// Not installed, not part of the API.
+
+#pragma once
+
+#include <gr_api_client.h>
+#include <gr_shm.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+// Marks the public functions: the library is built with -fvisibility=hidden.
+#define GR_API_EXPORT __attribute__((visibility("default")))
+
+// Read-ahead buffer of the socket transport: one recvmsg() fills it, so a
+// small response costs one system call and responses that arrive together
+// are parsed from one read. A larger message is read straight into msg_buf.
+#define CLIENT_READAHEAD_LEN (64 * 1024)
+
+// Largest payload accepted from the daemon: a response payload, or an event
+// (its 16-byte header inside a response) with the largest event payload.
+#define CLIENT_MAX_PAYLOAD (GR_API_MAX_MSG_LEN + sizeof(struct gr_api_event))
+
+// Largest message (header + payload); msg_buf holds one.
+#define CLIENT_MSG_MAX (sizeof(struct gr_api_response) + CLIENT_MAX_PAYLOAD)
+
+// Descriptors queued from SCM_RIGHTS. The daemon sends 3 at attach (2 for a
+// memzone channel); room for a few more lets the attach code see (and
+// reject) a daemon that sends too many.
+#define CLIENT_MAX_FDS 8
+
+// Room for gr_api_client_transport_reason(): a sentence naming two EAL file
+// prefixes (GR_SHM_PREFIX_LEN each).
+#define CLIENT_REASON_LEN 256
+
+// One response that arrived before anyone asked for it (pipelining).
+struct client_stash_entry {
+	STAILQ_ENTRY(client_stash_entry) next;
+	struct gr_api_response hdr;
+	void *payload; // malloc'ed copy, NULL when hdr.payload_len is 0
+};
+
+// One message as received from either transport. payload points into the
+// handle's buffers and stays valid until the next receive on the handle.
+struct client_msg {
+	struct gr_api_response hdr;
+	const void *payload;
+};
+
+struct shmchan_client;
+
+// A handle. Used by one thread at a time (gr_api_client.h), so no field
+// needs a lock.
+struct gr_api_client {
+	int sock; // connected Unix stream socket; the channel's lease once attached
+	enum gr_api_transport transport; // GR_API_TRANSPORT_SOCKET or _SHM
+	// Set when the daemon closed the socket or sent malformed input: every
+	// later call fails ECONNRESET, even for a response already stashed.
+	bool dead;
+	uint32_t next_id; // id of the next request; never 0
+	uint64_t spin_ns; // receive spin budget, 0: sleep at once
+	char reason[CLIENT_REASON_LEN]; // why not on shm, "" when on shm
+
+	// Responses received for other ids than the one waited for, oldest
+	// first: per-id order is arrival order, so stream responses stay in order.
+	STAILQ_HEAD(, client_stash_entry) stash;
+
+	// Socket receive. With SHMCHAN_CLIENT_READAHEAD the bytes of
+	// rbuf[rbuf_head, rbuf_tail) are received but not yet parsed.
+	uint8_t *rbuf;
+	size_t rbuf_head;
+	size_t rbuf_tail;
+	// One whole message: a socket message that does not fit rbuf (or every
+	// socket payload without read-ahead), every shm message.
+	uint8_t *msg_buf;
+
+	// Descriptors received with SCM_RIGHTS, in arrival order, for the
+	// attach code. fds_lost: some were dropped (queue full or MSG_CTRUNC).
+	int fds[CLIENT_MAX_FDS];
+	unsigned n_fds;
+	bool fds_lost;
+
+	struct shmchan_client *chan; // the attached channel, NULL on the socket
+	uint32_t chan_backing; // its GR_SHM_BACKING_*, 0 on the socket
+};
+
+// ---- client.c ----
+
+// Transport to use: opts->transport unless it is GR_API_TRANSPORT_AUTO, else
+// env (the value of GR_API_TRANSPORT: "auto", "shm", "socket"; NULL or ""
+// mean auto). opts may be NULL. Returns 0, or -EINVAL for a bad value.
+int client_transport_choose(
+	const struct gr_api_client_opts *opts,
+	const char *env,
+	enum gr_api_transport *out
+);
+
+// Build a handle over sock, an already connected socket, on the socket
+// transport, without saying hello. Takes ownership of sock (also on failure).
+// spin_us as in gr_api_client_opts. Returns NULL with errno ENOMEM.
+struct gr_api_client *client_new(int sock, int spin_us);
+
+// Send one request; returns its id (> 0) or -errno.
+long client_send(struct gr_api_client *, uint32_t type, size_t len, const void *data);
+
+// Wait for the response to for_id. On success (0) either *entry is a stash
+// entry to free with client_stash_free(), or *entry is NULL and msg views the
+// handle's buffers; in both cases msg holds the header and payload.
+// Returns 0 or -errno (-ECONNRESET, -EBADMSG, -ENOMEM).
+int client_take(
+	struct gr_api_client *,
+	uint32_t for_id,
+	struct client_msg *msg,
+	struct client_stash_entry **entry
+);
+
+void client_stash_free(struct client_stash_entry *);
+
+// Number of stashed responses (for tests).
+unsigned client_stash_count(const struct gr_api_client *);
+
+// Route a message that arrived: an event is checked and dropped, the
+// response to want_id is left to the caller, any other response is stashed
+// (want_id 0 stashes them all). Returns 1 for the wanted response, 0 when
+// routed, or -errno.
+int client_route(struct gr_api_client *, const struct client_msg *, uint32_t want_id);
+
+// Check a response header read from the daemon. Returns 0, or -EBADMSG
+// (payload too long) after marking the handle dead.
+int client_check_hdr(struct gr_api_client *, const struct gr_api_response *);
+
+// Say hello with version text. Returns 0, or -errno (the daemon's status,
+// EBADMSG on an API version mismatch).
+int client_hello(struct gr_api_client *, const char *version);
+
+// ---- sock.c ----
+
+// Send a request header and its payload on the socket: one sendmsg() with
+// SHMCHAN_CLIENT_SINGLE_SEND, else two send() calls. Returns 0 or -errno.
+int client_sock_send(
+	struct gr_api_client *,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len
+);
+
+// Receive the next whole message from the socket. Blocks. Returns 0, or
+// -ECONNRESET (EOF or error, the handle is dead), -EBADMSG (malformed).
+int client_sock_next_msg(struct gr_api_client *, struct client_msg *);
+
+// Close every queued descriptor.
+void client_sock_fds_close(struct gr_api_client *);
+
+// ---- secondary.c ----
+
+struct rte_memzone;
+typedef const struct rte_memzone *(*client_memzone_lookup_fn)(const char *name);
+
+// What the library knows of the DPDK process it runs in.
+struct client_dpdk {
+	bool secondary; // EAL initialised as a secondary process
+	char file_prefix[GR_SHM_PREFIX_LEN]; // its EAL file prefix ("" if unknown)
+	client_memzone_lookup_fn memzone_lookup; // rte_memzone_lookup of the process
+};
+
+// Fill dpdk for this process (rte_eal_process_type(), rte_eal_get_runtime_dir()
+// and rte_memzone_lookup() found with dlsym()). Makes no system call. A
+// pointer, so that the unit tests can play a secondary without EAL.
+extern void (*client_dpdk_probe)(struct client_dpdk *dpdk);
+
+// ---- shm.c ----
+
+// Ask the daemon for a channel and map it; on success the handle is on the
+// shm transport. A DPDK secondary of the daemon (same file prefix, daemon
+// with hugepages) asks for a memzone channel, any other process for a memfd
+// one; a secondary left on memfd has c->reason saying why. Returns 0;
+// -ENOTSUP or -EPROTO (layout version mismatch) when the channel cannot be
+// had, with c->reason saying why and the handle still usable on the socket;
+// any other -errno when the socket itself failed.
+int client_shm_attach(struct gr_api_client *);
+
+// Send one request on the channel, waiting while the request ring is full.
+// Returns 0 or -errno.
+int client_shm_send(
+	struct gr_api_client *,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len
+);
+
+// Receive the next whole message from the channel (or, should the daemon
+// write one there, from the socket). Spins, then sleeps. Returns 0 or -errno.
+int client_shm_next_msg(struct gr_api_client *, struct client_msg *);
+
+// Unmap the channel and close its descriptors, if attached.
+void client_shm_detach(struct gr_api_client *);

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// gr_api_client_connect(): the hello it says, the errno of each failure,
+// and the transport it ends on, against a fake daemon listening on a socket
+// of its own. The client connects from a thread; the test plays the daemon.
+
+#include "fake_daemon.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+// The daemon's reads give up after this long instead of hanging the test.
+#define READ_TIMEOUT_S 5
+
+struct listener {
+	char dir[64];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int fd;
+};
+
+static int setup(void **state) {
+	struct listener *l = calloc(1, sizeof(*l));
+	assert_non_null(l);
+	snprintf(l->dir, sizeof(l->dir), "/tmp/client-connect-test.XXXXXX");
+	assert_non_null(mkdtemp(l->dir));
+	snprintf(l->path, sizeof(l->path), "%s/sock", l->dir);
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", l->path);
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(l->fd >= 0);
+	assert_int_equal(bind(l->fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(l->fd, 1), 0);
+	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
+	*state = l;
+	return 0;
+}
+
+static int teardown(void **state) {
+	struct listener *l = *state;
+	close(l->fd);
+	unlink(l->path);
+	rmdir(l->dir);
+	free(l);
+	return 0;
+}
+
+struct connector {
+	pthread_t thread;
+	const char *path;
+	const struct gr_api_client_opts *opts; // NULL: gr_api_client_connect()
+	struct gr_api_client *client;
+	int err;
+};
+
+static void *connector_run(void *arg) {
+	struct connector *cn = arg;
+	if (cn->opts == NULL)
+		cn->client = gr_api_client_connect(cn->path);
+	else
+		cn->client = gr_api_client_connect_opts(cn->path, cn->opts);
+	cn->err = errno;
+	return NULL;
+}
+
+// Start a connect and accept it: d is the daemon's end, no client.
+static void
+connect_start(struct listener *l, struct connector *cn, const struct gr_api_client_opts *opts) {
+	*cn = (struct connector){.path = l->path, .opts = opts};
+	assert_int_equal(pthread_create(&cn->thread, NULL, connector_run, cn), 0);
+}
+
+static void accept_daemon(struct listener *l, struct fake_daemon *d) {
+	memset(d, 0, sizeof(*d));
+	d->mem.fd = -1;
+	d->sock = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(d->sock >= 0);
+	struct timeval tv = {.tv_sec = READ_TIMEOUT_S};
+	assert_int_equal(setsockopt(d->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+}
+
+static struct gr_api_client *connect_end(struct connector *cn) {
+	assert_int_equal(pthread_join(cn->thread, NULL), 0);
+	return cn->client;
+}
+
+static void read_all(int fd, void *buf, size_t len) {
+	while (len > 0) {
+		ssize_t n = read(fd, buf, len);
+		assert_true(n > 0);
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+	}
+}
+
+// Read the hello, check it, answer with status.
+static void daemon_hello(struct fake_daemon *d, const char *version, uint32_t status) {
+	struct gr_api_request hdr;
+	struct gr_hello_req hello;
+	read_all(d->sock, &hdr, sizeof(hdr));
+	assert_int_equal(hdr.type, GR_HELLO);
+	assert_int_equal(hdr.id, 1);
+	assert_int_equal(hdr.payload_len, sizeof(hello));
+	read_all(d->sock, &hello, sizeof(hello));
+	assert_int_equal(hello.api_version, GR_API_VERSION);
+	assert_non_null(memchr(hello.version, '\0', sizeof(hello.version)));
+	assert_string_equal(hello.version, version);
+	fake_daemon_write(d, hdr.id, status, NULL, 0, NULL, 0);
+}
+
+// Read the attach request (the client's second, id 2) and answer with status.
+static void daemon_attach_refuse(struct fake_daemon *d, uint32_t status) {
+	fake_daemon_read_attach(d);
+	fake_daemon_write(d, 2, status, NULL, 0, NULL, 0);
+}
+
+static void daemon_attach_answer(struct fake_daemon *d, uint32_t layout_version) {
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_read_attach(d);
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	resp.layout_version = layout_version;
+	fake_daemon_write(d, 2, 0, &resp, sizeof(resp), fds, 3);
+}
+
+// A ping on the socket and its answer: the client is on the socket and the
+// daemon sees a ping, not an attach request.
+static void ping_on_socket(struct fake_daemon *d, struct gr_api_client *c) {
+	long id = gr_api_client_send(c, GR_PING, 0, NULL);
+	assert_true(id > 0);
+	struct gr_api_request hdr;
+	read_all(d->sock, &hdr, sizeof(hdr));
+	assert_int_equal(hdr.type, GR_PING);
+	assert_int_equal(hdr.id, id);
+	fake_daemon_write(d, hdr.id, 0, NULL, 0, NULL, 0);
+	assert_int_equal(gr_api_client_recv(c, (uint32_t)id, NULL), 0);
+}
+
+static void socket_by_env(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	assert_int_equal(setenv("GR_API_TRANSPORT", "socket", 1), 0);
+	connect_start(l, &cn, NULL);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	struct gr_api_client *c = connect_end(&cn);
+	assert_non_null(c);
+	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
+	assert_string_not_equal(gr_api_client_transport_reason(c), "");
+	ping_on_socket(&d, c);
+	assert_int_equal(gr_api_client_disconnect(c), 0);
+	fake_daemon_fini(&d);
+	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
+}
+
+static void custom_version(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	struct gr_api_client_opts opts = {
+		.transport = GR_API_TRANSPORT_SOCKET,
+		.spin_us = -1,
+		.version = "my-controller 2.3",
+	};
+	connect_start(l, &cn, &opts);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "my-controller 2.3", 0);
+	struct gr_api_client *c = connect_end(&cn);
+	assert_non_null(c);
+	ping_on_socket(&d, c);
+	assert_int_equal(gr_api_client_disconnect(c), 0);
+	fake_daemon_fini(&d);
+}
+
+static void version_mismatch(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	connect_start(l, &cn, NULL);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, EBADMSG);
+	assert_null(connect_end(&cn));
+	assert_int_equal(cn.err, EBADMSG);
+	fake_daemon_fini(&d);
+}
+
+static void auto_falls_back(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	connect_start(l, &cn, NULL);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	daemon_attach_refuse(&d, ENOTSUP);
+	struct gr_api_client *c = connect_end(&cn);
+	assert_non_null(c);
+	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
+	assert_string_equal(
+		gr_api_client_transport_reason(c),
+		"daemon offers no shared-memory channel (ENOTSUP)"
+	);
+	ping_on_socket(&d, c);
+	assert_int_equal(gr_api_client_disconnect(c), 0);
+	fake_daemon_fini(&d);
+}
+
+static void shm_forced_not_offered(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	struct gr_api_client_opts opts = {.transport = GR_API_TRANSPORT_SHM, .spin_us = -1};
+	connect_start(l, &cn, &opts);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	daemon_attach_refuse(&d, ENOTSUP);
+	assert_null(connect_end(&cn));
+	assert_int_equal(cn.err, ENOTSUP);
+	fake_daemon_fini(&d);
+}
+
+static void shm_forced_layout_mismatch(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	assert_int_equal(setenv("GR_API_TRANSPORT", "shm", 1), 0);
+	connect_start(l, &cn, NULL);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	daemon_attach_answer(&d, SHMCHAN_LAYOUT_VERSION + 1);
+	assert_null(connect_end(&cn));
+	assert_int_equal(cn.err, EPROTO);
+	fake_daemon_fini(&d);
+	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
+}
+
+// Attached: a request goes through the request ring, not the socket.
+static void auto_attaches(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	connect_start(l, &cn, NULL);
+	accept_daemon(l, &d);
+	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	daemon_attach_answer(&d, SHMCHAN_LAYOUT_VERSION);
+	struct gr_api_client *c = connect_end(&cn);
+	assert_non_null(c);
+	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SHM);
+	assert_string_equal(gr_api_client_transport_reason(c), "");
+
+	long id = gr_api_client_send(c, GR_PING, 0, NULL);
+	assert_true(id > 0);
+	struct gr_api_request hdr;
+	assert_int_equal(shmchan_server_recv(d.server, &hdr, sizeof(hdr)), sizeof(hdr));
+	assert_int_equal(hdr.type, GR_PING);
+	assert_int_equal(hdr.id, id);
+	struct gr_api_response resp = {.for_id = hdr.id};
+	assert_int_equal(shmchan_server_send(d.server, &resp, sizeof(resp), NULL, 0), 0);
+	assert_int_equal(gr_api_client_recv(c, (uint32_t)id, NULL), 0);
+	assert_int_equal(gr_api_client_disconnect(c), 0);
+	fake_daemon_fini(&d);
+}
+
+static void no_daemon(void **state) {
+	struct listener *l = *state;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/none", l->dir);
+	errno = 0;
+	assert_null(gr_api_client_connect(path));
+	assert_int_equal(errno, ENOENT);
+
+	// A socket file nobody listens on any more.
+	close(l->fd);
+	l->fd = -1;
+	errno = 0;
+	assert_null(gr_api_client_connect(l->path));
+	assert_int_equal(errno, ECONNREFUSED);
+}
+
+static void path_too_long(void **state) {
+	(void)state;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+	memset(path, 'x', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	errno = 0;
+	assert_null(gr_api_client_connect(path));
+	assert_int_equal(errno, EINVAL);
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(socket_by_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(custom_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(version_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(auto_falls_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(shm_forced_not_offered, setup, teardown),
+		cmocka_unit_test_setup_teardown(shm_forced_layout_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(auto_attaches, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(path_too_long, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

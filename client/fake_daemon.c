@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+#include "fake_daemon.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+void fake_daemon_init(struct fake_daemon *d, int spin_us) {
+	int sv[2];
+	memset(d, 0, sizeof(*d));
+	d->mem.fd = -1;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	d->client = client_new(sv[0], spin_us);
+	assert_non_null(d->client);
+	d->sock = sv[1];
+}
+
+void fake_daemon_channel(struct fake_daemon *d) {
+	assert_int_equal(shmchan_geometry_init(&d->g, SHMCHAN_RING_CELLS), 0);
+	assert_int_equal(shmchan_memfd_create(&d->mem, "client-test", d->g.region_size), 0);
+	assert_int_equal(shmchan_server_create(&d->mem, &d->g, &d->server), 0);
+}
+
+void fake_daemon_attach_resp(
+	const struct fake_daemon *d,
+	struct gr_shm_attach_resp *resp,
+	int fds[3]
+) {
+	memset(resp, 0, sizeof(*resp));
+	resp->layout_version = d->g.layout_version;
+	resp->backing = GR_SHM_BACKING_MEMFD;
+	resp->region_size = d->g.region_size;
+	resp->req_ring_off = d->g.req_ring_off;
+	resp->resp_ring_off = d->g.resp_ring_off;
+	resp->ring_cells = d->g.ring_cells;
+	resp->cell_size = d->g.cell_size;
+	resp->n_fds = 3;
+	snprintf(resp->name, sizeof(resp->name), "%s", d->mem.name);
+	fds[0] = shmchan_server_req_fd(d->server);
+	fds[1] = shmchan_server_resp_fd(d->server);
+	fds[2] = d->mem.fd;
+}
+
+void fake_daemon_write(
+	struct fake_daemon *d,
+	uint32_t for_id,
+	uint32_t status,
+	const void *payload,
+	size_t len,
+	const int *fds,
+	unsigned n_fds
+) {
+	uint8_t buf[sizeof(struct gr_api_response) + sizeof(struct gr_shm_attach_resp)];
+	struct gr_api_response hdr = {.for_id = for_id, .status = status, .payload_len = len};
+	assert_true(len <= sizeof(buf) - sizeof(hdr));
+	memcpy(buf, &hdr, sizeof(hdr));
+	if (len > 0)
+		memcpy(buf + sizeof(hdr), payload, len);
+	size_t total = sizeof(hdr) + len, sent = 0;
+	while (sent < total) {
+		long n = shmchan_send_fds(
+			d->sock,
+			buf + sent,
+			total - sent,
+			fds,
+			sent == 0 ? n_fds : 0
+		);
+		assert_true(n > 0);
+		sent += (size_t)n;
+	}
+}
+
+static void read_all(int fd, void *buf, size_t len) {
+	while (len > 0) {
+		ssize_t n = read(fd, buf, len);
+		assert_true(n > 0);
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+	}
+}
+
+void fake_daemon_read_attach(struct fake_daemon *d) {
+	struct gr_api_request hdr;
+	struct gr_shm_attach_req req;
+	read_all(d->sock, &hdr, sizeof(hdr));
+	assert_int_equal(hdr.type, GR_SHM_ATTACH);
+	assert_int_equal(hdr.payload_len, sizeof(req));
+	read_all(d->sock, &req, sizeof(req));
+	assert_int_equal(req.backings, GR_SHM_BACKING_MEMFD);
+	assert_int_equal(req.layout_version, SHMCHAN_LAYOUT_VERSION);
+}
+
+void fake_daemon_attach(struct fake_daemon *d) {
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	// Written before the request: the client's first request has id 1, and
+	// the socket buffer holds the answer until the client reads it.
+	fake_daemon_write(d, 1, 0, &resp, sizeof(resp), fds, 3);
+	assert_int_equal(client_shm_attach(d->client), 0);
+	fake_daemon_read_attach(d);
+	assert_int_equal(gr_api_client_transport(d->client), GR_API_TRANSPORT_SHM);
+	assert_string_equal(gr_api_client_transport_reason(d->client), "");
+}
+
+void fake_daemon_close_sock(struct fake_daemon *d) {
+	if (d->sock >= 0)
+		close(d->sock);
+	d->sock = -1;
+}
+
+void fake_daemon_fini(struct fake_daemon *d) {
+	assert_int_equal(gr_api_client_disconnect(d->client), 0);
+	if (d->server != NULL)
+		shmchan_server_destroy(d->server);
+	shmchan_memfd_destroy(&d->mem);
+	fake_daemon_close_sock(d);
+}
+
+unsigned fake_daemon_count_fds(void) {
+	DIR *dir = opendir("/proc/self/fd");
+	assert_non_null(dir);
+	unsigned n = 0;
+	while (readdir(dir) != NULL)
+		n++;
+	closedir(dir);
+	return n;
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Shared-memory transport: attaching a channel over the socket (a memzone
+// channel for a DPDK secondary of the daemon, a memfd channel for any other
+// process), and sending and receiving through its rings. A busy channel makes no system
+// call: a receive polls the ring for its spin budget (reading the clock
+// through the vDSO every few polls), and only then arms the doorbell and
+// sleeps in poll() on the response eventfd and the socket, its lease.
+
+#include "client_priv.h"
+
+#include <gr_shm.h>
+#include <shmchan.h>
+
+#include <rte_memzone.h>
+#include <rte_pause.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(CLIENT_MSG_MAX >= SHMCHAN_MSG_MAX, "msg_buf holds any channel message");
+
+// Descriptors of the attach response, in the order gr_shm.h gives. A
+// memzone channel comes without ATTACH_FD_MEM.
+enum attach_fd {
+	ATTACH_FD_REQ_DOORBELL,
+	ATTACH_FD_RESP_DOORBELL,
+	ATTACH_FD_MEM,
+	ATTACH_N_FDS,
+};
+
+#define NSEC_PER_SEC 1000000000ull
+#define NSEC_PER_MSEC 1000000ull
+
+// A spinning wait reads the clock once per this many empty polls: the vDSO
+// call costs tens of nanoseconds, several polls and pauses; once per 32
+// keeps it a small share of the spin and still ends the budget within a
+// few microseconds.
+#define SHM_CLOCK_EVERY 32
+// The lease: after this long spinning on an empty ring, peek at the socket
+// for EOF (a dead daemon never fills the ring). A response that arrives
+// sooner costs no system call.
+#define SHM_LEASE_CHECK_NS (5 * NSEC_PER_MSEC)
+// Safety timeout of a sleep on the doorbell. The doorbell protocol loses no
+// wake-up; this only bounds the damage of a daemon bug.
+#define SHM_SLEEP_SAFETY_MS 1000
+// Sleep between retries of a send that found the request ring full: the
+// daemon rings no doorbell when it frees room, so the client polls.
+#define SHM_SEND_SLEEP_MS 1
+
+// What a waiting loop does next (values >= 0; errors are -errno).
+enum shm_wait {
+	SHM_WAIT_POLL = 0, // poll the ring again
+	SHM_WAIT_SLEEP, // spin budget spent: sleep
+	SHM_WAIT_SOCKET, // the daemon wrote on the socket: read it
+};
+
+// Spin state of one wait: starts when the ring is first found empty.
+struct shm_spin {
+	unsigned polls; // empty polls so far
+	uint64_t start_ns;
+	uint64_t lease_ns; // last lease check (or start)
+};
+
+static uint64_t clock_ns(void) {
+	struct timespec ts;
+	// CLOCK_MONOTONIC is served by the vDSO: no system call.
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+// Peek at the socket without blocking. The daemon never writes there after
+// attach, but a message that does come is read and routed, not ignored.
+// Returns SHM_WAIT_POLL (nothing), SHM_WAIT_SOCKET (data), or -ECONNRESET
+// (EOF: the lease is lost and the handle dead).
+static int shm_lease_check(struct gr_api_client *c) {
+	char byte;
+	ssize_t n;
+	do
+		n = recv(c->sock, &byte, sizeof(byte), MSG_PEEK | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		return SHM_WAIT_SOCKET;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return SHM_WAIT_POLL;
+	c->dead = true;
+	return -ECONNRESET;
+}
+
+// Called after each empty poll of a wait. Returns an enum shm_wait or -errno.
+static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
+	if (c->spin_ns == 0)
+		return SHM_WAIT_SLEEP;
+	if (s->polls % SHM_CLOCK_EVERY == 0) {
+		uint64_t now = clock_ns();
+		if (s->polls == 0) {
+			s->start_ns = now;
+			s->lease_ns = now;
+		} else if (now - s->start_ns >= c->spin_ns) {
+			return SHM_WAIT_SLEEP;
+		} else if (now - s->lease_ns >= SHM_LEASE_CHECK_NS) {
+			s->lease_ns = now;
+			int ret = shm_lease_check(c);
+			if (ret != SHM_WAIT_POLL)
+				return ret;
+		}
+	}
+	s->polls++;
+	rte_pause();
+	return SHM_WAIT_POLL;
+}
+
+// Sleep until the daemon rings the response doorbell or the socket stirs.
+// Returns an enum shm_wait or -errno.
+static int shm_sleep(struct gr_api_client *c) {
+	shmchan_client_doorbell_arm(c->chan);
+	// Re-check after arming (arm ends with a full fence): the daemon may
+	// have published between our last poll and the flag store, seen the flag
+	// still clear and not rung. Sleeping now would miss that response.
+	if (shmchan_client_has_response(c->chan)) {
+		shmchan_client_doorbell_disarm(c->chan);
+		return SHM_WAIT_POLL;
+	}
+	struct pollfd pfd[] = {
+		{.fd = shmchan_client_resp_fd(c->chan), .events = POLLIN},
+		{.fd = c->sock, .events = POLLIN},
+	};
+	int ret = SHM_WAIT_POLL;
+	int n = poll(pfd, 2, SHM_SLEEP_SAFETY_MS);
+	if (n < 0 && errno != EINTR)
+		ret = -errno;
+	if (n > 0) {
+		if (pfd[0].revents & POLLIN)
+			shmchan_client_doorbell_drain(c->chan);
+		if (pfd[1].revents != 0)
+			ret = shm_lease_check(c);
+	}
+	shmchan_client_doorbell_disarm(c->chan);
+	return ret;
+}
+
+// Make a message of the n bytes shmchan_client_recv() returned (n < 0 is a
+// bad frame). Returns 0 or -EBADMSG (the handle is dead).
+static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+	if (n < (int)sizeof(msg->hdr))
+		goto bad;
+	memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
+	int ret = client_check_hdr(c, &msg->hdr);
+	if (ret < 0)
+		return ret;
+	if (msg->hdr.payload_len != (size_t)n - sizeof(msg->hdr))
+		goto bad;
+	msg->payload = c->msg_buf + sizeof(msg->hdr);
+	return 0;
+bad:
+	c->dead = true;
+	return -EBADMSG;
+}
+
+int client_shm_next_msg(struct gr_api_client *c, struct client_msg *msg) {
+	struct shm_spin spin = {0};
+	for (;;) {
+		int n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
+		if (n != 0)
+			return shm_msg(c, n, msg);
+		int ret = shm_spin(c, &spin);
+		if (ret == SHM_WAIT_SLEEP) {
+			ret = shm_sleep(c);
+			spin = (struct shm_spin){0};
+		}
+		if (ret < 0)
+			return ret;
+		if (ret == SHM_WAIT_SOCKET)
+			return client_sock_next_msg(c, msg);
+	}
+}
+
+// Move every response waiting in the response ring to the stash.
+static int shm_drain(struct gr_api_client *c) {
+	struct client_msg msg;
+	int n;
+	while ((n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX)) != 0) {
+		int ret = shm_msg(c, n, &msg);
+		if (ret == 0)
+			ret = client_route(c, &msg, 0);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+// Sleep a little while the request ring is full, watching the socket.
+// Returns an enum shm_wait or -errno.
+static int shm_send_sleep(struct gr_api_client *c) {
+	struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
+	int n = poll(&pfd, 1, SHM_SEND_SLEEP_MS);
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	if (n > 0)
+		return shm_lease_check(c);
+	return SHM_WAIT_POLL;
+}
+
+int client_shm_send(
+	struct gr_api_client *c,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len
+) {
+	struct shm_spin spin = {0};
+	struct client_msg msg;
+	for (;;) {
+		int ret = shmchan_client_send(c->chan, hdr, sizeof(*hdr), payload, len);
+		if (ret != -ENOBUFS)
+			return ret;
+		// The daemon stops reading requests while our response ring is
+		// full: drain it into the stash, or a pipelining client and the
+		// daemon would wait on each other forever.
+		ret = shm_drain(c);
+		if (ret < 0)
+			return ret;
+		ret = shm_spin(c, &spin);
+		if (ret == SHM_WAIT_SLEEP)
+			ret = shm_send_sleep(c);
+		if (ret == SHM_WAIT_SOCKET) {
+			ret = client_sock_next_msg(c, &msg);
+			if (ret == 0)
+				ret = client_route(c, &msg, 0);
+		}
+		if (ret < 0)
+			return ret;
+	}
+}
+
+// Fail an attach: close the received descriptors, say why.
+__attribute__((format(printf, 3, 4))) static int
+attach_fail(struct gr_api_client *c, int err, const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	va_end(ap);
+	client_sock_fds_close(c);
+	return err;
+}
+
+// Why a shmchan call failed: its recorded reason, else the errno text.
+static const char *shmchan_error(int ret) {
+	const char *why = shmchan_last_error();
+	return why[0] != '\0' ? why : strerror(-ret);
+}
+
+// anon_inodefs inodes (eventfd, epoll, ...) carry no file type bits.
+static bool fd_is_anon_inode(int fd) {
+	struct stat st;
+	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == 0;
+}
+
+static bool fd_is_regular(int fd) {
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// A memzone channel: the zone the response names, looked up in this
+// secondary's view of the daemon's memory. Returns 0 with *base set, or
+// -ENOTSUP with c->reason set and the descriptors closed.
+static int attach_memzone_find(
+	struct gr_api_client *c,
+	const struct gr_shm_attach_resp *resp,
+	const struct client_dpdk *dpdk,
+	void **base
+) {
+	if (strnlen(resp->file_prefix, sizeof(resp->file_prefix)) == sizeof(resp->file_prefix) ||
+	    strcmp(resp->file_prefix, dpdk->file_prefix) != 0)
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"memzone channel of file prefix \"%.*s\", this secondary's is \"%s\"",
+			(int)sizeof(resp->file_prefix),
+			resp->file_prefix,
+			dpdk->file_prefix
+		);
+	if (strnlen(resp->name, sizeof(resp->name)) == sizeof(resp->name))
+		return attach_fail(c, -ENOTSUP, "memzone name not terminated");
+	const struct rte_memzone *mz = dpdk->memzone_lookup(resp->name);
+	if (mz == NULL)
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"memzone %s not found in this DPDK secondary",
+			resp->name
+		);
+	if (mz->len < resp->region_size)
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"memzone %s of %zu bytes, the channel needs %" PRIu64,
+			resp->name,
+			mz->len,
+			resp->region_size
+		);
+	*base = mz->addr;
+	return 0;
+}
+
+// The descriptors a channel of this backing comes with: the two doorbells,
+// and the memfd for a memfd channel.
+static unsigned attach_n_fds(uint32_t backing) {
+	return backing == GR_SHM_BACKING_MEMZONE ? ATTACH_FD_MEM : ATTACH_N_FDS;
+}
+
+// Check the attach response (to a request for backings) and map the
+// channel. Returns 0, or -ENOTSUP or -EPROTO with c->reason set and the
+// descriptors closed.
+static int attach_open(
+	struct gr_api_client *c,
+	const struct client_msg *msg,
+	uint32_t backings,
+	const struct client_dpdk *dpdk
+) {
+	struct gr_shm_attach_resp resp;
+
+	switch (msg->hdr.status) {
+	case 0:
+		break;
+	case ENOTSUP:
+		return attach_fail(c, -ENOTSUP, "daemon offers no shared-memory channel (ENOTSUP)");
+	case EPROTO:
+		return attach_fail(
+			c,
+			-EPROTO,
+			"daemon refused layout version %d (EPROTO)",
+			SHMCHAN_LAYOUT_VERSION
+		);
+	default:
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"daemon refused the channel: %s",
+			strerror((int)msg->hdr.status)
+		);
+	}
+	if (msg->hdr.payload_len != sizeof(resp))
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"attach response of %u bytes, expected %zu",
+			msg->hdr.payload_len,
+			sizeof(resp)
+		);
+	memcpy(&resp, msg->payload, sizeof(resp));
+	if (resp.layout_version != SHMCHAN_LAYOUT_VERSION)
+		return attach_fail(
+			c,
+			-EPROTO,
+			"layout version mismatch: client %d, daemon %u",
+			SHMCHAN_LAYOUT_VERSION,
+			resp.layout_version
+		);
+	// Exactly one backing, and one this client asked for: a memzone
+	// handed to a process that is no secondary of the daemon names memory
+	// it cannot see.
+	if ((resp.backing != GR_SHM_BACKING_MEMFD && resp.backing != GR_SHM_BACKING_MEMZONE) ||
+	    !(resp.backing & backings))
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"daemon offered backing %#x, client asked for %s",
+			resp.backing,
+			backings & GR_SHM_BACKING_MEMZONE
+				? "memzone or memfd"
+				: "memfd (it is no DPDK secondary of the daemon)"
+		);
+	unsigned n_fds = attach_n_fds(resp.backing);
+	if (resp.n_fds != n_fds || c->n_fds != n_fds || c->fds_lost)
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"bad fds received: %u announced, %u received%s, %u expected",
+			resp.n_fds,
+			c->n_fds,
+			c->fds_lost ? " and some lost" : "",
+			n_fds
+		);
+	if (!fd_is_anon_inode(c->fds[ATTACH_FD_REQ_DOORBELL]) ||
+	    !fd_is_anon_inode(c->fds[ATTACH_FD_RESP_DOORBELL]))
+		return attach_fail(c, -ENOTSUP, "bad fds received: a doorbell is not an eventfd");
+	if (resp.backing == GR_SHM_BACKING_MEMFD && !fd_is_regular(c->fds[ATTACH_FD_MEM]))
+		return attach_fail(c, -ENOTSUP, "bad fds received: the memory fd is not a memfd");
+
+	const struct shmchan_geometry g = {
+		.layout_version = resp.layout_version,
+		.cell_size = resp.cell_size,
+		.ring_cells = resp.ring_cells,
+		.region_size = resp.region_size,
+		.req_ring_off = resp.req_ring_off,
+		.resp_ring_off = resp.resp_ring_off,
+	};
+	int ret = shmchan_geometry_check(&g);
+	if (ret < 0)
+		return attach_fail(
+			c,
+			ret == -EPROTO ? -EPROTO : -ENOTSUP,
+			"bad channel geometry: %s",
+			shmchan_error(ret)
+		);
+
+	void *base = NULL;
+	int mem_fd = -1;
+	if (resp.backing == GR_SHM_BACKING_MEMZONE) {
+		ret = attach_memzone_find(c, &resp, dpdk, &base);
+		if (ret < 0)
+			return ret;
+	} else {
+		mem_fd = c->fds[ATTACH_FD_MEM];
+	}
+	ret = shmchan_client_open(
+		&g,
+		base,
+		mem_fd,
+		c->fds[ATTACH_FD_REQ_DOORBELL],
+		c->fds[ATTACH_FD_RESP_DOORBELL],
+		&c->chan
+	);
+	if (ret < 0)
+		return attach_fail(
+			c,
+			ret == -EPROTO ? -EPROTO : -ENOTSUP,
+			"cannot map the channel: %s",
+			shmchan_error(ret)
+		);
+	// The channel owns the descriptors now.
+	c->n_fds = 0;
+	c->chan_backing = resp.backing;
+	return 0;
+}
+
+// A secondary asks for a memzone channel only from its own primary (same
+// file prefix) when that daemon offers memzones (it runs with hugepages).
+// Adds GR_SHM_BACKING_MEMZONE to *backings, or writes why not to why.
+// Returns 0, or -errno when the socket failed.
+static int secondary_backings(
+	struct gr_api_client *c,
+	const struct client_dpdk *dpdk,
+	uint32_t *backings,
+	char *why,
+	size_t why_len
+) {
+	struct gr_shm_daemon_info info;
+	struct client_stash_entry *entry;
+	struct client_msg msg;
+
+	long id = client_send(c, GR_SHM_DAEMON_INFO, 0, NULL);
+	if (id < 0)
+		return (int)id;
+	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	if (ret < 0)
+		return ret;
+	bool told = msg.hdr.status == 0 && msg.hdr.payload_len == sizeof(info);
+	if (told)
+		memcpy(&info, msg.payload, sizeof(info));
+	client_stash_free(entry);
+
+	if (!told) {
+		snprintf(
+			why,
+			why_len,
+			"DPDK secondary, but the daemon does not tell its file prefix:"
+			" memfd channel"
+		);
+		return 0;
+	}
+	info.file_prefix[sizeof(info.file_prefix) - 1] = '\0';
+	if (strcmp(info.file_prefix, dpdk->file_prefix) != 0)
+		snprintf(
+			why,
+			why_len,
+			"DPDK secondary of file prefix \"%s\", the daemon's is \"%s\":"
+			" memfd channel",
+			dpdk->file_prefix,
+			info.file_prefix
+		);
+	else if (info.backings != 0 && !(info.backings & GR_SHM_BACKING_MEMZONE))
+		snprintf(
+			why,
+			why_len,
+			"DPDK secondary of the daemon, but the daemon runs without hugepages"
+			" (--no-huge or --in-memory) and offers no memzone: memfd channel"
+		);
+	else
+		*backings |= GR_SHM_BACKING_MEMZONE;
+	return 0;
+}
+
+// One attach request for backings, and its response. Returns as
+// attach_open(), or -errno when the socket failed. *status is the
+// response's status: when it is not 0 the daemon made no channel.
+static int attach_request(
+	struct gr_api_client *c,
+	uint32_t backings,
+	const struct client_dpdk *dpdk,
+	uint32_t *status
+) {
+	const struct gr_shm_attach_req req = {
+		.backings = backings,
+		.layout_version = SHMCHAN_LAYOUT_VERSION,
+	};
+	// Anything queued before would shift the attach descriptors.
+	client_sock_fds_close(c);
+
+	long id = client_send(c, GR_SHM_ATTACH, sizeof(req), &req);
+	if (id < 0)
+		return (int)id;
+	struct client_stash_entry *entry;
+	struct client_msg msg;
+	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	if (ret < 0) {
+		client_sock_fds_close(c);
+		return ret;
+	}
+	*status = msg.hdr.status;
+	ret = attach_open(c, &msg, backings, dpdk);
+	client_stash_free(entry);
+	return ret;
+}
+
+int client_shm_attach(struct gr_api_client *c) {
+	uint32_t backings = GR_SHM_BACKING_MEMFD, status = 0;
+	char why[CLIENT_REASON_LEN] = ""; // why a secondary is on a memfd channel
+	struct client_dpdk dpdk;
+	int ret;
+
+	client_dpdk_probe(&dpdk);
+	if (dpdk.secondary) {
+		ret = secondary_backings(c, &dpdk, &backings, why, sizeof(why));
+		if (ret < 0)
+			return ret;
+	}
+	ret = attach_request(c, backings, &dpdk, &status);
+	// A daemon short of hugepages (or of memzones) refuses the memzone and
+	// makes no channel: a memfd one may still be had.
+	if (ret == -ENOTSUP && status != 0 && backings != GR_SHM_BACKING_MEMFD) {
+		snprintf(
+			why,
+			sizeof(why),
+			"DPDK secondary of the daemon, but it refused a memzone channel (%s):"
+			" memfd channel",
+			strerror((int)status)
+		);
+		backings = GR_SHM_BACKING_MEMFD;
+		ret = attach_request(c, backings, &dpdk, &status);
+	}
+	if (ret < 0)
+		return ret;
+	if (backings != GR_SHM_BACKING_MEMFD && c->chan_backing == GR_SHM_BACKING_MEMFD)
+		snprintf(
+			why,
+			sizeof(why),
+			"DPDK secondary of the daemon, asked for a memzone channel, given memfd"
+		);
+	c->transport = GR_API_TRANSPORT_SHM;
+	snprintf(c->reason, sizeof(c->reason), "%s", why);
+	return 0;
+}
+
+void client_shm_detach(struct gr_api_client *c) {
+	if (c->chan == NULL)
+		return;
+	shmchan_client_close(c->chan);
+	c->chan = NULL;
+	c->chan_backing = 0;
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Socket transport: framing of requests and responses on the Unix stream
+// socket, the read-ahead buffer and the descriptors that arrive with
+// SCM_RIGHTS (the attach response's eventfds and memfd).
+
+#include "client_priv.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+// Control buffer of one recvmsg(): room for a full descriptor queue.
+#define SOCK_CTRL_LEN CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS)
+
+// A send that failed after part of a request left breaks the framing of
+// every later request: the handle is dead.
+static int sock_send_failed(struct gr_api_client *c, int err, bool partial) {
+	if (partial)
+		c->dead = true;
+	return -err;
+}
+
+// The socket buffer is full: wait for room, and meanwhile move the
+// responses that arrive to the stash. The daemon stops reading requests
+// while too many responses to us are queued, so a pipelining client that
+// only waited to send would wait forever. Returns 0 (retry the send) or
+// -errno.
+static int sock_send_wait(struct gr_api_client *c) {
+	struct pollfd pfd = {.fd = c->sock, .events = POLLIN | POLLOUT};
+	if (poll(&pfd, 1, -1) < 0)
+		return errno == EINTR ? 0 : -errno;
+	// Room, or an error the retried send will report.
+	if (pfd.revents & (POLLOUT | POLLERR))
+		return 0;
+	struct client_msg msg;
+	int ret = client_sock_next_msg(c, &msg);
+	if (ret == 0)
+		ret = client_route(c, &msg, 0);
+	return ret;
+}
+
+#ifdef SHMCHAN_CLIENT_SINGLE_SEND
+
+int client_sock_send(
+	struct gr_api_client *c,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len
+) {
+	struct iovec iov[2] = {
+		{.iov_base = (void *)hdr, .iov_len = sizeof(*hdr)},
+		{.iov_base = (void *)payload, .iov_len = len},
+	};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = len > 0 ? 2 : 1};
+	const size_t total = sizeof(*hdr) + len;
+	size_t left = total;
+
+	while (left > 0) {
+		// MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE.
+		ssize_t n = sendmsg(c->sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			int ret = -errno;
+			if (ret == -EAGAIN || ret == -EWOULDBLOCK)
+				ret = sock_send_wait(c);
+			if (ret == 0 || ret == -EINTR)
+				continue;
+			return sock_send_failed(c, -ret, left != total);
+		}
+		left -= (size_t)n;
+		// Skip what left in this call; a partial send resumes mid-iovec.
+		size_t sent = (size_t)n;
+		while (sent > 0) {
+			if (sent >= mh.msg_iov->iov_len) {
+				sent -= mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base = (uint8_t *)mh.msg_iov->iov_base + sent;
+				mh.msg_iov->iov_len -= sent;
+				sent = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+#else // !SHMCHAN_CLIENT_SINGLE_SEND
+
+// Send all of buf; *sent counts the bytes of the request that left.
+static int sock_send_all(struct gr_api_client *c, const void *buf, size_t len, size_t *sent) {
+	while (len > 0) {
+		// MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE.
+		ssize_t n = send(c->sock, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			int ret = -errno;
+			if (ret == -EAGAIN || ret == -EWOULDBLOCK)
+				ret = sock_send_wait(c);
+			if (ret == 0 || ret == -EINTR)
+				continue;
+			return sock_send_failed(c, -ret, *sent > 0);
+		}
+		buf = (const uint8_t *)buf + n;
+		len -= (size_t)n;
+		*sent += (size_t)n;
+	}
+	return 0;
+}
+
+// The seed's behaviour, kept for the benchmark: header and payload in two
+// send() calls.
+int client_sock_send(
+	struct gr_api_client *c,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len
+) {
+	size_t sent = 0;
+	int ret = sock_send_all(c, hdr, sizeof(*hdr), &sent);
+	if (ret < 0)
+		return ret;
+	return sock_send_all(c, payload, len, &sent);
+}
+
+#endif // SHMCHAN_CLIENT_SINGLE_SEND
+
+void client_sock_fds_close(struct gr_api_client *c) {
+	for (unsigned i = 0; i < c->n_fds; i++)
+		close(c->fds[i]);
+	c->n_fds = 0;
+	c->fds_lost = false;
+}
+
+// Queue the descriptors that came with one recvmsg(); close those that do
+// not fit. MSG_CTRUNC means the kernel dropped (closed) some already.
+static void sock_fds_queue(struct gr_api_client *c, struct msghdr *mh) {
+	if (mh->msg_flags & MSG_CTRUNC)
+		c->fds_lost = true;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm != NULL; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		const uint8_t *data = CMSG_DATA(cm);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, data + i * sizeof(fd), sizeof(fd));
+			if (c->n_fds < CLIENT_MAX_FDS) {
+				c->fds[c->n_fds++] = fd;
+			} else {
+				close(fd);
+				c->fds_lost = true;
+			}
+		}
+	}
+}
+
+// One recvmsg() of at most len bytes, always with a control buffer so that
+// descriptors are never lost whichever read they arrive with. Returns the
+// byte count, or -ECONNRESET on EOF or error (the handle is then dead).
+static ssize_t sock_read(struct gr_api_client *c, void *buf, size_t len) {
+	union {
+		char buf[SOCK_CTRL_LEN];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	ssize_t n;
+	do
+		n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		sock_fds_queue(c, &mh);
+		return n;
+	}
+	c->dead = true;
+	return -ECONNRESET;
+}
+
+// Read exactly len bytes, in as many reads as the daemon's writes need.
+static int sock_read_exact(struct gr_api_client *c, void *buf, size_t len) {
+	while (len > 0) {
+		ssize_t n = sock_read(c, buf, len);
+		if (n < 0)
+			return (int)n;
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+#ifdef SHMCHAN_CLIENT_READAHEAD
+
+// A message larger than the read-ahead buffer: move its start (have bytes,
+// all that rbuf holds) to msg_buf and read the rest straight behind it.
+static int sock_read_big(struct gr_api_client *c, struct client_msg *msg, size_t have) {
+	size_t total = sizeof(msg->hdr) + msg->hdr.payload_len;
+	memcpy(c->msg_buf, c->rbuf + c->rbuf_head, have);
+	c->rbuf_head = 0;
+	c->rbuf_tail = 0;
+	int ret = sock_read_exact(c, c->msg_buf + have, total - have);
+	if (ret < 0)
+		return ret;
+	msg->payload = c->msg_buf + sizeof(msg->hdr);
+	return 0;
+}
+
+int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
+	for (;;) {
+		size_t avail = c->rbuf_tail - c->rbuf_head;
+		if (avail >= sizeof(msg->hdr)) {
+			memcpy(&msg->hdr, c->rbuf + c->rbuf_head, sizeof(msg->hdr));
+			int ret = client_check_hdr(c, &msg->hdr);
+			if (ret < 0)
+				return ret;
+			size_t total = sizeof(msg->hdr) + msg->hdr.payload_len;
+			if (avail >= total) {
+				msg->payload = c->rbuf + c->rbuf_head + sizeof(msg->hdr);
+				c->rbuf_head += total;
+				return 0;
+			}
+			if (total > CLIENT_READAHEAD_LEN)
+				return sock_read_big(c, msg, avail);
+		}
+		// Incomplete: move the partial message to the front of rbuf, so
+		// that the rest of it fits behind, and read ahead.
+		if (c->rbuf_head > 0) {
+			memmove(c->rbuf, c->rbuf + c->rbuf_head, avail);
+			c->rbuf_head = 0;
+			c->rbuf_tail = avail;
+		}
+		ssize_t n = sock_read(c, c->rbuf + avail, CLIENT_READAHEAD_LEN - avail);
+		if (n < 0)
+			return (int)n;
+		c->rbuf_tail += (size_t)n;
+	}
+}
+
+#else // !SHMCHAN_CLIENT_READAHEAD
+
+// The seed's behaviour, kept for the benchmark: read exactly the header,
+// then exactly the payload.
+int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
+	int ret = sock_read_exact(c, &msg->hdr, sizeof(msg->hdr));
+	if (ret < 0)
+		return ret;
+	ret = client_check_hdr(c, &msg->hdr);
+	if (ret < 0)
+		return ret;
+	ret = sock_read_exact(c, c->msg_buf, msg->hdr.payload_len);
+	if (ret < 0)
+		return ret;
+	msg->payload = c->msg_buf;
+	return 0;
+}
+
+#endif // SHMCHAN_CLIENT_READAHEAD
