@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Handler registry and dispatch, shared by every transport.
+//
+// Concurrency: the registry is written only by constructors (before main)
+// and by tests before they dispatch, then only read. Dispatch runs on the
+// main thread (socket clients) and on the poller threads (channels); every
+// handler, and every response a transport sends, runs under handler_lock, so
+// two handlers never run at once and a handler written for the socket is
+// correct on a channel.
+
+#include "api.h"
+#include "shmchand.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static STAILQ_HEAD(, api_handler) handlers = STAILQ_HEAD_INITIALIZER(handlers);
+
+// Held while a handler runs and while any response is sent.
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void api_handler_register(struct api_handler *handler) {
+	const struct api_handler *other = api_handler_lookup(handler->request_type);
+
+	if (other != NULL) {
+		LOG(CRIT,
+		    "%s and %s both claim request type 0x%08x",
+		    other->name,
+		    handler->name,
+		    handler->request_type);
+		abort();
+	}
+	STAILQ_INSERT_TAIL(&handlers, handler, next);
+}
+
+const struct api_handler *api_handler_lookup(uint32_t request_type) {
+	const struct api_handler *handler;
+
+	STAILQ_FOREACH (handler, &handlers, next) {
+		if (handler->request_type == request_type)
+			return handler;
+	}
+	return NULL;
+}
+
+int api_check_header(const struct gr_api_request *req) {
+	if (req->payload_len > GR_API_MAX_MSG_LEN)
+		return -EMSGSIZE;
+	return 0;
+}
+
+// Send one response. Caller holds handler_lock.
+static int send_locked(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+	return ctx->transport->send(ctx, for_id, out);
+}
+
+static int reject_locked(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
+	struct api_out out = api_out(status, 0, NULL);
+	return send_locked(ctx, for_id, &out);
+}
+
+int api_reject(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
+	int ret;
+
+	pthread_mutex_lock(&handler_lock);
+	ret = reject_locked(ctx, for_id, status);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}
+
+int api_send(struct api_ctx *ctx, uint32_t len, const void *payload) {
+	// The transport copies the payload before returning and never frees
+	// it, so the cast only satisfies api_out's field type.
+	struct api_out out = api_out(0, len, (void *)payload);
+	return send_locked(ctx, ctx->req_id, &out);
+}
+
+static int dispatch_locked(
+	struct api_ctx *ctx,
+	const struct gr_api_request *req,
+	const void *payload
+) {
+	const struct api_handler *handler;
+	struct api_out out;
+	int ret;
+
+	if (!ctx->hello_done && req->type != GR_HELLO) {
+		LOG(INFO,
+		    "%s client pid %d: request type 0x%08x before GR_HELLO",
+		    ctx->transport->name,
+		    (int)ctx->peer_pid,
+		    req->type);
+		return reject_locked(ctx, req->id, EPERM);
+	}
+	handler = api_handler_lookup(req->type);
+	if (handler == NULL) {
+		LOG(DEBUG,
+		    "%s client pid %d: unknown request type 0x%08x",
+		    ctx->transport->name,
+		    (int)ctx->peer_pid,
+		    req->type);
+		return reject_locked(ctx, req->id, ENOTSUP);
+	}
+	if (req->payload_len < handler->request_len) {
+		LOG(INFO,
+		    "%s client pid %d: %s payload is %u bytes, expected at least %u",
+		    ctx->transport->name,
+		    (int)ctx->peer_pid,
+		    handler->name,
+		    req->payload_len,
+		    handler->request_len);
+		return reject_locked(ctx, req->id, EMSGSIZE);
+	}
+
+	ctx->req_id = req->id;
+	out = handler->callback(payload, req->payload_len, ctx);
+	ret = send_locked(ctx, req->id, &out);
+	free(out.payload);
+	return ret;
+}
+
+int api_dispatch(struct api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
+	int ret;
+
+	pthread_mutex_lock(&handler_lock);
+	ret = dispatch_locked(ctx, req, payload);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}

@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Shared-memory channels of the daemon.
+//
+// Threads: the main thread attaches and detaches channels (it owns the
+// registry list and every channel's lifetime); each poller serves the
+// channels assigned to it. The registry is an RCU list: pollers walk it
+// inside rcu_read_lock() without any lock, the main thread adds and removes
+// entries, and a channel's memory and fds are freed by call_rcu() only after
+// a grace period, so no poller ever touches a freed channel.
+//
+// Channel states: UP (served) -> FAULTED (a poller found the client at fault
+// and shut the lease socket down; no longer served) -> CLOSED (the main
+// thread saw the lease end and removed the channel; freed after the grace
+// period). A channel whose lease ends while UP goes straight to CLOSED.
+
+#include "api.h"
+#include "channel.h"
+#include "channel_priv.h"
+#include "poller.h"
+#include "shmchand.h"
+
+#include <gr_shm.h>
+#include <shmchan.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_memzone.h>
+#include <urcu.h>
+#include <urcu/rculist.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+// Requests a poller takes from one channel before it moves on to the next,
+// so a busy client cannot starve a quiet one.
+#define CHANNEL_BATCH 32
+// Responses kept while the client's response ring is full. The poller stops
+// reading that channel's requests meanwhile, so the backlog only grows by
+// the answers of one request (a stream) and by nothing else.
+#define CHANNEL_BACKLOG_MAX_BYTES (4u << 20)
+// A client whose response ring stays full this long has stopped reading: it
+// is detached.
+#define CHANNEL_SLOW_LIMIT_MS 2000
+// Memzone names of channels: "shmc-<daemon pid>-<seq>", at most 31
+// characters (RTE_MEMZONE_NAMESIZE - 1), unique per daemon instance.
+#define CHANNEL_MEMZONE_PREFIX "shmc-"
+// Regions are mapped by page; a memzone is aligned the same way.
+#define CHANNEL_REGION_ALIGN 4096
+
+// Why a poller gave up on a client.
+enum channel_fault {
+	FAULT_CORRUPT, // the client wrote something invalid into its region
+	FAULT_SLOW, // the client stopped reading its responses
+};
+
+enum channel_state {
+	CHANNEL_UP = 1,
+	CHANNEL_FAULTED,
+	CHANNEL_CLOSED,
+};
+
+// A response waiting for room in the response ring (poller only).
+struct backlog_msg {
+	struct backlog_msg *next;
+	struct gr_api_response hdr;
+	uint8_t payload[];
+};
+
+struct channel {
+	struct cds_list_head node; // registry entry (main thread writes)
+	struct rcu_head rcu;
+	// Setup only (main thread, before the channel is published).
+	char name[GR_SHM_NAME_LEN];
+	unsigned poller;
+	struct shmchan_mem mem;
+	struct shmchan_server *server;
+	struct shmchan_geometry geometry;
+	int fds[3]; // passed at attach: request doorbell, response doorbell, memfd
+	unsigned n_fds; // 3 with a memfd, 2 with a memzone
+	int lease_fd; // dup of the client's socket, shut down on a fault
+	struct api_ctx ctx; // dispatch state of requests arriving on the channel
+	// Written by the owning poller, read by the main thread.
+	_Atomic uint32_t state;
+	enum channel_fault fault; // why the poller faulted it
+	char fault_reason[192]; // what it found, for the log
+	// Poller only.
+	struct backlog_msg *backlog_head;
+	struct backlog_msg **backlog_tail;
+	size_t backlog_bytes;
+	uint64_t backlog_since; // tsc when the backlog became non-empty
+};
+
+static CDS_LIST_HEAD(registry);
+static unsigned n_channels; // main thread
+static unsigned next_poller; // main thread: round robin
+static unsigned channel_seq; // main thread: unique names
+static uint64_t slow_limit_cycles;
+
+// Counters of channels already freed (added at detach by the main thread,
+// read by the stats handlers on any thread).
+static struct gr_shm_counters retired;
+
+static void counters_add(struct gr_shm_counters *to, const struct shmchan_server_stats *s) {
+	to->requests += s->requests;
+	to->req_bytes += s->req_bytes;
+	to->responses += s->responses;
+	to->resp_bytes += s->resp_bytes;
+	to->doorbells_rung += s->doorbells_rung;
+	to->sleeps += s->sleeps;
+	to->overflows += s->overflows;
+}
+
+// Poller: stop serving the channel and end its lease. The client sees EOF on
+// its socket; the main thread sees it too and detaches the channel. detail
+// is what the channel library found (shmchan_last_error()), or NULL.
+static void
+channel_fault(struct channel *ch, enum channel_fault fault, const char *reason, const char *detail) {
+	uint32_t up = CHANNEL_UP;
+
+	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
+		return;
+	ch->fault = fault;
+	snprintf(
+		ch->fault_reason,
+		sizeof(ch->fault_reason),
+		"%s%s%s",
+		reason,
+		detail != NULL && detail[0] != '\0' ? ": " : "",
+		detail != NULL ? detail : ""
+	);
+	LOG(WARNING,
+	    "channel %s (pid %d): %s: detaching",
+	    ch->name,
+	    (int)ch->ctx.peer_pid,
+	    ch->fault_reason);
+	if (shutdown(ch->lease_fd, SHUT_RDWR) < 0)
+		LOG(ERR, "channel %s: shutdown lease: %s", ch->name, strerror(errno));
+}
+
+static int backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *payload) {
+	struct backlog_msg *m;
+
+	if (ch->backlog_bytes + sizeof(*m) + hdr->payload_len > CHANNEL_BACKLOG_MAX_BYTES) {
+		channel_fault(ch, FAULT_SLOW, "response backlog over its limit: the client is not reading", NULL);
+		return -ENOBUFS;
+	}
+	m = malloc(sizeof(*m) + hdr->payload_len);
+	if (m == NULL) {
+		channel_fault(ch, FAULT_SLOW, "no memory for the response backlog", NULL);
+		return -ENOMEM;
+	}
+	m->next = NULL;
+	m->hdr = *hdr;
+	if (hdr->payload_len > 0)
+		memcpy(m->payload, payload, hdr->payload_len);
+	if (ch->backlog_head == NULL) {
+		ch->backlog_tail = &ch->backlog_head;
+		ch->backlog_since = rte_rdtsc();
+	}
+	*ch->backlog_tail = m;
+	ch->backlog_tail = &m->next;
+	ch->backlog_bytes += sizeof(*m) + hdr->payload_len;
+	return 0;
+}
+
+// Poller: move backlogged responses into the ring while there is room.
+// Returns the number moved.
+static unsigned backlog_flush(struct channel *ch) {
+	unsigned moved = 0;
+	struct backlog_msg *m;
+	int ret;
+
+	while ((m = ch->backlog_head) != NULL) {
+		ret = shmchan_server_send(
+			ch->server, &m->hdr, sizeof(m->hdr), m->payload, m->hdr.payload_len
+		);
+		if (ret == -ENOBUFS)
+			break;
+		if (ret < 0) {
+			channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+			break;
+		}
+		ch->backlog_head = m->next;
+		ch->backlog_bytes -= sizeof(*m) + m->hdr.payload_len;
+		free(m);
+		moved++;
+	}
+	if (ch->backlog_head != NULL) {
+		if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
+			channel_fault(ch, FAULT_SLOW, "response ring full for too long: the client stopped reading", NULL);
+	} else if (moved > 0) {
+		ch->backlog_since = 0;
+	}
+	return moved;
+}
+
+static void backlog_free(struct channel *ch) {
+	struct backlog_msg *m;
+
+	while ((m = ch->backlog_head) != NULL) {
+		ch->backlog_head = m->next;
+		free(m);
+	}
+	ch->backlog_bytes = 0;
+}
+
+// Transport of channel clients: poller thread, handler lock held.
+static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+	struct gr_api_response hdr = {
+		.for_id = for_id,
+		.status = out->status,
+		.payload_len = out->len,
+	};
+	struct channel *ch = ctx->priv;
+	int ret;
+
+	if (out->n_fds > 0)
+		return -ENOTSUP; // fds travel only over the socket
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return -ECONNRESET;
+	if (ch->backlog_head == NULL) {
+		ret = shmchan_server_send(ch->server, &hdr, sizeof(hdr), out->payload, out->len);
+		if (ret != -ENOBUFS) {
+			if (ret < 0)
+				channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+			return ret;
+		}
+	}
+	return backlog_push(ch, &hdr, out->payload);
+}
+
+static const struct api_transport shm_transport = {
+	.name = "shm",
+	.send = shm_send,
+};
+
+// Poller: serve one channel. Returns messages moved.
+static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
+	const struct gr_api_request *req = (const void *)buf;
+	unsigned n = 0;
+	int len;
+
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return 0;
+	if (ch->backlog_head != NULL) {
+		n = backlog_flush(ch);
+		if (ch->backlog_head != NULL)
+			return n; // backpressure: read no request until the client drains
+	}
+	while (n < CHANNEL_BATCH) {
+		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
+		if (len == 0)
+			break;
+		if (len < 0) {
+			channel_fault(ch, FAULT_CORRUPT, "corrupt request ring", shmchan_last_error());
+			break;
+		}
+		n++;
+		// From here on only the private copy in buf is read.
+		if ((size_t)len < sizeof(*req) || req->payload_len != len - sizeof(*req)) {
+			channel_fault(ch, FAULT_CORRUPT, "request frame length disagrees with its payload_len", NULL);
+			break;
+		}
+		if (api_check_header(req) < 0) {
+			api_reject(&ch->ctx, req->id, EMSGSIZE);
+			channel_fault(ch, FAULT_CORRUPT, "request payload over the maximum", NULL);
+			break;
+		}
+		if (api_dispatch(&ch->ctx, req, buf + sizeof(*req)) < 0)
+			break;
+		if (ch->backlog_head != NULL)
+			break;
+	}
+	return n;
+}
+
+unsigned channel_poll(unsigned poller_id, void *req_buf) {
+	struct channel *ch;
+	unsigned work = 0;
+
+	cds_list_for_each_entry_rcu(ch, &registry, node) {
+		if (ch->poller == poller_id)
+			work += channel_serve(ch, req_buf);
+	}
+	return work;
+}
+
+unsigned channel_arm(unsigned poller_id, bool *backlog) {
+	struct channel *ch;
+	unsigned pending = 0;
+
+	cds_list_for_each_entry_rcu(ch, &registry, node) {
+		if (ch->poller != poller_id)
+			continue;
+		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+			continue;
+		if (ch->backlog_head != NULL) {
+			*backlog = true;
+			continue;
+		}
+		// arm issues the full fence between the flag store and this
+		// re-check: a request published before the client could see
+		// the flag is found here instead of being slept on.
+		shmchan_server_doorbell_arm(ch->server);
+		if (shmchan_server_has_request(ch->server))
+			pending++;
+	}
+	return pending;
+}
+
+void channel_disarm(unsigned poller_id) {
+	struct channel *ch;
+
+	cds_list_for_each_entry_rcu(ch, &registry, node) {
+		if (ch->poller == poller_id)
+			shmchan_server_doorbell_disarm(ch->server);
+	}
+}
+
+static int channel_mem_alloc(struct shmchan_mem *mem, enum shmchan_backing backing, size_t size) {
+	const struct rte_memzone *mz;
+
+	if (backing == SHMCHAN_BACKING_MEMFD)
+		return shmchan_memfd_create(mem, mem->name, size);
+
+	mz = rte_memzone_reserve_aligned(mem->name, size, SOCKET_ID_ANY, 0, CHANNEL_REGION_ALIGN);
+	if (mz == NULL) {
+		LOG(ERR, "memzone %s of %zu bytes: %s", mem->name, size, rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	mem->backing = SHMCHAN_BACKING_MEMZONE;
+	mem->base = mz->addr;
+	mem->size = mz->len;
+	mem->fd = -1;
+	mem->cookie = mz;
+	return 0;
+}
+
+// Any thread (the call_rcu thread included): rte_memzone_free takes the
+// EAL's memory lock.
+static void channel_mem_free(struct shmchan_mem *mem) {
+	int ret;
+
+	if (mem->backing != SHMCHAN_BACKING_MEMZONE) {
+		shmchan_memfd_destroy(mem);
+		return;
+	}
+	if (mem->cookie != NULL) {
+		ret = rte_memzone_free(mem->cookie);
+		if (ret < 0)
+			LOG(ERR, "memzone %s: free: %s", mem->name, strerror(-ret));
+		mem->cookie = NULL;
+	}
+}
+
+// After the grace period: nothing can reach the channel any more.
+static void channel_free(struct rcu_head *head) {
+	struct channel *ch = caa_container_of(head, struct channel, rcu);
+
+	backlog_free(ch);
+	shmchan_server_destroy(ch->server);
+	channel_mem_free(&ch->mem);
+	if (ch->lease_fd >= 0)
+		close(ch->lease_fd);
+	free(ch);
+}
+
+// Main thread: the lease (socket) ended, or the daemon stops.
+static void channel_detach(void *arg) {
+	struct channel *ch = arg;
+	uint32_t prev = atomic_exchange(&ch->state, CHANNEL_CLOSED);
+
+	if (prev == CHANNEL_CLOSED)
+		return;
+	cds_list_del_rcu(&ch->node);
+	poller_unwatch(ch->poller, ch->fds[0]);
+	n_channels--;
+
+	// The poller may still be in its last pass over the channel; its
+	// counters are final only after the grace period, but they are
+	// counters: what a racing pass adds here is at most one batch.
+	counters_add(&retired, shmchan_server_stats(ch->server));
+	__atomic_fetch_add(&retired.detaches, 1, __ATOMIC_RELAXED);
+	if (prev == CHANNEL_FAULTED) {
+		if (ch->fault == FAULT_SLOW)
+			__atomic_fetch_add(&retired.detach_slow, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_add(&retired.detach_corrupt, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(&retired.detach_lease, 1, __ATOMIC_RELAXED);
+	}
+	LOG(INFO,
+	    "channel %s (pid %d) detached: %s",
+	    ch->name,
+	    (int)ch->ctx.peer_pid,
+	    prev == CHANNEL_FAULTED ? ch->fault_reason : "lease closed");
+	call_rcu(&ch->rcu, channel_free);
+}
+
+static struct channel *
+channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int *err) {
+	struct channel *ch = calloc(1, sizeof(*ch));
+	int ret;
+
+	if (ch == NULL) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	ch->lease_fd = -1;
+	ch->mem.fd = -1;
+	ch->mem.backing = backing;
+	snprintf(
+		ch->name,
+		sizeof(ch->name),
+		CHANNEL_MEMZONE_PREFIX "%d-%u",
+		(int)getpid(),
+		channel_seq++
+	);
+	snprintf(ch->mem.name, sizeof(ch->mem.name), "%s", ch->name);
+	ret = shmchan_geometry_init(&ch->geometry, SHMCHAN_RING_CELLS);
+	if (ret == 0)
+		ret = channel_mem_alloc(&ch->mem, backing, ch->geometry.region_size);
+	if (ret == 0)
+		ret = shmchan_server_create(&ch->mem, &ch->geometry, &ch->server);
+	if (ret < 0) {
+		LOG(ERR, "channel %s: %s", ch->name, strerror(-ret));
+		goto fail;
+	}
+	ch->lease_fd = fcntl(sock_ctx->sock_fd, F_DUPFD_CLOEXEC, 0);
+	if (ch->lease_fd < 0) {
+		ret = -errno;
+		LOG(ERR, "channel %s: dup lease socket: %s", ch->name, strerror(errno));
+		goto fail;
+	}
+	ch->fds[0] = shmchan_server_req_fd(ch->server);
+	ch->fds[1] = shmchan_server_resp_fd(ch->server);
+	ch->fds[2] = ch->mem.fd;
+	ch->n_fds = backing == SHMCHAN_BACKING_MEMFD ? 3 : 2;
+	ch->ctx.transport = &shm_transport;
+	ch->ctx.priv = ch;
+	ch->ctx.hello_done = true; // said on the socket that holds the lease
+	ch->ctx.peer_pid = sock_ctx->peer_pid;
+	ch->ctx.peer_uid = sock_ctx->peer_uid;
+	ch->ctx.peer_gid = sock_ctx->peer_gid;
+	ch->ctx.sock_fd = -1;
+	ch->poller = next_poller++ % poller_count();
+	atomic_init(&ch->state, CHANNEL_UP);
+	return ch;
+fail:
+	if (ch->server != NULL)
+		shmchan_server_destroy(ch->server);
+	channel_mem_free(&ch->mem);
+	if (ch->lease_fd >= 0)
+		close(ch->lease_fd);
+	free(ch);
+	*err = -ret;
+	return NULL;
+}
+
+// The backings this daemon offers: memzones only to secondaries, which a
+// primary running without hugepages (--no-huge, --in-memory) cannot have.
+static uint32_t channel_backings_offered(void) {
+	uint32_t offered = GR_SHM_BACKING_MEMFD;
+
+	if (shmchand_config.have_hugepages)
+		offered |= GR_SHM_BACKING_MEMZONE;
+	return offered;
+}
+
+static struct api_out channel_attach(const void *request, uint32_t len, struct api_ctx *ctx) {
+	const struct gr_shm_attach_req *req = request;
+	enum shmchan_backing backing;
+	struct gr_shm_attach_resp *resp;
+	struct channel *ch;
+	struct api_out out;
+	uint32_t offered;
+	int err;
+
+	(void)len;
+	if (ctx->sock_fd < 0)
+		return api_out(EINVAL, 0, NULL); // only over the socket: it is the lease
+	if (!shmchand_config.shm_enabled || poller_count() == 0)
+		return api_out(ENOTSUP, 0, NULL);
+	if (ctx->lease_lost != NULL)
+		return api_out(EEXIST, 0, NULL);
+	if (req->layout_version != SHMCHAN_LAYOUT_VERSION) {
+		LOG(NOTICE,
+		    "pid %d: attach refused: layout version %u, ours %u",
+		    (int)ctx->peer_pid,
+		    req->layout_version,
+		    SHMCHAN_LAYOUT_VERSION);
+		return api_out(EPROTO, 0, NULL);
+	}
+	offered = channel_backings_offered();
+	// A secondary asks for both and gets the memzone; anyone else gets the
+	// memfd. The memzone is never handed out without being asked for.
+	if (req->backings & offered & GR_SHM_BACKING_MEMZONE) {
+		backing = SHMCHAN_BACKING_MEMZONE;
+	} else if (req->backings & GR_SHM_BACKING_MEMFD) {
+		backing = SHMCHAN_BACKING_MEMFD;
+	} else {
+		LOG(NOTICE,
+		    "pid %d: attach refused: asks for backings 0x%x, offered 0x%x%s",
+		    (int)ctx->peer_pid,
+		    req->backings,
+		    offered,
+		    offered & GR_SHM_BACKING_MEMZONE
+			    ? ""
+			    : " (no hugepages: --no-huge or --in-memory, memfd only)");
+		return api_out(ENOTSUP, 0, NULL);
+	}
+	resp = calloc(1, sizeof(*resp));
+	if (resp == NULL)
+		return api_out(ENOMEM, 0, NULL);
+	ch = channel_create(ctx, backing, &err);
+	if (ch == NULL) {
+		free(resp);
+		return api_out(err, 0, NULL);
+	}
+	err = poller_watch(ch->poller, ch->fds[0]);
+	if (err < 0) {
+		free(resp);
+		channel_free(&ch->rcu);
+		return api_out(-err, 0, NULL);
+	}
+	resp->layout_version = ch->geometry.layout_version;
+	resp->backing = backing;
+	resp->region_size = ch->geometry.region_size;
+	resp->req_ring_off = ch->geometry.req_ring_off;
+	resp->resp_ring_off = ch->geometry.resp_ring_off;
+	resp->ring_cells = ch->geometry.ring_cells;
+	resp->cell_size = ch->geometry.cell_size;
+	resp->n_fds = ch->n_fds;
+	snprintf(resp->name, sizeof(resp->name), "%s", ch->name);
+	snprintf(resp->file_prefix, sizeof(resp->file_prefix), "%s", shmchand_config.file_prefix);
+
+	ctx->lease_lost = channel_detach;
+	ctx->lease_arg = ch;
+	cds_list_add_tail_rcu(&ch->node, &registry);
+	n_channels++;
+	LOG(INFO,
+	    "channel %s attached: pid %d uid %u, %s, poller %u",
+	    ch->name,
+	    (int)ctx->peer_pid,
+	    (unsigned)ctx->peer_uid,
+	    backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
+	    ch->poller);
+
+	out = api_out(0, sizeof(*resp), resp);
+	out.fds = ch->fds;
+	out.n_fds = ch->n_fds;
+	return out;
+}
+API_HANDLER(GR_SHM_ATTACH, channel_attach);
+
+static void channel_counters(const struct channel *ch, struct gr_shm_counters *c) {
+	memset(c, 0, sizeof(*c));
+	counters_add(c, shmchan_server_stats(ch->server));
+}
+
+static void memzone_count(const struct rte_memzone *mz, void *arg) {
+	uint32_t *count = arg;
+
+	if (strncmp(mz->name, CHANNEL_MEMZONE_PREFIX, strlen(CHANNEL_MEMZONE_PREFIX)) == 0)
+		(*count)++;
+}
+
+static struct api_out channel_stats(const void *request, uint32_t len, struct api_ctx *ctx) {
+	struct gr_shm_stats_resp *resp = calloc(1, sizeof(*resp));
+	struct channel *ch;
+
+	(void)request;
+	(void)len;
+	(void)ctx;
+	if (resp == NULL)
+		return api_out(ENOMEM, 0, NULL);
+	resp->total.detaches = __atomic_load_n(&retired.detaches, __ATOMIC_RELAXED);
+	resp->total.detach_corrupt = __atomic_load_n(&retired.detach_corrupt, __ATOMIC_RELAXED);
+	resp->total.detach_slow = __atomic_load_n(&retired.detach_slow, __ATOMIC_RELAXED);
+	resp->total.detach_lease = __atomic_load_n(&retired.detach_lease, __ATOMIC_RELAXED);
+	rcu_read_lock();
+	resp->total.requests = retired.requests;
+	resp->total.req_bytes = retired.req_bytes;
+	resp->total.responses = retired.responses;
+	resp->total.resp_bytes = retired.resp_bytes;
+	resp->total.doorbells_rung = retired.doorbells_rung;
+	resp->total.sleeps = retired.sleeps;
+	resp->total.overflows = retired.overflows;
+	cds_list_for_each_entry_rcu(ch, &registry, node) {
+		if (atomic_load_explicit(&ch->state, memory_order_relaxed) == CHANNEL_CLOSED)
+			continue;
+		counters_add(&resp->total, shmchan_server_stats(ch->server));
+		resp->channels++;
+	}
+	rcu_read_unlock();
+	rte_memzone_walk(memzone_count, &resp->memzones);
+	return api_out(0, sizeof(*resp), resp);
+}
+API_HANDLER(GR_SHM_STATS, channel_stats);
+
+static struct api_out channel_list(const void *request, uint32_t len, struct api_ctx *ctx) {
+	struct gr_shm_channel_info info;
+	struct channel *ch;
+	int ret = 0;
+
+	(void)request;
+	(void)len;
+	rcu_read_lock();
+	cds_list_for_each_entry_rcu(ch, &registry, node) {
+		memset(&info, 0, sizeof(info));
+		snprintf(info.name, sizeof(info.name), "%s", ch->name);
+		info.backing = ch->mem.backing;
+		info.poller = ch->poller;
+		info.client_pid = ch->ctx.peer_pid;
+		info.state = atomic_load_explicit(&ch->state, memory_order_relaxed);
+		channel_counters(ch, &info.counters);
+		ret = api_send(ctx, sizeof(info), &info);
+		if (ret < 0)
+			break;
+	}
+	rcu_read_unlock();
+	if (ret < 0)
+		return api_out(-ret, 0, NULL);
+	return api_out(0, 0, NULL);
+}
+API_HANDLER(GR_SHM_CHANNEL_LIST, channel_list);
+
+int channel_module_init(struct event_base *base) {
+	(void)base;
+	rcu_register_thread();
+	slow_limit_cycles = rte_get_tsc_hz() / 1000 * CHANNEL_SLOW_LIMIT_MS;
+	if (!shmchand_config.shm_enabled) {
+		LOG(INFO, "shared-memory channels disabled (--no-shm): socket only");
+		return 0;
+	}
+	return poller_start(shmchand_config.pollers, shmchand_config.spin_us);
+}
+
+void channel_module_fini(void) {
+	struct channel *ch, *tmp;
+
+	// Connections are closed first (each detaching its channel); detach
+	// whatever is left, then stop the pollers and wait for the frees.
+	cds_list_for_each_entry_safe(ch, tmp, &registry, node) channel_detach(ch);
+	poller_stop();
+	rcu_barrier();
+	rcu_unregister_thread();
+}

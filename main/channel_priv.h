@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// What the pollers call on the channel registry. Each function walks the
+// channels assigned to one poller and must be called by that poller inside
+// an RCU read-side critical section.
+
+#pragma once
+
+#include <stdbool.h>
+
+// Serve every channel of this poller once: flush its response backlog, then
+// take a bounded batch of requests. req_buf holds SHMCHAN_MSG_MAX bytes.
+// Returns the number of messages moved (0: nothing to do).
+unsigned channel_poll(unsigned poller_id, void *req_buf);
+
+// Arm the request doorbell of every channel of this poller, then re-check
+// their rings. Returns the number of channels with work pending (the poller
+// must not sleep then). Sets *backlog if a channel waits for room in its
+// response ring.
+unsigned channel_arm(unsigned poller_id, bool *backlog);
+
+// Clear the request doorbell flag of every channel of this poller.
+void channel_disarm(unsigned poller_id);

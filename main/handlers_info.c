@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Requests of our module that need no channel state: daemon info and echo.
+
+#include "api.h"
+#include "shmchand.h"
+
+#include <gr_shm.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// Backings this daemon offers to attaching clients.
+static uint32_t offered_backings(void) {
+	uint32_t backings = GR_SHM_BACKING_MEMFD;
+
+	if (!shmchand_config.shm_enabled)
+		return 0;
+	// A primary without hugepage files accepts no secondary.
+	if (shmchand_config.have_hugepages)
+		backings |= GR_SHM_BACKING_MEMZONE;
+	return backings;
+}
+
+// Main thread or poller, under the handler lock.
+static struct api_out daemon_info(const void *request, uint32_t len, struct api_ctx *ctx) {
+	struct gr_shm_daemon_info *info = calloc(1, sizeof(*info));
+
+	(void)request;
+	(void)len;
+	(void)ctx;
+	if (info == NULL)
+		return api_out(ENOMEM, 0, NULL);
+	info->pid = getpid();
+	info->pollers = shmchand_config.pollers;
+	info->poller_spin_us = shmchand_config.spin_us;
+	info->backings = offered_backings();
+	snprintf(info->file_prefix, sizeof(info->file_prefix), "%s", shmchand_config.file_prefix);
+	return api_out(0, sizeof(*info), info);
+}
+
+static struct api_out echo(const void *request, uint32_t len, struct api_ctx *ctx) {
+	void *resp;
+
+	(void)ctx;
+	if (len == 0)
+		return api_out(0, 0, NULL);
+	resp = malloc(len);
+	if (resp == NULL)
+		return api_out(ENOMEM, 0, NULL);
+	memcpy(resp, request, len);
+	return api_out(0, len, resp);
+}
+
+API_HANDLER(GR_SHM_DAEMON_INFO, daemon_info);
+API_HANDLER(GR_SHM_ECHO, echo);

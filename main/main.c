@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// shmchand: options, EAL, the event loop and shutdown.
+
+#include "channel.h"
+#include "shmchand.h"
+#include "sock.h"
+
+#include <gr_api.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include <event2/event.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// Longest poller spin budget accepted: past a second a poller would in
+// practice never sleep.
+#define MAX_SPIN_US 1000000
+// Default EAL file prefix, so the daemon never collides with another DPDK
+// application's default "rte".
+#define DEFAULT_FILE_PREFIX "shmchand"
+// Where the kernel counts free 2 MB hugepages, and how many --hugepages auto
+// wants to see before it uses them: EAL itself maps a few, and each memzone
+// channel needs one.
+#define HUGEPAGES_FREE_PATH "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+#define HUGEPAGES_AUTO_MIN_FREE 16
+// EAL memory without hugepages, in MB: the daemon's own heap only (memfd
+// channels live outside EAL memory).
+#define NO_HUGE_MEM_MB "64"
+// Options shmchand may add to the EAL arguments, and the program name.
+#define EAL_OWN_ARGS_MAX 12
+
+struct shmchand_config shmchand_config = {
+	.sock_path = GR_API_DEFAULT_SOCK_PATH,
+	.sock_mode = SHMCHAND_DEFAULT_MODE,
+	.sock_gid = (gid_t)-1,
+	.pollers = SHMCHAND_DEFAULT_POLLERS,
+	.spin_us = SHMCHAND_DEFAULT_SPIN_US,
+	.shm_enabled = true,
+	.hugepages = HUGEPAGES_AUTO,
+};
+
+// EAL's own log type until main() registers ours.
+int shmchand_logtype = RTE_LOGTYPE_EAL;
+
+static void usage(FILE *out) {
+	fprintf(out,
+		"Usage: shmchand [OPTIONS] [-- EAL_ARGS...]\n"
+		"\n"
+		"Serve the shmchan control API on a Unix socket and on shared-memory channels.\n"
+		"\n"
+		"Options:\n"
+		"  -s, --socket PATH          Unix socket path (default %s). Never abstract.\n"
+		"  -m, --socket-mode MODE     Octal permissions of the socket (default %04o).\n"
+		"  -g, --socket-group GROUP   Group name or gid of the socket (default: unchanged).\n"
+		"  -p, --pollers N            Poller threads serving channels, 1..%d (default %d).\n"
+		"  -S, --spin-us US           Microseconds a poller spins before it sleeps\n"
+		"                             (default %d, 0: always sleep, at most %d).\n"
+		"      --no-shm               Offer no shared-memory channel; clients stay on the\n"
+		"                             socket.\n"
+		"      --hugepages MODE       auto, on or off (default auto).\n"
+		"                               on:   use hugepages; fail if EAL cannot.\n"
+		"                               off:  run EAL with --no-huge -m %s; memfd channels\n"
+		"                                     only, no DPDK secondary can attach.\n"
+		"                               auto: on if more than %d 2 MB hugepages are free and\n"
+		"                                     hugetlbfs is mounted, else off.\n"
+		"  -v, --verbose              Debug log level.\n"
+		"  -h, --help                 Show this help and exit.\n"
+		"\n"
+		"Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
+		"defaults, each only if that option is not given after --:\n"
+		"  --file-prefix %s\n"
+		"  -l 0                       (unless -l, -c or --lcores is given)\n"
+		"  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
+		"  --no-telemetry             (unless --telemetry or --no-telemetry is given)\n"
+		"  --no-huge -m %s            (--hugepages off, or auto without hugepages; unless\n"
+		"                             --no-huge or --in-memory is given; -m unless -m or\n"
+		"                             --socket-mem is given)\n"
+		"and always --log-level=lib.eal:notice (--log-level=shmchand:debug with -v);\n"
+		"later --log-level options override it.\n"
+		"\n"
+		"DPDK secondaries: a client attaching to a memzone channel runs as a DPDK\n"
+		"secondary with the daemon's --file-prefix and an lcore id of its own (for\n"
+		"example --lcores='1@(0,1)'). While a secondary of an old daemon is alive, no\n"
+		"new daemon can start on the same file prefix.\n"
+		"\n"
+		"SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket\n"
+		"and exits 0. Any startup error exits 1.\n"
+		"\n"
+		"Example:\n"
+		"  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
+		GR_API_DEFAULT_SOCK_PATH,
+		SHMCHAND_DEFAULT_MODE,
+		SHMCHAND_MAX_POLLERS,
+		SHMCHAND_DEFAULT_POLLERS,
+		SHMCHAND_DEFAULT_SPIN_US,
+		MAX_SPIN_US,
+		NO_HUGE_MEM_MB,
+		HUGEPAGES_AUTO_MIN_FREE,
+		DEFAULT_FILE_PREFIX,
+		NO_HUGE_MEM_MB);
+}
+
+static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
+	char *end;
+
+	errno = 0;
+	*value = strtoul(arg, &end, base);
+	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || *value > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_group(const char *arg, gid_t *gid) {
+	const struct group *gr = getgrnam(arg);
+	unsigned long value;
+
+	if (gr != NULL) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	if (parse_uint(arg, 10, (gid_t)-1 - 1, &value) < 0)
+		return -EINVAL;
+	*gid = (gid_t)value;
+	return 0;
+}
+
+enum {
+	OPT_NO_SHM = 256,
+	OPT_HUGEPAGES,
+};
+
+static const struct option long_options[] = {
+	{"socket", required_argument, NULL, 's'},
+	{"socket-mode", required_argument, NULL, 'm'},
+	{"socket-group", required_argument, NULL, 'g'},
+	{"pollers", required_argument, NULL, 'p'},
+	{"spin-us", required_argument, NULL, 'S'},
+	{"no-shm", no_argument, NULL, OPT_NO_SHM},
+	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+// Parse the daemon's own options, argv[1] up to argc (the caller cut argv
+// at "--"). Returns 0, 1 if --help was given, or -EINVAL after printing why.
+static int parse_options(int argc, char **argv) {
+	struct shmchand_config *cfg = &shmchand_config;
+	unsigned long value;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vh", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			cfg->sock_path = optarg;
+			break;
+		case 'm':
+			if (parse_uint(optarg, 8, 07777, &value) < 0) {
+				fprintf(stderr, "shmchand: bad socket mode '%s' (octal)\n", optarg);
+				return -EINVAL;
+			}
+			cfg->sock_mode = (mode_t)value;
+			break;
+		case 'g':
+			if (parse_group(optarg, &cfg->sock_gid) < 0) {
+				fprintf(stderr, "shmchand: unknown group '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'p':
+			if (parse_uint(optarg, 10, SHMCHAND_MAX_POLLERS, &value) < 0 || value == 0) {
+				fprintf(stderr,
+					"shmchand: pollers must be 1..%d, not '%s'\n",
+					SHMCHAND_MAX_POLLERS,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->pollers = (unsigned)value;
+			break;
+		case 'S':
+			if (parse_uint(optarg, 10, MAX_SPIN_US, &value) < 0) {
+				fprintf(stderr,
+					"shmchand: spin budget must be 0..%d us, not '%s'\n",
+					MAX_SPIN_US,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->spin_us = (unsigned)value;
+			break;
+		case OPT_NO_SHM:
+			cfg->shm_enabled = false;
+			break;
+		case OPT_HUGEPAGES:
+			if (strcmp(optarg, "auto") == 0) {
+				cfg->hugepages = HUGEPAGES_AUTO;
+			} else if (strcmp(optarg, "on") == 0) {
+				cfg->hugepages = HUGEPAGES_ON;
+			} else if (strcmp(optarg, "off") == 0) {
+				cfg->hugepages = HUGEPAGES_OFF;
+			} else {
+				fprintf(stderr,
+					"shmchand: --hugepages takes auto, on or off, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'v':
+			cfg->verbose = true;
+			break;
+		case 'h':
+			return 1;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr,
+			"shmchand: unexpected argument '%s' (EAL arguments go after --)\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+// The EAL's argument vector: shmchand's defaults, then the user's.
+struct eal_args {
+	int argc;
+	char **argv;
+	bool default_lcores; // we added -l 0: the user chose no lcores
+};
+
+// True if args holds --name or --name=value.
+static bool has_long_opt(int argc, char *const argv[], const char *name) {
+	size_t len = strlen(name);
+
+	for (int i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, name, len) != 0)
+			continue;
+		if (argv[i][2 + len] == '\0' || argv[i][2 + len] == '=')
+			return true;
+	}
+	return false;
+}
+
+// True if args holds the short option -c, alone or with its value attached.
+static bool has_short_opt(int argc, char *const argv[], char c) {
+	for (int i = 0; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1] == c)
+			return true;
+	}
+	return false;
+}
+
+// The value of the last --file-prefix in args, or the EAL default we add.
+static const char *file_prefix_of(int argc, char *const argv[]) {
+	const char *prefix = DEFAULT_FILE_PREFIX;
+	static const char opt[] = "--file-prefix";
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
+			prefix = argv[++i];
+		else if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 && argv[i][sizeof(opt) - 1] == '=')
+			prefix = argv[i] + sizeof(opt);
+	}
+	return prefix;
+}
+
+static long hugepages_free(void) {
+	FILE *f = fopen(HUGEPAGES_FREE_PATH, "r");
+	long free_pages = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld", &free_pages) != 1)
+		free_pages = 0;
+	fclose(f);
+	return free_pages;
+}
+
+static bool hugetlbfs_mounted(void) {
+	char line[512], fstype[64];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/mounts", "r");
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%*s %*s %63s", fstype) == 1 && strcmp(fstype, "hugetlbfs") == 0)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+// Whether EAL should run without hugepages, per --hugepages.
+static bool want_no_huge(enum hugepage_mode mode) {
+	long free_pages;
+
+	switch (mode) {
+	case HUGEPAGES_ON:
+		return false;
+	case HUGEPAGES_OFF:
+		LOG(INFO, "hugepages off: memfd channels only");
+		return true;
+	case HUGEPAGES_AUTO:
+		break;
+	}
+	free_pages = hugepages_free();
+	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && hugetlbfs_mounted()) {
+		LOG(INFO, "hugepages auto: %ld free 2 MB hugepages, using them", free_pages);
+		return false;
+	}
+	LOG(NOTICE,
+	    "hugepages auto: %ld free 2 MB hugepages (need more than %d) or no hugetlbfs mount;"
+	    " running with --no-huge, memfd channels only",
+	    free_pages,
+	    HUGEPAGES_AUTO_MIN_FREE);
+	return true;
+}
+
+// Build the EAL arguments: program name, our defaults unless the user gave
+// the same option, then the user's arguments. Returns 0 or -ENOMEM.
+static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv) {
+	const struct shmchand_config *cfg = &shmchand_config;
+	char **argv = calloc(EAL_OWN_ARGS_MAX + user_argc + 1, sizeof(*argv));
+	int argc = 0;
+
+	if (argv == NULL)
+		return -ENOMEM;
+	argv[argc++] = "shmchand";
+	if (!has_long_opt(user_argc, user_argv, "file-prefix")) {
+		argv[argc++] = "--file-prefix";
+		argv[argc++] = DEFAULT_FILE_PREFIX;
+	}
+	if (!has_short_opt(user_argc, user_argv, 'l') && !has_short_opt(user_argc, user_argv, 'c')
+	    && !has_long_opt(user_argc, user_argv, "lcores")) {
+		argv[argc++] = "-l";
+		argv[argc++] = "0";
+		eal->default_lcores = true;
+	}
+	if (!has_long_opt(user_argc, user_argv, "no-pci") && !has_short_opt(user_argc, user_argv, 'a')
+	    && !has_long_opt(user_argc, user_argv, "allow"))
+		argv[argc++] = "--no-pci";
+	if (!has_long_opt(user_argc, user_argv, "telemetry")
+	    && !has_long_opt(user_argc, user_argv, "no-telemetry"))
+		argv[argc++] = "--no-telemetry";
+	argv[argc++] = cfg->verbose ? "--log-level=shmchand:debug" : "--log-level=lib.eal:notice";
+	if (!has_long_opt(user_argc, user_argv, "no-huge")
+	    && !has_long_opt(user_argc, user_argv, "in-memory") && want_no_huge(cfg->hugepages)) {
+		argv[argc++] = "--no-huge";
+		if (!has_short_opt(user_argc, user_argv, 'm')
+		    && !has_long_opt(user_argc, user_argv, "socket-mem")) {
+			argv[argc++] = "-m";
+			argv[argc++] = NO_HUGE_MEM_MB;
+		}
+	}
+	for (int i = 0; i < user_argc; i++)
+		argv[argc++] = user_argv[i];
+	eal->argc = argc;
+	eal->argv = argv;
+	return 0;
+}
+
+// The EAL runtime directory of prefix, as EAL 22.11 computes it.
+static void eal_runtime_dir(const char *prefix, char *dir, size_t len) {
+	const char *base = "/var/run";
+
+	if (getuid() != 0) {
+		base = getenv("XDG_RUNTIME_DIR");
+		if (base == NULL)
+			base = "/tmp";
+	}
+	snprintf(dir, len, "%s/dpdk/%s", base, prefix);
+}
+
+// The pid of the primary holding the EAL config lock of dir, 0 if none.
+static pid_t eal_primary_pid(const char *dir) {
+	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	char path[PATH_MAX];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/config", dir) >= sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fcntl(fd, F_GETLK, &lock) < 0)
+		lock.l_type = F_UNLCK;
+	close(fd);
+	return lock.l_type == F_UNLCK ? 0 : lock.l_pid;
+}
+
+// Print the live secondaries of dir: each one has a socket named
+// mp_socket_<pid>_<tsc> there. Returns how many.
+static unsigned eal_print_secondaries(const char *dir) {
+	static const char mp_prefix[] = "mp_socket_";
+	const struct dirent *entry;
+	unsigned n = 0;
+	DIR *d;
+	int pid;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	while ((entry = readdir(d)) != NULL) {
+		if (strncmp(entry->d_name, mp_prefix, sizeof(mp_prefix) - 1) != 0)
+			continue;
+		pid = atoi(entry->d_name + sizeof(mp_prefix) - 1);
+		if (pid <= 0 || pid == getpid() || (kill(pid, 0) < 0 && errno != EPERM))
+			continue;
+		fprintf(stderr, "%s %d", n == 0 ? "shmchand: live DPDK secondaries:" : ",", pid);
+		n++;
+	}
+	closedir(d);
+	if (n > 0)
+		fprintf(stderr, "\n");
+	return n;
+}
+
+// Say why rte_eal_init() failed and what to do about it.
+static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
+	char dir[PATH_MAX];
+	unsigned secondaries;
+	pid_t primary;
+
+	if (rte_errno != 0)
+		fprintf(stderr, "shmchand: EAL init failed: %s\n", rte_strerror(rte_errno));
+	else
+		fprintf(stderr, "shmchand: EAL init failed (see the EAL messages above)\n");
+
+	eal_runtime_dir(prefix, dir, sizeof(dir));
+	primary = eal_primary_pid(dir);
+	if (primary != 0)
+		fprintf(stderr, "shmchand: process %d holds the EAL lock of %s\n", (int)primary, dir);
+	secondaries = eal_print_secondaries(dir);
+	if (primary != 0 || secondaries > 0) {
+		fprintf(stderr,
+			"shmchand: another shmchand, or a DPDK secondary of an old one, still uses"
+			" file prefix %s; stop it or pick another --file-prefix\n",
+			prefix);
+	} else if (hugepages_wanted) {
+		fprintf(stderr,
+			"shmchand: if hugepages are short or not mounted, reserve some"
+			" (scripts/hugepages.sh) or start with --hugepages off\n");
+	}
+}
+
+static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
+	(void)what;
+	LOG(NOTICE, "signal %d: shutting down", (int)sig);
+	event_base_loopbreak(arg);
+}
+
+// Run the event loop until SIGINT or SIGTERM. Returns 0 or -errno.
+static int serve(struct event_base *base) {
+	struct event *sigint, *sigterm;
+	int ret = -ENOMEM;
+
+	sigint = evsignal_new(base, SIGINT, on_stop_signal, base);
+	sigterm = evsignal_new(base, SIGTERM, on_stop_signal, base);
+	if (sigint == NULL || sigterm == NULL || evsignal_add(sigint, NULL) < 0
+	    || evsignal_add(sigterm, NULL) < 0) {
+		LOG(ERR, "cannot watch SIGINT and SIGTERM");
+		goto out;
+	}
+	ret = channel_module_init(base);
+	if (ret < 0)
+		goto out;
+	ret = sock_server_init(
+		base,
+		shmchand_config.sock_path,
+		shmchand_config.sock_mode,
+		shmchand_config.sock_gid
+	);
+	if (ret == 0) {
+		LOG(NOTICE,
+		    "shmchand %s ready: socket %s, file prefix %s, hugepages %s, channels %s",
+		    SHMCHAN_VERSION,
+		    shmchand_config.sock_path,
+		    shmchand_config.file_prefix,
+		    shmchand_config.have_hugepages ? "yes" : "no",
+		    shmchand_config.shm_enabled ? "on" : "off");
+		if (event_base_dispatch(base) < 0) {
+			LOG(ERR, "event loop failed");
+			ret = -EIO;
+		}
+	}
+	// Clients first: their leases end before the channels go.
+	sock_server_fini();
+	channel_module_fini();
+out:
+	if (sigint != NULL)
+		event_free(sigint);
+	if (sigterm != NULL)
+		event_free(sigterm);
+	return ret;
+}
+
+int main(int argc, char **argv) {
+	struct shmchand_config *cfg = &shmchand_config;
+	int own_argc = argc, ret, status = EXIT_FAILURE;
+	struct eal_args eal = {0};
+	struct event_base *base;
+	bool restore_cpus = false;
+	bool shared_files;
+	cpu_set_t cpus;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			own_argc = i;
+			break;
+		}
+	}
+	ret = parse_options(own_argc, argv);
+	if (ret != 0) {
+		usage(ret > 0 ? stdout : stderr);
+		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	ret = rte_log_register_type_and_pick_level(
+		"shmchand",
+		cfg->verbose ? RTE_LOG_DEBUG : RTE_LOG_INFO
+	);
+	if (ret < 0) {
+		fprintf(stderr, "shmchand: cannot register log type: %s\n", rte_strerror(-ret));
+		return EXIT_FAILURE;
+	}
+	shmchand_logtype = ret;
+
+	if (own_argc < argc)
+		ret = eal_args_build(&eal, argc - own_argc - 1, argv + own_argc + 1);
+	else
+		ret = eal_args_build(&eal, 0, NULL);
+	if (ret < 0) {
+		fprintf(stderr, "shmchand: out of memory\n");
+		return EXIT_FAILURE;
+	}
+	// Read before rte_eal_init(), which reorders argv.
+	ret = snprintf(
+		cfg->file_prefix,
+		sizeof(cfg->file_prefix),
+		"%s",
+		file_prefix_of(eal.argc, eal.argv)
+	);
+	if (ret < 0 || (size_t)ret >= sizeof(cfg->file_prefix)) {
+		fprintf(stderr,
+			"shmchand: --file-prefix is longer than %zu bytes\n",
+			sizeof(cfg->file_prefix) - 1);
+		goto free_args;
+	}
+	// Secondaries map the primary's hugepage files: not with --no-huge, and
+	// not when EAL keeps no shared files (--in-memory, --no-shconf).
+	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge")
+		&& !has_long_opt(eal.argc, eal.argv, "in-memory")
+		&& !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	// EAL pins this thread to its main lcore. The daemon runs no data-plane
+	// lcore: give the main thread (and the pollers it starts) back every CPU
+	// it had, unless the user chose lcores.
+	if (eal.default_lcores)
+		restore_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
+
+	LOG(DEBUG, "EAL arguments:");
+	for (int i = 1; i < eal.argc; i++)
+		LOG(DEBUG, "  %s", eal.argv[i]);
+	if (rte_eal_init(eal.argc, eal.argv) < 0) {
+		eal_explain_failure(cfg->file_prefix, !has_long_opt(eal.argc, eal.argv, "no-huge"));
+		goto free_args;
+	}
+	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
+		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
+	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
+
+	base = event_base_new();
+	if (base == NULL) {
+		LOG(ERR, "cannot create the event loop");
+	} else {
+		if (serve(base) == 0)
+			status = EXIT_SUCCESS;
+		event_base_free(base);
+	}
+	rte_eal_cleanup();
+free_args:
+	free(eal.argv);
+	return status;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+#include "poller.h"
+#include "channel_priv.h"
+#include "shmchand.h"
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+#include <shmchan.h>
+#include <urcu.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+// While a channel holds a response backlog, the poller sleeps at most this
+// long: the client frees room in its ring without ringing a doorbell, and
+// the slow-client limit must be checked.
+#define POLLER_BACKLOG_SLEEP_MS 1
+// Events taken per epoll_wait. The poller serves every channel after any
+// wake-up, so this only bounds one call.
+#define POLLER_MAX_EVENTS 64
+
+struct poller {
+	pthread_t thread;
+	unsigned id;
+	int epfd; // written at start (main thread), read by the poller
+	int stop_fd; // eventfd: main thread writes it to stop the poller
+	atomic_bool stop;
+	uint8_t *req_buf; // SHMCHAN_MSG_MAX bytes: each request is copied here first
+};
+
+static struct poller pollers[SHMCHAND_MAX_POLLERS];
+static unsigned n_pollers;
+static uint64_t spin_cycles;
+
+unsigned poller_count(void) {
+	return n_pollers;
+}
+
+int poller_watch(unsigned id, int fd) {
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
+
+	if (id >= n_pollers)
+		return -EINVAL;
+	if (epoll_ctl(pollers[id].epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		LOG(ERR, "epoll_ctl add fd %d to poller %u: %s", fd, id, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+void poller_unwatch(unsigned id, int fd) {
+	if (id < n_pollers && epoll_ctl(pollers[id].epfd, EPOLL_CTL_DEL, fd, NULL) < 0)
+		LOG(ERR, "epoll_ctl del fd %d from poller %u: %s", fd, id, strerror(errno));
+}
+
+static void *poller_main(void *arg) {
+	struct epoll_event events[POLLER_MAX_EVENTS];
+	struct poller *p = arg;
+	uint64_t last_work;
+	char name[16];
+
+	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
+	pthread_setname_np(pthread_self(), name);
+	rcu_register_thread();
+	last_work = rte_rdtsc();
+
+	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
+		bool backlog = false;
+		unsigned work;
+
+		rcu_read_lock();
+		work = channel_poll(p->id, p->req_buf);
+		rcu_read_unlock();
+		if (work > 0) {
+			last_work = rte_rdtsc();
+			continue;
+		}
+		if (rte_rdtsc() - last_work < spin_cycles) {
+			rte_pause();
+			continue;
+		}
+
+		// Idle past the spin budget: arm every doorbell, then re-check
+		// every ring (channel_arm does both, the fence in between). A
+		// client that published before seeing the flag is caught by the
+		// re-check; one that publishes after sees the flag and rings.
+		rcu_read_lock();
+		work = channel_arm(p->id, &backlog);
+		rcu_read_unlock();
+		if (work == 0) {
+			int n = epoll_wait(
+				p->epfd,
+				events,
+				POLLER_MAX_EVENTS,
+				backlog ? POLLER_BACKLOG_SLEEP_MS : -1
+			);
+			if (n < 0 && errno != EINTR)
+				LOG(ERR, "poller %u: epoll_wait: %s", p->id, strerror(errno));
+		}
+		rcu_read_lock();
+		channel_disarm(p->id);
+		rcu_read_unlock();
+		last_work = rte_rdtsc();
+	}
+
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static int poller_init_one(struct poller *p, unsigned id) {
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	p->id = id;
+	atomic_init(&p->stop, false);
+	p->req_buf = malloc(SHMCHAN_MSG_MAX);
+	if (p->req_buf == NULL)
+		return -ENOMEM;
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (p->epfd < 0)
+		return -errno;
+	p->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->stop_fd < 0)
+		return -errno;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->stop_fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static void poller_free_one(struct poller *p) {
+	if (p->epfd > 0)
+		close(p->epfd);
+	if (p->stop_fd > 0)
+		close(p->stop_fd);
+	free(p->req_buf);
+	memset(p, 0, sizeof(*p));
+}
+
+int poller_start(unsigned n, unsigned spin_us) {
+	int ret;
+
+	if (n == 0 || n > SHMCHAND_MAX_POLLERS)
+		return -EINVAL;
+	spin_cycles = rte_get_tsc_hz() / 1000000 * spin_us;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct poller *p = &pollers[i];
+
+		ret = poller_init_one(p, i);
+		if (ret < 0) {
+			LOG(ERR, "poller %u: %s", i, strerror(-ret));
+			poller_free_one(p);
+			goto fail;
+		}
+		ret = -pthread_create(&p->thread, NULL, poller_main, p);
+		if (ret < 0) {
+			LOG(ERR, "poller %u: pthread_create: %s", i, strerror(-ret));
+			poller_free_one(p);
+			goto fail;
+		}
+		n_pollers = i + 1;
+	}
+	LOG(INFO, "%u poller(s), spin budget %u us", n, spin_us);
+	return 0;
+fail:
+	poller_stop();
+	return ret;
+}
+
+void poller_stop(void) {
+	for (unsigned i = 0; i < n_pollers; i++) {
+		struct poller *p = &pollers[i];
+		uint64_t one = 1;
+
+		atomic_store_explicit(&p->stop, true, memory_order_relaxed);
+		if (write(p->stop_fd, &one, sizeof(one)) < 0)
+			LOG(ERR, "poller %u: wake for stop: %s", i, strerror(errno));
+	}
+	for (unsigned i = 0; i < n_pollers; i++) {
+		pthread_join(pollers[i].thread, NULL);
+		poller_free_one(&pollers[i]);
+	}
+	n_pollers = 0;
+}
