@@ -1,0 +1,1089 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// ping2_perf: measure request round trips to shmchand on either transport.
+//
+// Each client process connects on its own, runs WARMUP requests, waits until
+// every client is ready, then runs its share of COUNT requests with DEPTH in
+// flight, verifying every response. The parent aggregates latency
+// histograms, CPU time and context switches through one pipe per client and
+// samples the daemon's CPU time from /proc around the measured phase.
+// docs/performance.md draws its plots from the --json output.
+//
+// With --secondary each client process initialises EAL as a DPDK secondary
+// of the daemon after it is forked (EAL cannot be shared across a fork), so
+// the client library gives it a memzone channel instead of a memfd one.
+
+#include <gr_api.h>
+#include <gr_api_client.h>
+#include <gr_shm.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NSEC_PER_SEC 1000000000ull
+#define DEFAULT_COUNT 100000
+#define DEFAULT_WARMUP 1000
+// Bounds of the options: enough for any benchmark on one machine, small
+// enough that the in-flight table and the client table stay tiny.
+#define MAX_DEPTH 4096
+#define MAX_CLIENTS 256
+// Progress goes to stderr this often during the measured phase.
+#define PROGRESS_INTERVAL_NS NSEC_PER_SEC
+// The clock is read for progress once every PROGRESS_CHECK_MASK + 1 calls.
+#define PROGRESS_CHECK_MASK 0xff
+// Bytes of the per-request sequence number stamped at the start of a payload.
+#define STAMP_LEN sizeof(uint64_t)
+// Length of the transport reason carried from a client to the parent: the
+// client library's longest reason names two EAL file prefixes.
+#define REASON_LEN 256
+// EAL arguments ping2_perf builds for a secondary, program name included.
+#define EAL_OWN_ARGS 9
+// Room for the --lcores value: "N@(" + a CPU list + ")".
+#define LCORES_ARG_LEN 512
+
+// Latency histogram, log-linear: values below HIST_SUB_BUCKETS ns are exact;
+// above, each power of two is cut into HIST_SUB_BUCKETS buckets (6% wide).
+// The last power of two starts at 2^HIST_MAX_POW2 ns (137 s); longer round
+// trips land in the last bucket and still count in max.
+#define HIST_SUB_BITS 4
+#define HIST_SUB_BUCKETS (1u << HIST_SUB_BITS)
+#define HIST_MAX_POW2 37
+#define HIST_GROUPS (HIST_MAX_POW2 - HIST_SUB_BITS + 2)
+#define HIST_BUCKETS (HIST_GROUPS * HIST_SUB_BUCKETS)
+
+struct histogram {
+	uint64_t count;
+	uint64_t max_ns;
+	uint64_t buckets[HIST_BUCKETS];
+};
+
+static unsigned hist_index(uint64_t ns) {
+	if (ns < HIST_SUB_BUCKETS)
+		return (unsigned)ns;
+	unsigned pow2 = 63 - (unsigned)__builtin_clzll(ns);
+	if (pow2 > HIST_MAX_POW2)
+		return HIST_BUCKETS - 1;
+	unsigned group = pow2 - HIST_SUB_BITS + 1;
+	unsigned sub = (unsigned)(ns >> (pow2 - HIST_SUB_BITS)) & (HIST_SUB_BUCKETS - 1);
+	return group * HIST_SUB_BUCKETS + sub;
+}
+
+// The value a bucket stands for: its exact value or its midpoint.
+static uint64_t hist_value(unsigned index) {
+	unsigned group = index / HIST_SUB_BUCKETS;
+	uint64_t sub = index % HIST_SUB_BUCKETS;
+	if (group == 0)
+		return sub;
+	uint64_t low = (HIST_SUB_BUCKETS + sub) << (group - 1);
+	uint64_t width = 1ull << (group - 1);
+	return low + width / 2;
+}
+
+static void hist_add(struct histogram *h, uint64_t ns) {
+	h->buckets[hist_index(ns)]++;
+	h->count++;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+static void hist_merge(struct histogram *into, const struct histogram *from) {
+	for (unsigned i = 0; i < HIST_BUCKETS; i++)
+		into->buckets[i] += from->buckets[i];
+	into->count += from->count;
+	if (from->max_ns > into->max_ns)
+		into->max_ns = from->max_ns;
+}
+
+// The value at rank ceil(fraction * count) of the samples, never above max.
+static uint64_t hist_percentile(const struct histogram *h, double fraction) {
+	double exact_rank = fraction * (double)h->count;
+	uint64_t rank = (uint64_t)exact_rank;
+	uint64_t seen = 0;
+	if ((double)rank < exact_rank || rank == 0)
+		rank++;
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		seen += h->buckets[i];
+		if (seen >= rank) {
+			uint64_t v = hist_value(i);
+			return v < h->max_ns ? v : h->max_ns;
+		}
+	}
+	return h->max_ns;
+}
+
+struct options {
+	const char *sock_path;
+	uint64_t count; // measured calls, all clients together
+	uint64_t warmup; // calls per client before measuring
+	enum gr_api_transport transport;
+	unsigned depth;
+	size_t size;
+	unsigned clients;
+	int spin_us;
+	bool json;
+	bool quiet;
+	// DPDK secondary clients (--secondary).
+	bool secondary;
+	char file_prefix[GR_SHM_PREFIX_LEN]; // --file-prefix, else the daemon's
+	unsigned lcore; // --lcore N, 0: 1 + pid % (RTE_MAX_LCORE - 1)
+	int eal_argc; // EAL arguments given after --, passed verbatim
+	char **eal_argv;
+};
+
+// What one client process sends to the parent when it is done.
+struct client_result {
+	int32_t transport; // enum gr_api_transport
+	uint32_t backing; // GR_SHM_BACKING_* of its channel, 0 on the socket
+	char reason[REASON_LEN];
+	uint64_t calls;
+	uint64_t start_ns; // CLOCK_MONOTONIC, shared by all processes
+	uint64_t end_ns;
+	uint64_t cpu_ns; // user + system during the measured phase
+	uint64_t vcsw; // voluntary context switches during the measured phase
+	int64_t syscalls; // -1 when not measurable
+	struct histogram hist;
+};
+
+// A pipe holds at least 64 KiB on Linux, so the child's single write of its
+// result never blocks, even before the parent reads.
+_Static_assert(sizeof(struct client_result) < 65536, "a result fits an empty pipe");
+
+static const char *log_prefix = "ping2_perf";
+
+static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", log_prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_FAILURE);
+}
+
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t timeval_ns(const struct timeval *tv) {
+	return (uint64_t)tv->tv_sec * NSEC_PER_SEC + (uint64_t)tv->tv_usec * 1000;
+}
+
+static const char *transport_name(enum gr_api_transport t) {
+	switch (t) {
+	case GR_API_TRANSPORT_SOCKET:
+		return "socket";
+	case GR_API_TRANSPORT_SHM:
+		return "shm";
+	case GR_API_TRANSPORT_AUTO:
+		break;
+	}
+	return "auto";
+}
+
+// The request a payload size stands for: 0 is GR_PING, 64 is GR_PING2, any
+// other size is GR_SHM_ECHO.
+static uint32_t request_type(size_t size) {
+	if (size == 0)
+		return GR_PING;
+	if (size == GR_PING2_LEN)
+		return GR_PING2;
+	return GR_SHM_ECHO;
+}
+
+static const char *request_name(size_t size) {
+	if (size == 0)
+		return "GR_PING";
+	if (size == GR_PING2_LEN)
+		return "GR_PING2";
+	return "GR_SHM_ECHO";
+}
+
+// Counts the system calls of this process with the raw_syscalls:sys_enter
+// tracepoint. Needs tracefs mounted; returns -1 when it cannot be had.
+static int syscall_counter_open(void) {
+	static const char *const id_paths[] = {
+		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+	};
+	unsigned long long id = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(id_paths) / sizeof(id_paths[0]) && !found; i++) {
+		FILE *f = fopen(id_paths[i], "r");
+		if (f == NULL)
+			continue;
+		found = fscanf(f, "%llu", &id) == 1;
+		fclose(f);
+	}
+	if (!found)
+		return -1;
+
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = id,
+		.disabled = 1,
+		.inherit = 1,
+	};
+	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+// One request in flight.
+struct inflight {
+	uint32_t id;
+	uint64_t seq;
+	uint64_t sent_ns;
+};
+
+struct client_state {
+	const struct options *opts;
+	struct gr_api_client *client;
+	uint32_t type;
+	uint8_t *tx; // pattern, with the sequence number stamped at the start
+	uint8_t *rx;
+	uint64_t next_seq;
+	struct inflight *fifo; // opts->depth slots, oldest at head
+	unsigned head;
+	unsigned used;
+};
+
+static size_t stamp_len(size_t size) {
+	return size < STAMP_LEN ? size : STAMP_LEN;
+}
+
+static void send_one(struct client_state *s) {
+	size_t size = s->opts->size;
+	uint64_t seq = s->next_seq++;
+	struct inflight *slot = &s->fifo[(s->head + s->used) % s->opts->depth];
+
+	memcpy(s->tx, &seq, stamp_len(size));
+	slot->seq = seq;
+	slot->sent_ns = now_ns();
+	long id = gr_api_client_send(s->client, s->type, size, s->tx);
+	if (id <= 0 || id > UINT32_MAX)
+		fail("send %s #%" PRIu64 ": %s", request_name(size), seq, strerror(errno));
+	slot->id = (uint32_t)id;
+	s->used++;
+}
+
+// Receive the oldest request's response, check it and return its round trip.
+static uint64_t recv_oldest(struct client_state *s) {
+	size_t size = s->opts->size;
+	struct inflight *slot = &s->fifo[s->head];
+	long len = gr_api_client_recv_into(s->client, slot->id, s->rx, GR_API_MAX_MSG_LEN);
+	uint64_t rtt = now_ns() - slot->sent_ns;
+
+	if (len < 0)
+		fail("request %" PRIu32 " (%s #%" PRIu64 "): %s",
+		     slot->id,
+		     request_name(size),
+		     slot->seq,
+		     strerror(errno));
+	if ((size_t)len != size)
+		fail("request %" PRIu32 ": response of %ld bytes, expected %zu", slot->id, len, size
+		);
+	if (memcmp(s->rx, &slot->seq, stamp_len(size)) != 0)
+		fail("request %" PRIu32 ": response carries another request's payload", slot->id);
+	if (size > STAMP_LEN && memcmp(s->rx + STAMP_LEN, s->tx + STAMP_LEN, size - STAMP_LEN) != 0)
+		fail("request %" PRIu32 ": response payload differs from the request", slot->id);
+
+	s->head = (s->head + 1) % s->opts->depth;
+	s->used--;
+	return rtt;
+}
+
+// Run calls requests with up to depth in flight: fill the window, then send
+// one more for each response. With hist NULL (warmup) nothing is recorded.
+static void
+run_calls(struct client_state *s, uint64_t calls, struct histogram *hist, bool progress) {
+	uint64_t sent = 0, done = 0;
+	uint64_t start = now_ns();
+	uint64_t next_progress = start + PROGRESS_INTERVAL_NS;
+
+	while (sent < calls && s->used < s->opts->depth) {
+		send_one(s);
+		sent++;
+	}
+	while (done < calls) {
+		uint64_t rtt = recv_oldest(s);
+		done++;
+		if (hist != NULL)
+			hist_add(hist, rtt);
+		if (sent < calls) {
+			send_one(s);
+			sent++;
+		}
+		if (progress && (done & PROGRESS_CHECK_MASK) == 0 && now_ns() >= next_progress) {
+			uint64_t t = now_ns();
+			fprintf(stderr,
+				"%s: %" PRIu64 "/%" PRIu64 " calls, %.0f calls/s\n",
+				log_prefix,
+				done,
+				calls,
+				(double)done * NSEC_PER_SEC / (double)(t - start));
+			next_progress = t + PROGRESS_INTERVAL_NS;
+		}
+	}
+}
+
+static void write_all(int fd, const void *buf, size_t len) {
+	const uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("write to parent: %s", strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+// Read len bytes; returns false on a short read (the writer exited).
+static bool read_all(int fd, void *buf, size_t len) {
+	uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static struct gr_api_client *connect_client(const struct options *o, enum gr_api_transport t) {
+	struct gr_api_client_opts copts = {
+		.transport = t,
+		.spin_us = o->spin_us,
+		.version = "ping2_perf",
+	};
+	return gr_api_client_connect_opts(o->sock_path, &copts);
+}
+
+// Say why a forced shm connect failed: an auto connect that stays on the
+// socket carries the reason.
+static void explain_no_shm(const struct options *o) {
+	struct gr_api_client *c = connect_client(o, GR_API_TRANSPORT_AUTO);
+	if (c == NULL)
+		return;
+	if (gr_api_client_transport(c) != GR_API_TRANSPORT_SHM)
+		fprintf(stderr,
+			"%s: shm not available: %s\n",
+			log_prefix,
+			gr_api_client_transport_reason(c));
+	gr_api_client_disconnect(c);
+}
+
+// The CPUs this process may run on, as an EAL CPU set: "(0-3,6)".
+static void cpu_set_arg(char *buf, size_t len) {
+	cpu_set_t cpus;
+	size_t used = 1;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+		fail("sched_getaffinity: %s", strerror(errno));
+	buf[0] = '(';
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &cpus))
+			continue;
+		int last = cpu;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &cpus))
+			last++;
+		char range[32];
+		if (last > cpu)
+			snprintf(range, sizeof(range), "%d-%d", cpu, last);
+		else
+			snprintf(range, sizeof(range), "%d", cpu);
+		int n = snprintf(buf + used, len - used, "%s%s", used > 1 ? "," : "", range);
+		if (n < 0 || (size_t)n >= len - used)
+			fail("the CPU list of this process does not fit %zu bytes", len);
+		used += (size_t)n;
+		cpu = last;
+	}
+	if (used + 2 > len)
+		fail("the CPU list of this process does not fit %zu bytes", len);
+	buf[used++] = ')';
+	buf[used] = '\0';
+}
+
+// The lcore id of client index. Each secondary needs an lcore id of its own
+// (lcore ids index per-lcore state in the shared memory, such as mempool
+// caches), and the daemon's main lcore is 0. By default 1 + pid %
+// (RTE_MAX_LCORE - 1): never 0, and different for the clients, which are
+// forked one after the other. With --lcore N client i takes N + i, wrapping
+// from RTE_MAX_LCORE - 1 back to 1.
+static unsigned client_lcore(const struct options *o, unsigned index) {
+	if (o->lcore == 0)
+		return 1 + (unsigned)getpid() % (RTE_MAX_LCORE - 1);
+	return 1 + (o->lcore - 1 + index) % (RTE_MAX_LCORE - 1);
+}
+
+// Initialise EAL as a secondary of the daemon, in a freshly forked client.
+// Exits with a reason in plain words when EAL refuses.
+static void secondary_init(const struct options *o, unsigned index) {
+	char lcores[LCORES_ARG_LEN], cpus[LCORES_ARG_LEN - 16];
+	char *own[EAL_OWN_ARGS + 1];
+	char **argv = own;
+	int argc = 0;
+
+	if (o->eal_argv != NULL) {
+		// rte_eal_init() permutes its argv: give it a copy.
+		argv = calloc((size_t)o->eal_argc + 2, sizeof(*argv));
+		if (argv == NULL)
+			fail("%s", strerror(ENOMEM));
+		argv[argc++] = "ping2_perf";
+		for (int i = 0; i < o->eal_argc; i++)
+			argv[argc++] = o->eal_argv[i];
+	} else {
+		cpu_set_arg(cpus, sizeof(cpus));
+		snprintf(lcores, sizeof(lcores), "%u@%s", client_lcore(o, index), cpus);
+		argv[argc++] = "ping2_perf";
+		argv[argc++] = "--proc-type=secondary";
+		argv[argc++] = "--file-prefix";
+		argv[argc++] = (char *)o->file_prefix;
+		argv[argc++] = "--lcores";
+		argv[argc++] = lcores;
+		argv[argc++] = "--no-pci";
+		argv[argc++] = "--no-telemetry";
+		argv[argc++] = "--log-level=*:warning";
+	}
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0)
+		fail("EAL init as a DPDK secondary failed: %s. Either the daemon runs without"
+		     " hugepages (--hugepages off, --no-huge or --in-memory): then no secondary can"
+		     " attach, run without --secondary to get a memfd channel; or file prefix '%s'"
+		     " is not the daemon's; or the lcore id is taken (--lcore)",
+		     rte_errno != 0 ? rte_strerror(rte_errno) : "see the EAL messages above",
+		     o->eal_argv != NULL ? "(given after --)" : o->file_prefix);
+	if (rte_eal_process_type() != RTE_PROC_SECONDARY)
+		fail("EAL did not start as a secondary (--proc-type=secondary missing after --?)");
+	if (argv != own)
+		free(argv);
+}
+
+// The backing of this process's channel, from the GR_SHM_CHANNEL_LIST
+// entry whose client_pid is ours; 0 on the socket.
+static uint32_t channel_backing(struct gr_api_client *c) {
+	struct gr_shm_channel_info *info;
+	uint32_t backing = 0;
+	size_t len;
+	int ret;
+
+	if (gr_api_client_transport(c) != GR_API_TRANSPORT_SHM)
+		return 0;
+	long id = gr_api_client_send(c, GR_SHM_CHANNEL_LIST, 0, NULL);
+	if (id <= 0)
+		fail("send GR_SHM_CHANNEL_LIST: %s", strerror(errno));
+	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, (void **)&info, &len)) == 1) {
+		if (len != sizeof(*info))
+			fail("GR_SHM_CHANNEL_LIST: entry of %zu bytes, expected %zu",
+			     len,
+			     sizeof(*info));
+		if (info->client_pid == getpid())
+			backing = info->backing;
+		free(info);
+	}
+	if (ret < 0)
+		fail("GR_SHM_CHANNEL_LIST: %s", strerror(errno));
+	if (backing == 0)
+		fail("GR_SHM_CHANNEL_LIST lists no channel of pid %d", (int)getpid());
+	return backing;
+}
+
+// Body of one client process. Never returns.
+static void __attribute__((noreturn))
+client_main(const struct options *o, unsigned index, uint64_t calls, int result_fd, int go_fd) {
+	static char prefix[64];
+	struct client_result *res = calloc(1, sizeof(*res));
+	struct client_state s = {.opts = o, .type = request_type(o->size)};
+	struct rusage ru_before, ru_after;
+	uint64_t syscalls = 0;
+	char ready = 1, go;
+
+	snprintf(prefix, sizeof(prefix), "ping2_perf: client %u", index);
+	log_prefix = prefix;
+
+	s.tx = malloc(o->size > 0 ? o->size : 1);
+	s.rx = malloc(GR_API_MAX_MSG_LEN);
+	s.fifo = calloc(o->depth, sizeof(*s.fifo));
+	if (res == NULL || s.tx == NULL || s.rx == NULL || s.fifo == NULL)
+		fail("%s", strerror(ENOMEM));
+	for (size_t i = 0; i < o->size; i++)
+		s.tx[i] = (uint8_t)(i * 7 + 1);
+
+	if (o->secondary)
+		secondary_init(o, index);
+	s.client = connect_client(o, o->transport);
+	if (s.client == NULL) {
+		int err = errno;
+		if (err == ENOTSUP && o->transport == GR_API_TRANSPORT_SHM)
+			explain_no_shm(o);
+		fail("connect %s (transport %s): %s",
+		     o->sock_path,
+		     transport_name(o->transport),
+		     strerror(err));
+	}
+	res->transport = (int32_t)gr_api_client_transport(s.client);
+	res->backing = channel_backing(s.client);
+	// A run that asked for secondaries measures memzone channels or nothing.
+	if (o->secondary && res->backing != GR_SHM_BACKING_MEMZONE)
+		fail("--secondary, but no memzone channel: %s",
+		     gr_api_client_transport_reason(s.client));
+	snprintf(res->reason, sizeof(res->reason), "%s", gr_api_client_transport_reason(s.client));
+
+	run_calls(&s, o->warmup, NULL, false);
+
+	int counter = syscall_counter_open();
+	write_all(result_fd, &ready, sizeof(ready));
+	// The parent closes the go pipe once every client is ready: EOF is the start.
+	while (read(go_fd, &go, sizeof(go)) < 0 && errno == EINTR)
+		;
+	close(go_fd);
+
+	getrusage(RUSAGE_SELF, &ru_before);
+	if (counter >= 0)
+		ioctl(counter, PERF_EVENT_IOC_ENABLE, 0);
+	res->start_ns = now_ns();
+	run_calls(&s, calls, &res->hist, index == 0 && !o->quiet);
+	res->end_ns = now_ns();
+	if (counter >= 0)
+		ioctl(counter, PERF_EVENT_IOC_DISABLE, 0);
+	getrusage(RUSAGE_SELF, &ru_after);
+
+	res->calls = calls;
+	res->cpu_ns = timeval_ns(&ru_after.ru_utime) + timeval_ns(&ru_after.ru_stime) -
+		      timeval_ns(&ru_before.ru_utime) - timeval_ns(&ru_before.ru_stime);
+	res->vcsw = (uint64_t)(ru_after.ru_nvcsw - ru_before.ru_nvcsw);
+	res->syscalls = -1;
+	if (counter >= 0 && read(counter, &syscalls, sizeof(syscalls)) == sizeof(syscalls))
+		res->syscalls = (int64_t)syscalls;
+
+	if (gr_api_client_disconnect(s.client) < 0)
+		fail("disconnect: %s", strerror(errno));
+	if (o->secondary && rte_eal_cleanup() < 0)
+		fail("EAL cleanup: %s", rte_strerror(rte_errno));
+	write_all(result_fd, res, sizeof(*res));
+	exit(EXIT_SUCCESS);
+}
+
+// Ask the daemon who it is (GR_SHM_DAEMON_INFO) over a short connection of
+// its own. Returns false if it does not tell.
+static bool daemon_info(const struct options *o, struct gr_shm_daemon_info *info) {
+	struct gr_api_client *c = connect_client(o, GR_API_TRANSPORT_SOCKET);
+	bool told = false;
+
+	if (c == NULL)
+		fail("connect %s: %s", o->sock_path, strerror(errno));
+	long id = gr_api_client_send(c, GR_SHM_DAEMON_INFO, 0, NULL);
+	if (id <= 0)
+		fail("send GR_SHM_DAEMON_INFO: %s", strerror(errno));
+	long len = gr_api_client_recv_into(c, (uint32_t)id, info, sizeof(*info));
+	if (len == (long)sizeof(*info))
+		told = true;
+	else if (len >= 0)
+		fail("GR_SHM_DAEMON_INFO: response of %ld bytes, expected %zu", len, sizeof(*info));
+	else if (errno == ENOTSUP)
+		fprintf(stderr, "%s: daemon does not serve GR_SHM_DAEMON_INFO\n", log_prefix);
+	else
+		fail("GR_SHM_DAEMON_INFO: %s", strerror(errno));
+	gr_api_client_disconnect(c);
+	if (told)
+		info->file_prefix[sizeof(info->file_prefix) - 1] = '\0';
+	return told;
+}
+
+// With --secondary: the file prefix to attach to, and a plain reason to stop
+// before any EAL init that cannot work.
+static void secondary_prepare(struct options *o, const struct gr_shm_daemon_info *info) {
+	if (o->eal_argv != NULL)
+		return; // the user's EAL arguments, verbatim
+	if (o->file_prefix[0] == '\0') {
+		if (info == NULL)
+			fail("--secondary: the daemon does not tell its file prefix (--file-prefix)"
+			);
+		snprintf(o->file_prefix, sizeof(o->file_prefix), "%s", info->file_prefix);
+	}
+	if (info != NULL && info->backings != 0 && !(info->backings & GR_SHM_BACKING_MEMZONE))
+		fail("--secondary: the daemon runs without hugepages (--hugepages off, --no-huge or"
+		     " --in-memory): no DPDK secondary can attach to it; run without --secondary"
+		     " to get a memfd channel");
+}
+
+// utime + stime of a process in ns, or -1 if /proc does not show it.
+static int64_t process_cpu_ns(pid_t pid) {
+	char path[64], buf[1024];
+	unsigned long long utime, stime;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	// The command name may hold spaces and parentheses: fields start after
+	// the last ')'. utime and stime are fields 14 and 15; 3 is the state.
+	char *p = strrchr(buf, ')');
+	if (p == NULL ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime
+	    ) != 2)
+		return -1;
+	long hz = sysconf(_SC_CLK_TCK);
+	return (int64_t)((utime + stime) * (NSEC_PER_SEC / (unsigned long long)hz));
+}
+
+static void print_json_string(const char *s) {
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void format_ns(char *buf, size_t len, uint64_t ns) {
+	if (ns < 10000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 10 * NSEC_PER_SEC / 1000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+}
+
+struct summary {
+	const char *transport;
+	const char *backing; // "memzone", "memfd", "mixed", NULL on the socket
+	const char *reason;
+	uint64_t calls;
+	double seconds;
+	struct histogram hist;
+	uint64_t client_cpu_ns;
+	uint64_t vcsw;
+	int64_t syscalls; // -1: not measurable
+	int64_t daemon_cpu_ns; // -1: not measurable
+};
+
+static void print_json(const struct options *o, const struct summary *sum) {
+	double calls = (double)sum->calls;
+
+	printf("{\"transport\": ");
+	print_json_string(sum->transport);
+	printf(", \"transport_reason\": ");
+	print_json_string(sum->reason);
+	printf(", \"backing\": ");
+	if (sum->backing != NULL)
+		print_json_string(sum->backing);
+	else
+		printf("null");
+	printf(", \"request\": \"%s\", \"clients\": %u, \"depth\": %u, \"size\": %zu",
+	       request_name(o->size),
+	       o->clients,
+	       o->depth,
+	       o->size);
+	printf(", \"count\": %" PRIu64 ", \"seconds\": %.6f, \"calls_per_s\": %.1f",
+	       sum->calls,
+	       sum->seconds,
+	       calls / sum->seconds);
+	printf(", \"latency_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64
+	       ", \"max\": %" PRIu64 "}",
+	       hist_percentile(&sum->hist, 0.50),
+	       hist_percentile(&sum->hist, 0.99),
+	       hist_percentile(&sum->hist, 0.999),
+	       sum->hist.max_ns);
+	printf(", \"client_cpu_ns_per_call\": %.1f", (double)sum->client_cpu_ns / calls);
+	if (sum->daemon_cpu_ns >= 0)
+		printf(", \"daemon_cpu_ns_per_call\": %.1f", (double)sum->daemon_cpu_ns / calls);
+	else
+		printf(", \"daemon_cpu_ns_per_call\": null");
+	printf(", \"client_vcsw_per_call\": %.4f", (double)sum->vcsw / calls);
+	if (sum->syscalls >= 0)
+		printf(", \"client_syscalls_per_call\": %.4f}\n", (double)sum->syscalls / calls);
+	else
+		printf(", \"client_syscalls_per_call\": null}\n");
+}
+
+static void print_human(const struct options *o, const struct summary *sum) {
+	char p50[32], p99[32], p999[32], max[32];
+	double calls = (double)sum->calls;
+
+	format_ns(p50, sizeof(p50), hist_percentile(&sum->hist, 0.50));
+	format_ns(p99, sizeof(p99), hist_percentile(&sum->hist, 0.99));
+	format_ns(p999, sizeof(p999), hist_percentile(&sum->hist, 0.999));
+	format_ns(max, sizeof(max), sum->hist.max_ns);
+
+	printf("transport %s%s%s%s, %u client%s, depth %u, %s of %zu bytes\n",
+	       sum->transport,
+	       sum->backing != NULL ? " (" : "",
+	       sum->backing != NULL ? sum->backing : "",
+	       sum->backing != NULL ? ")" : "",
+	       o->clients,
+	       o->clients > 1 ? "s" : "",
+	       o->depth,
+	       request_name(o->size),
+	       o->size);
+	if (sum->reason[0] != '\0')
+		printf("%s: %s\n",
+		       sum->backing != NULL ? "memfd channel" : "not on shm",
+		       sum->reason);
+	printf("%" PRIu64 " calls in %.3f s: %.0f calls/s\n",
+	       sum->calls,
+	       sum->seconds,
+	       calls / sum->seconds);
+	printf("latency p50 %s, p99 %s, p99.9 %s, max %s\n", p50, p99, p999, max);
+	printf("per call: client cpu %.0f ns", (double)sum->client_cpu_ns / calls);
+	if (sum->daemon_cpu_ns >= 0)
+		printf(", daemon cpu %.0f ns", (double)sum->daemon_cpu_ns / calls);
+	printf(", client vcsw %.3f", (double)sum->vcsw / calls);
+	if (sum->syscalls >= 0)
+		printf(", client syscalls %.3f", (double)sum->syscalls / calls);
+	printf("\n");
+}
+
+static void usage(FILE *out) {
+	fprintf(out,
+		"usage: ping2_perf [-s SOCK] [-n COUNT] [-t auto|shm|socket] [-d DEPTH] [-z SIZE]\n"
+		"                  [-c CLIENTS] [-w WARMUP] [--spin US] [--json] [-q]\n"
+		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
+		"  -s SOCK     daemon socket (default %s)\n"
+		"  -n COUNT    measured calls, all clients together (default %d)\n"
+		"  -t MODE     transport: auto (default; GR_API_TRANSPORT decides), shm, socket\n"
+		"  -d DEPTH    requests in flight per client (default 1, at most %d)\n"
+		"  -z SIZE     payload: 0 = GR_PING, 64 = GR_PING2 (default), other sizes up to\n"
+		"              %d = GR_SHM_ECHO\n"
+		"  -c CLIENTS  client processes, one connection each (default 1, at most %d)\n"
+		"  -w WARMUP   calls per client before measuring (default %d)\n"
+		"  --spin US   client spin budget in microseconds (default: the library's)\n"
+		"  --json      print one JSON object on stdout\n"
+		"  -q          no progress on stderr\n"
+		"  --secondary each client initialises EAL as a DPDK secondary of the daemon\n"
+		"              (after it is forked) and so gets a memzone channel (or fails,\n"
+		"              saying why). EAL gets\n"
+		"              --proc-type=secondary --file-prefix PREFIX --lcores N@(CPUS)\n"
+		"              --no-pci --no-telemetry --log-level=*:warning, where CPUS are\n"
+		"              the CPUs ping2_perf may run on. Needs a daemon with hugepages.\n"
+		"  --file-prefix PREFIX  the daemon's EAL file prefix (default: asked from\n"
+		"              the daemon with GR_SHM_DAEMON_INFO)\n"
+		"  --lcore N   lcore id of the first client, N + i for client i (1..%d).\n"
+		"              Each secondary needs an lcore id of its own, and 0 is the\n"
+		"              daemon's; default 1 + pid %% %d, distinct for the clients\n"
+		"  -- EAL_ARGS with --secondary: the EAL arguments of every client, verbatim,\n"
+		"              instead of the ones above\n",
+		GR_API_DEFAULT_SOCK_PATH,
+		DEFAULT_COUNT,
+		MAX_DEPTH,
+		GR_API_MAX_MSG_LEN,
+		MAX_CLIENTS,
+		DEFAULT_WARMUP,
+		RTE_MAX_LCORE - 1,
+		RTE_MAX_LCORE - 1);
+}
+
+static uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uint64_t max) {
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || v < min || v > max)
+		fail("%s: '%s' is not a number from %" PRIu64 " to %" PRIu64, opt, arg, min, max);
+	return v;
+}
+
+enum long_only_option {
+	OPT_SPIN = 256,
+	OPT_JSON,
+	OPT_SECONDARY,
+	OPT_FILE_PREFIX,
+	OPT_LCORE,
+};
+
+static void parse_options(int argc, char **argv, struct options *o) {
+	static const struct option long_options[] = {
+		{"spin", required_argument, NULL, OPT_SPIN},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"secondary", no_argument, NULL, OPT_SECONDARY},
+		{"file-prefix", required_argument, NULL, OPT_FILE_PREFIX},
+		{"lcore", required_argument, NULL, OPT_LCORE},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int own_argc = argc;
+	int ch;
+
+	// Everything after -- is EAL's.
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			own_argc = i;
+			break;
+		}
+	}
+	*o = (struct options){
+		.sock_path = GR_API_DEFAULT_SOCK_PATH,
+		.count = DEFAULT_COUNT,
+		.warmup = DEFAULT_WARMUP,
+		.transport = GR_API_TRANSPORT_AUTO,
+		.depth = 1,
+		.size = GR_PING2_LEN,
+		.clients = 1,
+		.spin_us = -1,
+	};
+	while ((ch = getopt_long(own_argc, argv, "s:n:t:d:z:c:w:qh", long_options, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			o->sock_path = optarg;
+			break;
+		case 'n':
+			o->count = parse_number("-n", optarg, 1, UINT64_MAX);
+			break;
+		case 't':
+			if (strcmp(optarg, "auto") == 0)
+				o->transport = GR_API_TRANSPORT_AUTO;
+			else if (strcmp(optarg, "shm") == 0)
+				o->transport = GR_API_TRANSPORT_SHM;
+			else if (strcmp(optarg, "socket") == 0)
+				o->transport = GR_API_TRANSPORT_SOCKET;
+			else
+				fail("-t: '%s' is not auto, shm or socket", optarg);
+			break;
+		case 'd':
+			o->depth = (unsigned)parse_number("-d", optarg, 1, MAX_DEPTH);
+			break;
+		case 'z':
+			o->size = (size_t)parse_number("-z", optarg, 0, GR_API_MAX_MSG_LEN);
+			break;
+		case 'c':
+			o->clients = (unsigned)parse_number("-c", optarg, 1, MAX_CLIENTS);
+			break;
+		case 'w':
+			o->warmup = parse_number("-w", optarg, 0, UINT64_MAX);
+			break;
+		case OPT_SPIN:
+			o->spin_us = (int)parse_number("--spin", optarg, 0, INT_MAX);
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_SECONDARY:
+			o->secondary = true;
+			break;
+		case OPT_FILE_PREFIX:
+			if (strlen(optarg) >= sizeof(o->file_prefix))
+				fail("--file-prefix: longer than %zu bytes",
+				     sizeof(o->file_prefix) - 1);
+			strcpy(o->file_prefix, optarg);
+			break;
+		case OPT_LCORE:
+			o->lcore = (unsigned)parse_number("--lcore", optarg, 1, RTE_MAX_LCORE - 1);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_SUCCESS);
+		default:
+			usage(stderr);
+			exit(EXIT_FAILURE);
+		}
+	}
+	if (optind != own_argc)
+		fail("unexpected argument '%s' (see --help)", argv[optind]);
+	if (own_argc < argc) {
+		if (!o->secondary)
+			fail("EAL arguments after -- need --secondary");
+		if (o->file_prefix[0] != '\0' || o->lcore != 0)
+			fail("--file-prefix and --lcore are EAL arguments: give them after -- too");
+		o->eal_argc = argc - own_argc - 1;
+		o->eal_argv = argv + own_argc + 1;
+	} else if (!o->secondary && (o->file_prefix[0] != '\0' || o->lcore != 0)) {
+		fail("--file-prefix and --lcore need --secondary");
+	}
+	if (o->secondary && o->transport == GR_API_TRANSPORT_SOCKET)
+		fail("--secondary measures memzone channels: not with -t socket");
+	if (o->count < o->clients)
+		fail("-n %" PRIu64 " is fewer calls than -c %u clients", o->count, o->clients);
+}
+
+static void stop_clients(const pid_t *pids, unsigned n) {
+	for (unsigned i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	for (unsigned i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+}
+
+// Read every client's result and add it to sum. Exits on a client failure.
+static void collect_results(
+	const struct options *o,
+	const pid_t *pids,
+	const int *result_fds,
+	struct summary *sum
+) {
+	static struct client_result res;
+	static char reason[REASON_LEN];
+	uint64_t first_start = UINT64_MAX, last_end = 0;
+	uint32_t backing = 0;
+
+	sum->transport = NULL;
+	for (unsigned i = 0; i < o->clients; i++) {
+		if (!read_all(result_fds[i], &res, sizeof(res))) {
+			stop_clients(pids, o->clients);
+			fail("client %u failed during the measured phase", i);
+		}
+		if (res.start_ns < first_start)
+			first_start = res.start_ns;
+		if (res.end_ns > last_end)
+			last_end = res.end_ns;
+		hist_merge(&sum->hist, &res.hist);
+		sum->calls += res.calls;
+		sum->client_cpu_ns += res.cpu_ns;
+		sum->vcsw += res.vcsw;
+		if (res.syscalls < 0 || sum->syscalls < 0)
+			sum->syscalls = -1;
+		else
+			sum->syscalls += res.syscalls;
+		const char *name = transport_name((enum gr_api_transport)res.transport);
+		if (sum->transport != NULL && strcmp(sum->transport, name) != 0)
+			name = "mixed";
+		sum->transport = name;
+		if (i == 0)
+			backing = res.backing;
+		else if (res.backing != backing)
+			backing = UINT32_MAX;
+		if (res.reason[0] != '\0') {
+			memcpy(reason, res.reason, sizeof(reason));
+			reason[sizeof(reason) - 1] = '\0';
+		}
+	}
+	switch (backing) {
+	case 0:
+		sum->backing = NULL;
+		break;
+	case GR_SHM_BACKING_MEMZONE:
+		sum->backing = "memzone";
+		break;
+	case GR_SHM_BACKING_MEMFD:
+		sum->backing = "memfd";
+		break;
+	default:
+		sum->backing = "mixed";
+		break;
+	}
+	sum->reason = reason;
+	sum->seconds = (double)(last_end - first_start) / NSEC_PER_SEC;
+}
+
+int main(int argc, char **argv) {
+	struct options o;
+	pid_t pids[MAX_CLIENTS];
+	int result_fds[MAX_CLIENTS];
+	int go_pipe[2];
+	struct summary sum = {0};
+	struct gr_shm_daemon_info info;
+
+	parse_options(argc, argv, &o);
+	bool told = daemon_info(&o, &info);
+	pid_t dpid = told ? info.pid : -1;
+	if (o.secondary)
+		secondary_prepare(&o, told ? &info : NULL);
+
+	if (pipe2(go_pipe, O_CLOEXEC) < 0)
+		fail("pipe: %s", strerror(errno));
+	fflush(NULL);
+	for (unsigned i = 0; i < o.clients; i++) {
+		int result_pipe[2];
+		// Split the calls evenly; the first clients take the remainder.
+		uint64_t calls = o.count / o.clients + (i < o.count % o.clients ? 1 : 0);
+
+		if (pipe2(result_pipe, O_CLOEXEC) < 0) {
+			stop_clients(pids, i);
+			fail("pipe: %s", strerror(errno));
+		}
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			stop_clients(pids, i);
+			fail("fork: %s", strerror(errno));
+		}
+		if (pids[i] == 0) {
+			for (unsigned j = 0; j < i; j++)
+				close(result_fds[j]);
+			close(result_pipe[0]);
+			close(go_pipe[1]);
+			client_main(&o, i, calls, result_pipe[1], go_pipe[0]);
+		}
+		close(result_pipe[1]);
+		result_fds[i] = result_pipe[0];
+	}
+	close(go_pipe[0]);
+
+	for (unsigned i = 0; i < o.clients; i++) {
+		char ready;
+		if (!read_all(result_fds[i], &ready, sizeof(ready))) {
+			stop_clients(pids, o.clients);
+			fail("client %u failed before the measured phase", i);
+		}
+	}
+	int64_t daemon_cpu_before = process_cpu_ns(dpid);
+	// Closing the go pipe starts every client at once.
+	close(go_pipe[1]);
+	collect_results(&o, pids, result_fds, &sum);
+	int64_t daemon_cpu_after = process_cpu_ns(dpid);
+	sum.daemon_cpu_ns = -1;
+	if (daemon_cpu_before >= 0 && daemon_cpu_after >= 0)
+		sum.daemon_cpu_ns = daemon_cpu_after - daemon_cpu_before;
+
+	int rc = EXIT_SUCCESS;
+	for (unsigned i = 0; i < o.clients; i++) {
+		int status;
+		close(result_fds[i]);
+		if (waitpid(pids[i], &status, 0) < 0)
+			fail("waitpid client %u: %s", i, strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr,
+				"%s: client %u exited with status 0x%x\n",
+				log_prefix,
+				i,
+				status);
+			rc = EXIT_FAILURE;
+		}
+	}
+	if (rc != EXIT_SUCCESS)
+		return rc;
+	if (o.json)
+		print_json(&o, &sum);
+	else
+		print_human(&o, &sum);
+	return EXIT_SUCCESS;
+}
