@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// A hostile shared-memory client: it attaches over a raw socket, maps its
+// region itself and drives the rings with its own code (never the client
+// library, which would refuse to misbehave), then breaks one rule of the
+// channel per run. The daemon must survive, detach the culprit when its
+// region is corrupt, and keep serving everyone else.
+//
+// usage: hostile SOCK CASE
+//
+// Cases that corrupt the request ring; each expects the daemon to end the
+// lease (EOF on the socket) within HOSTILE_EOF_BOUND_MS:
+//   frame_short          a frame length below SHMCHAN_MSG_MIN
+//   frame_long           a frame length over SHMCHAN_MSG_MAX, as long as the ring
+//   frame_huge           a frame length near 2^32 (its cell count wraps)
+//   frame_unpublished    a valid request, only its first cell published
+//   payload_len_mismatch a request whose payload_len disagrees with its frame
+//   payload_over_max     a whole frame whose payload_len exceeds GR_API_MAX_MSG_LEN
+//                        (answered EMSGSIZE first)
+//   tail_backwards       the request ring's prod.tail moved back
+//   tail_past_capacity   the request ring's prod.tail moved past the capacity
+// Cases after which the daemon may serve on or detach, but never crash:
+//   ring_header          huge size/mask/capacity in both ring headers, then
+//                        valid requests that wrap the rings
+//   sleep_flags          odd values in the need-wakeup flags before each of
+//                        many valid requests (must all be answered)
+// And a helper for scripts:
+//   stats                print the daemon's GR_SHM_STATS as key=value
+//
+// It prints "channel NAME pid PID" once attached and "outcome detached" or
+// "outcome served" at the end; any other behaviour of the daemon fails it.
+
+#include "check.h"
+#include "raw_sock.h"
+
+#include <region.h>
+
+#include <gr_api.h>
+#include <gr_shm.h>
+
+#include <rte_ring_core.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+// The daemon detaches a corrupt client as soon as its poller reads the ring:
+// microseconds, or milliseconds on a loaded machine.
+#define HOSTILE_EOF_BOUND_MS 3000
+// Bound of a wait for a response (or for room in the request ring).
+#define HOSTILE_RESP_BOUND_MS 3000
+// A wait sleeps this long on the socket between looks at the ring.
+#define HOSTILE_POLL_MS 1
+// Valid requests after the ring headers were rewritten: 128 KiB echoes, so
+// that both 256 KiB rings wrap, and pings around them.
+#define HOSTILE_BIG_ECHOES 3
+#define HOSTILE_PINGS 4
+// Requests sent with odd need-wakeup flags.
+#define HOSTILE_FLAG_ROUNDS 200
+// What the ring headers' size, mask and capacity become.
+#define HOSTILE_HUGE_RING_FIELD 0xfffffff0u
+
+enum outcome {
+	OUTCOME_DETACHED,
+	OUTCOME_SERVED,
+};
+
+struct hostile {
+	int sock;
+	struct gr_shm_attach_resp attach;
+	int req_doorbell, resp_doorbell, mem_fd;
+	uint8_t *base;
+	struct shmchan_ctrl *ctrl;
+	struct rte_ring *req_ring, *resp_ring;
+	uint8_t *req_cells, *resp_cells;
+	// Private copies of the geometry (from the attach response) and of our
+	// own indices: what we write into the shared headers never fools us.
+	uint32_t mask, capacity;
+	uint32_t req_pos; // producer index of the request ring
+	uint32_t resp_pos; // consumer index of the response ring
+	uint32_t next_id;
+	uint8_t *msg; // one message, SHMCHAN_MSG_MAX bytes
+};
+
+static size_t ring_bytes(const struct hostile *h) {
+	return (size_t)(h->mask + 1) * SHMCHAN_CELL_SIZE;
+}
+
+// Copy n bytes into the request ring's cells, from byte skip of cell index
+// pos on, wrapping at the end of the cells (n is below the ring's bytes).
+static void cells_write(struct hostile *h, uint32_t pos, size_t skip, const void *src, size_t n) {
+	size_t off = ((size_t)(pos & h->mask) * SHMCHAN_CELL_SIZE + skip) % ring_bytes(h);
+	size_t first = ring_bytes(h) - off < n ? ring_bytes(h) - off : n;
+
+	memcpy(h->req_cells + off, src, first);
+	memcpy(h->req_cells, (const uint8_t *)src + first, n - first);
+}
+
+// The same, out of the response ring's cells.
+static void cells_read(const struct hostile *h, uint32_t pos, size_t skip, void *dst, size_t n) {
+	size_t off = ((size_t)(pos & h->mask) * SHMCHAN_CELL_SIZE + skip) % ring_bytes(h);
+	size_t first = ring_bytes(h) - off < n ? ring_bytes(h) - off : n;
+
+	memcpy(dst, h->resp_cells + off, first);
+	memcpy((uint8_t *)dst + first, h->resp_cells, n - first);
+}
+
+static void doorbell_ring(struct hostile *h) {
+	uint64_t one = 1;
+	CHECK(write(h->req_doorbell, &one, sizeof(one)) == sizeof(one) || errno == EAGAIN,
+	      "doorbell: %s",
+	      strerror(errno));
+}
+
+// Publish the request ring up to index tail, as a producer does: release,
+// so the cells are visible first.
+static void req_publish(struct hostile *h, uint32_t tail) {
+	__atomic_store_n(&h->req_ring->prod.head, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->req_ring->prod.tail, tail, __ATOMIC_RELEASE);
+}
+
+// Ring the daemon's doorbell as the protocol says: full fence between our
+// tail store and the flag load (the daemon arms with the mirror sequence).
+static void doorbell_maybe(struct hostile *h) {
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&h->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != 0)
+		doorbell_ring(h);
+}
+
+// True once the socket (the lease) reached EOF. Waits up to ms for it.
+static bool lease_ended(struct hostile *h, int ms) {
+	struct pollfd pfd = {.fd = h->sock, .events = POLLIN};
+	char byte;
+
+	int n = poll(&pfd, 1, ms);
+	CHECK(n >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+	if (n <= 0)
+		return false;
+	ssize_t got = recv(h->sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (got == 0 || (got < 0 && errno == ECONNRESET))
+		return true;
+	CHECK(got < 0 && errno == EAGAIN, "the daemon wrote on the socket of an attached channel");
+	return false;
+}
+
+// Write a frame announcing frame_len bytes, carrying msg_len bytes of msg,
+// over cells cells (zero padded), after our index, and move our index past
+// it; publish nothing. Waits for room.
+static void frame_write(
+	struct hostile *h,
+	uint32_t frame_len,
+	const void *msg,
+	size_t msg_len,
+	uint32_t cells
+) {
+	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
+	uint64_t deadline = monotonic_ns() + HOSTILE_RESP_BOUND_MS * 1000000ull;
+	size_t body = (size_t)cells * SHMCHAN_CELL_SIZE;
+
+	CHECK(SHMCHAN_FRAME_HDR + msg_len <= body, "frame of %u cells for %zu bytes", cells, msg_len
+	);
+	for (;;) {
+		uint32_t cons = __atomic_load_n(&h->req_ring->cons.tail, __ATOMIC_ACQUIRE);
+		if (cells <= h->capacity - (h->req_pos - cons))
+			break;
+		CHECK(!lease_ended(h, HOSTILE_POLL_MS),
+		      "lease ended while the request ring was full");
+		CHECK(monotonic_ns() < deadline, "the daemon does not drain the request ring");
+	}
+	cells_write(h, h->req_pos, 0, &frame_len, sizeof(frame_len));
+	cells_write(h, h->req_pos, SHMCHAN_FRAME_HDR, msg, msg_len);
+	for (size_t off = SHMCHAN_FRAME_HDR + msg_len; off < body; off += sizeof(zeros)) {
+		size_t n = body - off < sizeof(zeros) ? body - off : sizeof(zeros);
+		cells_write(h, h->req_pos, off, zeros, n);
+	}
+	h->req_pos += cells;
+}
+
+// frame_write(), then publish the frame.
+static void
+frame_put(struct hostile *h, uint32_t frame_len, const void *msg, size_t msg_len, uint32_t cells) {
+	frame_write(h, frame_len, msg, msg_len, cells);
+	req_publish(h, h->req_pos);
+}
+
+// Send a valid request. Returns its id.
+static uint32_t request_send(struct hostile *h, uint32_t type, const void *payload, uint32_t len) {
+	struct gr_api_request hdr = {.id = h->next_id++, .type = type, .payload_len = len};
+	uint32_t msg_len = sizeof(hdr) + len;
+
+	memcpy(h->msg, &hdr, sizeof(hdr));
+	memcpy(h->msg + sizeof(hdr), payload, len);
+	frame_put(h, msg_len, h->msg, msg_len, SHMCHAN_MSG_CELLS(msg_len));
+	doorbell_maybe(h);
+	return hdr.id;
+}
+
+// Take one response out of the response ring into h->msg. Returns its
+// length, 0 if the ring is empty. The daemon is trusted to frame it well,
+// but it is checked anyway.
+static uint32_t response_take(struct hostile *h) {
+	uint32_t tail = __atomic_load_n(&h->resp_ring->prod.tail, __ATOMIC_ACQUIRE);
+	uint32_t len;
+
+	if (tail == h->resp_pos)
+		return 0;
+	cells_read(h, h->resp_pos, 0, &len, sizeof(len));
+	CHECK(len >= SHMCHAN_MSG_MIN && len <= SHMCHAN_MSG_MAX, "response frame of %u bytes", len);
+	CHECK(SHMCHAN_MSG_CELLS(len) <= tail - h->resp_pos,
+	      "response frame of %u bytes, %u cells published",
+	      len,
+	      tail - h->resp_pos);
+	cells_read(h, h->resp_pos, SHMCHAN_FRAME_HDR, h->msg, len);
+	h->resp_pos += SHMCHAN_MSG_CELLS(len);
+	// Release: our copy is done before the daemon reuses the cells.
+	__atomic_store_n(&h->resp_ring->cons.head, h->resp_pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->resp_ring->cons.tail, h->resp_pos, __ATOMIC_RELEASE);
+	return len;
+}
+
+// Wait for the next response. Returns 1 with *resp and its payload in
+// h->msg + sizeof(*resp), or 0 if the lease ended first.
+static int response_wait(struct hostile *h, struct gr_api_response *resp) {
+	uint64_t deadline = monotonic_ns() + HOSTILE_RESP_BOUND_MS * 1000000ull;
+	uint32_t len;
+
+	for (;;) {
+		len = response_take(h);
+		if (len > 0)
+			break;
+		if (lease_ended(h, HOSTILE_POLL_MS)) {
+			// The daemon may have answered just before it shut the
+			// lease down: look at the ring once more.
+			len = response_take(h);
+			if (len == 0)
+				return 0;
+			break;
+		}
+		CHECK(monotonic_ns() < deadline, "no response within %d ms", HOSTILE_RESP_BOUND_MS);
+	}
+	memcpy(resp, h->msg, sizeof(*resp));
+	CHECK(resp->payload_len == len - sizeof(*resp),
+	      "response of %u bytes announces a payload of %u",
+	      len,
+	      resp->payload_len);
+	return 1;
+}
+
+// Send a request and check its echo. Returns false if the lease ended.
+static bool echo_round_trip(struct hostile *h, uint32_t type, uint32_t len, unsigned salt) {
+	struct gr_api_response resp;
+	uint8_t *tx = malloc(len > 0 ? len : 1);
+
+	CHECK(tx != NULL, "malloc");
+	for (uint32_t i = 0; i < len; i++)
+		tx[i] = (uint8_t)(i * 11 + salt);
+	uint32_t id = request_send(h, type, tx, len);
+	if (response_wait(h, &resp) == 0) {
+		free(tx);
+		return false;
+	}
+	CHECK(resp.for_id == id, "response for id %u, expected %u", resp.for_id, id);
+	CHECK(resp.status == 0, "request %u: status %u (%s)", id, resp.status, strerror(resp.status)
+	);
+	CHECK(resp.payload_len == len, "echo of %u bytes, sent %u", resp.payload_len, len);
+	CHECK(memcmp(h->msg + sizeof(resp), tx, len) == 0, "echo of request %u differs", id);
+	free(tx);
+	return true;
+}
+
+static void ping2_round_trip(struct hostile *h, unsigned salt) {
+	CHECK(echo_round_trip(h, GR_PING2, GR_PING2_LEN, salt), "lease ended on a valid request");
+}
+
+// After corrupting the ring: the daemon must end the lease within the bound.
+// Responses still in the ring are read first; none may be a success for
+// bad_id (the corrupt request must never be served).
+static enum outcome expect_detached(struct hostile *h, uint32_t bad_id) {
+	uint64_t start = monotonic_ns();
+	bool ended;
+
+	// Wake the poller whatever the flag says: it may sleep on the doorbell.
+	doorbell_ring(h);
+	do {
+		CHECK(monotonic_ns() - start < HOSTILE_EOF_BOUND_MS * 1000000ull,
+		      "the daemon did not end the lease within %d ms",
+		      HOSTILE_EOF_BOUND_MS);
+		ended = lease_ended(h, HOSTILE_POLL_MS);
+		// What the daemon answered, before the lease ended too.
+		while (response_take(h) > 0) {
+			struct gr_api_response resp;
+			memcpy(&resp, h->msg, sizeof(resp));
+			CHECK(resp.for_id != bad_id || resp.status != 0,
+			      "the corrupt request %u was served",
+			      bad_id);
+		}
+	} while (!ended);
+	printf("lease ended after %.1f ms\n", (double)(monotonic_ns() - start) / 1e6);
+	return OUTCOME_DETACHED;
+}
+
+static void hostile_attach(struct hostile *h, const char *sock_path) {
+	struct gr_shm_attach_req req = {
+		.backings = GR_SHM_BACKING_MEMFD,
+		.layout_version = SHMCHAN_LAYOUT_VERSION,
+	};
+	struct gr_api_response resp;
+	int fds[3];
+	unsigned n_fds = 0;
+
+	h->sock = raw_connect(sock_path);
+	raw_hello(h->sock, 1);
+	CHECK(raw_send_request(h->sock, 2, GR_SHM_ATTACH, sizeof(req), &req, sizeof(req)) == 0,
+	      "attach: connection closed");
+	int ret = raw_recv_response_fds(
+		h->sock,
+		&resp,
+		&h->attach,
+		sizeof(h->attach),
+		fds,
+		3,
+		&n_fds
+	);
+	CHECK(ret == 1, "attach: %s", ret == 0 ? "connection closed" : "no response");
+	CHECK(resp.status == 0, "attach: status %u (%s)", resp.status, strerror(resp.status));
+	CHECK(resp.payload_len == sizeof(h->attach), "attach response of %u bytes", resp.payload_len
+	);
+	CHECK(n_fds == 3, "attach gave %u descriptors", n_fds);
+	h->req_doorbell = fds[0];
+	h->resp_doorbell = fds[1];
+	h->mem_fd = fds[2];
+
+	const struct shmchan_geometry g = {
+		.layout_version = h->attach.layout_version,
+		.cell_size = h->attach.cell_size,
+		.ring_cells = h->attach.ring_cells,
+		.region_size = h->attach.region_size,
+		.req_ring_off = h->attach.req_ring_off,
+		.resp_ring_off = h->attach.resp_ring_off,
+	};
+	CHECK(shmchan_geometry_check(&g) == 0, "geometry: %s", shmchan_last_error());
+	h->base = mmap(NULL, g.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, h->mem_fd, 0);
+	CHECK(h->base != MAP_FAILED, "mmap: %s", strerror(errno));
+	h->ctrl = (struct shmchan_ctrl *)h->base;
+	CHECK(h->ctrl->magic == SHMCHAN_MAGIC, "magic %#x", h->ctrl->magic);
+	h->req_ring = (struct rte_ring *)(h->base + g.req_ring_off);
+	h->resp_ring = (struct rte_ring *)(h->base + g.resp_ring_off);
+	h->req_cells = shmchan_ring_cells(h->req_ring);
+	h->resp_cells = shmchan_ring_cells(h->resp_ring);
+	h->mask = g.ring_cells - 1;
+	h->capacity = g.ring_cells - 1;
+	h->next_id = 1;
+	h->msg = malloc(SHMCHAN_MSG_MAX);
+	CHECK(h->msg != NULL, "malloc");
+	printf("channel %s pid %d\n", h->attach.name, (int)getpid());
+	fflush(stdout);
+	// The channel works before anything is broken.
+	ping2_round_trip(h, 0);
+}
+
+// A frame of msg_len bytes whose content is a request header announcing
+// payload_len and zeros; the frame says frame_len and spans cells cells.
+static enum outcome put_bad_frame(
+	struct hostile *h,
+	uint32_t frame_len,
+	uint32_t msg_len,
+	uint32_t payload_len,
+	uint32_t cells
+) {
+	struct gr_api_request hdr = {
+		.id = h->next_id++,
+		.type = GR_SHM_ECHO,
+		.payload_len = payload_len,
+	};
+
+	memset(h->msg, 0, msg_len);
+	memcpy(h->msg, &hdr, msg_len < sizeof(hdr) ? msg_len : sizeof(hdr));
+	frame_put(h, frame_len, h->msg, msg_len, cells);
+	return expect_detached(h, hdr.id);
+}
+
+static enum outcome case_frame_short(struct hostile *h) {
+	uint32_t len = SHMCHAN_MSG_MIN - 4;
+	return put_bad_frame(h, len, len, 0, SHMCHAN_MSG_CELLS(len));
+}
+
+// As long as the ring allows, every cell published: only the length check
+// stops the daemon from copying twice its buffer's size.
+static enum outcome case_frame_long(struct hostile *h) {
+	uint32_t len = h->capacity * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR;
+	return put_bad_frame(h, len, SHMCHAN_MSG_MAX, len - SHMCHAN_MSG_MIN, h->capacity);
+}
+
+// A length whose cell count overflows 32 bits: a daemon that computed cells
+// before checking the length would see a tiny frame and copy gigabytes.
+static enum outcome case_frame_huge(struct hostile *h) {
+	return put_bad_frame(h, UINT32_MAX - 8, SHMCHAN_MSG_MIN, 0, 1);
+}
+
+// A valid GR_PING2 frame of several cells with only the first published: the
+// daemon must not serve it (it would read cells the client still owns).
+static enum outcome case_frame_unpublished(struct hostile *h) {
+	struct gr_api_request hdr = {
+		.id = h->next_id++,
+		.type = GR_PING2,
+		.payload_len = GR_PING2_LEN,
+	};
+	uint32_t len = sizeof(hdr) + GR_PING2_LEN;
+	uint32_t cells = SHMCHAN_MSG_CELLS(len);
+
+	_Static_assert(SHMCHAN_MSG_CELLS(sizeof(hdr) + GR_PING2_LEN) > 1, "a ping2 spans cells");
+	memset(h->msg, 0x5a, len);
+	memcpy(h->msg, &hdr, sizeof(hdr));
+	frame_write(h, len, h->msg, len, cells);
+	req_publish(h, h->req_pos - cells + 1);
+	return expect_detached(h, hdr.id);
+}
+
+// The frame carries 16 bytes of payload, the header announces 4096: a daemon
+// that believed the header would echo 4080 bytes of stale memory (other
+// clients' requests).
+static enum outcome case_payload_len_mismatch(struct hostile *h) {
+	uint32_t len = SHMCHAN_MSG_MIN + 16;
+	return put_bad_frame(h, len, len, 4096, SHMCHAN_MSG_CELLS(len));
+}
+
+// A well-framed request over the maximum payload: EMSGSIZE, then detached.
+static enum outcome case_payload_over_max(struct hostile *h) {
+	uint32_t payload_len = GR_API_MAX_MSG_LEN + 1;
+	uint32_t len = SHMCHAN_MSG_MIN + payload_len;
+	struct gr_api_request hdr = {
+		.id = h->next_id++,
+		.type = GR_SHM_ECHO,
+		.payload_len = payload_len,
+	};
+	struct gr_api_response resp;
+
+	memset(h->msg, 0, len);
+	memcpy(h->msg, &hdr, sizeof(hdr));
+	frame_put(h, len, h->msg, len, SHMCHAN_MSG_CELLS(len));
+	doorbell_ring(h);
+	CHECK(response_wait(h, &resp) == 1, "payload over the maximum: no EMSGSIZE before EOF");
+	CHECK(resp.for_id == hdr.id && resp.status == EMSGSIZE && resp.payload_len == 0,
+	      "payload over the maximum: response for id %u status %u (%s) with %u bytes",
+	      resp.for_id,
+	      resp.status,
+	      strerror(resp.status),
+	      resp.payload_len);
+	return expect_detached(h, hdr.id);
+}
+
+// Fill the whole request ring, from our index on, with one-cell GR_PING
+// frames, published or not: a daemon that skipped an index check would find
+// nothing but valid requests and serve on instead of detaching.
+static void fill_with_pings(struct hostile *h) {
+	struct gr_api_request hdr = {.type = GR_PING};
+	uint32_t len = sizeof(hdr);
+
+	_Static_assert(SHMCHAN_MSG_CELLS(sizeof(hdr)) == 1, "a ping frame is one cell");
+	for (uint32_t i = 0; i <= h->mask; i++) {
+		hdr.id = h->next_id++;
+		cells_write(h, h->req_pos + i, 0, &len, sizeof(len));
+		cells_write(h, h->req_pos + i, SHMCHAN_FRAME_HDR, &hdr, sizeof(hdr));
+	}
+}
+
+static enum outcome case_tail_backwards(struct hostile *h) {
+	fill_with_pings(h);
+	req_publish(h, h->req_pos - 1);
+	return expect_detached(h, 0);
+}
+
+static enum outcome case_tail_past_capacity(struct hostile *h) {
+	fill_with_pings(h);
+	req_publish(h, h->req_pos + h->capacity + 1);
+	return expect_detached(h, 0);
+}
+
+// The daemon keeps its own geometry: it must serve on (or detach), and every
+// answer it gives must be right.
+static enum outcome case_ring_header(struct hostile *h) {
+	struct rte_ring *rings[] = {h->req_ring, h->resp_ring};
+
+	for (unsigned i = 0; i < 2; i++) {
+		rings[i]->size = HOSTILE_HUGE_RING_FIELD;
+		rings[i]->mask = HOSTILE_HUGE_RING_FIELD;
+		rings[i]->capacity = HOSTILE_HUGE_RING_FIELD;
+	}
+	for (unsigned i = 0; i < HOSTILE_BIG_ECHOES; i++) {
+		if (!echo_round_trip(h, GR_PING2, GR_PING2_LEN, i))
+			return OUTCOME_DETACHED;
+		if (!echo_round_trip(h, GR_SHM_ECHO, GR_API_MAX_MSG_LEN, i))
+			return OUTCOME_DETACHED;
+	}
+	for (unsigned i = 0; i < HOSTILE_PINGS; i++)
+		if (!echo_round_trip(h, GR_PING2, GR_PING2_LEN, i))
+			return OUTCOME_DETACHED;
+	return OUTCOME_SERVED;
+}
+
+// The flags are hints: odd values may cost the daemon a doorbell, nothing
+// more. Each request must be answered.
+static enum outcome case_sleep_flags(struct hostile *h) {
+	static const uint32_t odd[] = {2, 0xffffffffu, 0x80000000u, 0xdeadbeefu, 0x7fffffffu};
+	const unsigned n_odd = sizeof(odd) / sizeof(odd[0]);
+
+	for (unsigned i = 0; i < HOSTILE_FLAG_ROUNDS; i++) {
+		__atomic_store_n(&h->ctrl->daemon_sleeping, odd[i % n_odd], __ATOMIC_RELAXED);
+		__atomic_store_n(&h->ctrl->client_sleeping, odd[(i + 1) % n_odd], __ATOMIC_RELAXED);
+		ping2_round_trip(h, i);
+	}
+	return OUTCOME_SERVED;
+}
+
+// GR_SHM_STATS over a plain connection, for the scripts.
+static int print_stats(const char *sock_path) {
+	struct gr_shm_stats_resp st;
+	struct gr_api_response resp;
+	int fd = raw_connect(sock_path);
+
+	raw_hello(fd, 1);
+	CHECK(raw_send_request(fd, 2, GR_SHM_STATS, 0, NULL, 0) == 0, "stats: connection closed");
+	CHECK(raw_recv_response(fd, &resp, &st, sizeof(st)) == 1, "stats: no response");
+	CHECK(resp.status == 0 && resp.payload_len == sizeof(st),
+	      "stats: status %u, %u bytes",
+	      resp.status,
+	      resp.payload_len);
+	printf("channels=%u detaches=%" PRIu64 " detach_corrupt=%" PRIu64 " detach_slow=%" PRIu64
+	       " detach_lease=%" PRIu64 "\n",
+	       st.channels,
+	       st.total.detaches,
+	       st.total.detach_corrupt,
+	       st.total.detach_slow,
+	       st.total.detach_lease);
+	close(fd);
+	return EXIT_SUCCESS;
+}
+
+static const struct {
+	const char *name;
+	enum outcome (*run)(struct hostile *);
+} cases[] = {
+	{"frame_short", case_frame_short},
+	{"frame_long", case_frame_long},
+	{"frame_huge", case_frame_huge},
+	{"frame_unpublished", case_frame_unpublished},
+	{"payload_len_mismatch", case_payload_len_mismatch},
+	{"payload_over_max", case_payload_over_max},
+	{"tail_backwards", case_tail_backwards},
+	{"tail_past_capacity", case_tail_past_capacity},
+	{"ring_header", case_ring_header},
+	{"sleep_flags", case_sleep_flags},
+};
+
+int main(int argc, char **argv) {
+	struct hostile h = {0};
+
+	CHECK(argc == 3, "usage: %s SOCK CASE", argv[0]);
+	watchdog_start(TEST_WATCHDOG_S);
+	if (strcmp(argv[2], "stats") == 0)
+		return print_stats(argv[1]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(argv[2], cases[i].name) != 0)
+			continue;
+		hostile_attach(&h, argv[1]);
+		enum outcome o = cases[i].run(&h);
+		printf("outcome %s\n", o == OUTCOME_DETACHED ? "detached" : "served");
+		return EXIT_SUCCESS;
+	}
+	CHECK(false, "unknown case '%s'", argv[2]);
+}

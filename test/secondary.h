@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Helpers of the end-to-end tests of DPDK secondary clients: EAL init as a
+// secondary of the test's daemon, what the daemon says of its channels, and
+// pipelined requests with every answer checked. Every failure ends the test
+// through CHECK.
+
+#pragma once
+
+#include <gr_api_client.h>
+#include <gr_shm.h>
+
+#include <stdint.h>
+#include <sys/types.h>
+
+// Requests kept in flight by secondary_pipeline().
+#define SECONDARY_DEPTH 16
+
+// GR_SHM_DAEMON_INFO over a short socket connection of its own.
+void secondary_daemon_info(const char *sock_path, struct gr_shm_daemon_info *info);
+
+// Initialise EAL as a DPDK secondary of the daemon at sock_path: its file
+// prefix from GR_SHM_DAEMON_INFO, lcore id 1 + pid % (RTE_MAX_LCORE - 1)
+// (the clients of a test are forked one after the other: distinct ids), no
+// PCI, no telemetry. Call in the process that will connect, after any fork.
+void secondary_eal_init(const char *sock_path);
+
+// Connect with the given transport; the version string names the test.
+struct gr_api_client *
+secondary_connect(const char *sock_path, enum gr_api_transport transport, const char *who);
+
+// GR_SHM_STATS.
+void secondary_stats(struct gr_api_client *c, struct gr_shm_stats_resp *stats);
+
+// Channels of GR_SHM_CHANNEL_LIST, counted by backing.
+struct secondary_channels {
+	unsigned memzone;
+	unsigned memfd;
+	unsigned total;
+};
+
+// Walk GR_SHM_CHANNEL_LIST: counts in *counts (may be NULL); returns the
+// backing of pid's channel, 0 if pid has none.
+uint32_t
+secondary_channel_list(struct gr_api_client *c, pid_t pid, struct secondary_channels *counts);
+
+// Send calls requests of type (GR_PING: empty, GR_PING2: 64 bytes, any
+// other: GR_SHM_ECHO of size bytes) with SECONDARY_DEPTH in flight, and
+// check every answer: its length, and for a payload the bytes of its own
+// request (each request's payload is distinct).
+void secondary_pipeline(struct gr_api_client *c, uint32_t type, size_t size, unsigned calls);
+
+// Poll GR_SHM_STATS on c until the daemon reserves memzones channel memzones
+// and attaches channels channels, at most wait_ms. Returns the last stats.
+void secondary_wait_stats(
+	struct gr_api_client *c,
+	uint32_t memzones,
+	uint32_t channels,
+	unsigned wait_ms,
+	struct gr_shm_stats_resp *last
+);

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# Garbage in a channel's rings, one hostile client per case (test/hostile.c),
+# while a healthy channel client (test/ping2_loop.c) runs pipelined GR_PING2
+# throughout. After each case: the daemon is alive, the healthy client has
+# seen no error and still runs, and for a corrupting case the culprit lost
+# its lease (hostile checks the EOF) and the daemon's log names the channel
+# and the reason. At the end GR_SHM_STATS counts each corrupt detach.
+#
+#   shm_ring_garbage.sh DAEMON_BIN HOSTILE_BIN PING2_LOOP_BIN
+set -eu
+
+if [ $# -ne 3 ]; then
+	echo "usage: $0 DAEMON_BIN HOSTILE_BIN PING2_LOOP_BIN" >&2
+	exit 2
+fi
+SHMT_DAEMON=$1
+hostile_bin=$2
+loop_bin=$3
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# Bounds: one hostile run (it bounds each of its waits, and has a watchdog),
+# the healthy client's attach, the daemon's log line after the lease ended.
+HOSTILE_TIMEOUT_S=10
+READY_WAIT_S=5
+LOG_WAIT_S=2
+
+# Corrupting cases and the reason the daemon must log when it detaches.
+declare -A corrupt_reason=(
+	[frame_short]='corrupt request ring'
+	[frame_long]='corrupt request ring'
+	[frame_huge]='corrupt request ring'
+	[frame_unpublished]='corrupt request ring'
+	[payload_len_mismatch]='request frame length disagrees with its payload_len'
+	[payload_over_max]='request payload over the maximum'
+	[tail_backwards]='corrupt request ring'
+	[tail_past_capacity]='corrupt request ring'
+)
+corrupt_cases="frame_short frame_long frame_huge frame_unpublished payload_len_mismatch
+	payload_over_max tail_backwards tail_past_capacity"
+# Cases the daemon may survive either way (serve on or detach).
+other_cases="ring_header sleep_flags"
+
+start_daemon
+
+loop_out=$SHMT_TMPDIR/ping2_loop.out
+"$loop_bin" "$SHMT_SOCK" >"$loop_out" 2>&1 &
+loop_pid=$!
+shmt_track "$loop_pid"
+
+loop_check() {
+	if ! shmt_running "$loop_pid"; then
+		local rc=0
+		wait "$loop_pid" || rc=$?
+		cat "$loop_out" >&2
+		shmt_fail "$1: the healthy client ended (status $rc)"
+	fi
+}
+
+polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
+until grep -q '^ready$' "$loop_out"; do
+	loop_check "attach"
+	[ "$polls" -gt 0 ] || shmt_fail "the healthy client did not attach within $READY_WAIT_S s"
+	polls=$((polls - 1))
+	sleep "$SHMT_POLL_S"
+done
+
+# Wait for a line of the daemon's log matching the fixed string $1.
+log_wait() {
+	local polls=$((LOG_WAIT_S * SHMT_POLLS_PER_S))
+	until grep -qF "$1" "$SHMT_LOG"; do
+		[ "$polls" -gt 0 ] || return 1
+		polls=$((polls - 1))
+		sleep "$SHMT_POLL_S"
+	done
+}
+
+# hostile's "stats" line, field $1.
+stat_field() {
+	local line
+	line=$(timeout "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" stats) ||
+		shmt_fail "stats: hostile failed"
+	echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+corrupt_before=$(stat_field detach_corrupt)
+detached=0
+
+for case in $corrupt_cases $other_cases; do
+	out=$SHMT_TMPDIR/hostile-$case.out
+	rc=0
+	timeout --kill-after=2 "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" \
+		>"$out" 2>&1 || rc=$?
+	sed "s/^/$case: /" "$out"
+	[ "$rc" = 0 ] || shmt_fail "$case: hostile failed (status $rc)"
+
+	channel=$(sed -n 's/^channel \([^ ]*\) pid \([0-9]*\)$/\1 (pid \2)/p' "$out")
+	outcome=$(sed -n 's/^outcome //p' "$out")
+	[ -n "$channel" ] || shmt_fail "$case: hostile did not name its channel"
+	reason=${corrupt_reason[$case]:-}
+	if [ -n "$reason" ]; then
+		[ "$outcome" = detached ] || shmt_fail "$case: not detached (outcome '$outcome')"
+		want="channel $channel detached: $reason"
+	elif [ "$outcome" = detached ]; then
+		want="channel $channel detached:"
+	else
+		[ "$outcome" = served ] || shmt_fail "$case: outcome '$outcome'"
+		want="channel $channel detached: lease closed"
+	fi
+	log_ok=1
+	log_wait "$want" || log_ok=0
+	# The daemon outlived the case, and still serves its healthy client.
+	shmt_running "$SHMT_PID" || shmt_fail "$case: the daemon died"
+	loop_check "$case"
+	[ "$log_ok" = 1 ] || shmt_fail "$case: no '$want' in the daemon's log"
+	if [ "$outcome" = detached ]; then
+		detached=$((detached + 1))
+	fi
+	echo "$case: $outcome: ok"
+done
+
+loop_check "all cases"
+corrupt_after=$(stat_field detach_corrupt)
+[ $((corrupt_after - corrupt_before)) = "$detached" ] ||
+	shmt_fail "GR_SHM_STATS counts $((corrupt_after - corrupt_before)) corrupt detaches, expected $detached"
+
+kill -TERM "$loop_pid"
+shmt_wait_gone "$loop_pid" "$SHMT_STOP_WAIT_S" || shmt_fail "the healthy client did not stop"
+rc=0
+wait "$loop_pid" || rc=$?
+cat "$loop_out"
+[ "$rc" = 0 ] || shmt_fail "the healthy client failed (status $rc)"
+
+stop_daemon
