@@ -48,11 +48,11 @@ _Static_assert(sizeof(struct gr_api_request) == 12, "request header is 12 bytes"
 _Static_assert(sizeof(struct gr_api_response) == 12, "response header is 12 bytes");
 _Static_assert(sizeof(struct gr_api_event) == 16, "event header is 16 bytes on LP64");
 
-#define GR_MSG_TYPE(module, id) ((uint32_t)((((uint32_t)(module) & 0xffff) << 16) | ((id) & 0xffff)))
+#define GR_MSG_TYPE(module, id) ((uint32_t)((((uint32_t)(module)&0xffff) << 16) | ((id)&0xffff)))
 #define GR_MSG_MODULE(type) ((uint32_t)(type) >> 16)
 
 // An empty request or response payload.
-struct gr_empty { };
+struct gr_empty {};
 
 // Declare a request: GR_REQ(GR_PING, struct gr_empty, struct gr_empty) gives
 // GR_PING_REQ_LEN and GR_PING_RESP_LEN, the minimum request payload length

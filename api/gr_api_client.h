@@ -107,12 +107,7 @@ long gr_api_client_recv(struct gr_api_client *, uint32_t for_id, void **rx_data)
 // Like gr_api_client_recv(), but copies the payload into buf. Returns the
 // payload length; if it exceeds buf_len, the payload is dropped and the call
 // fails with EMSGSIZE. Makes no allocation on the shm fast path.
-long gr_api_client_recv_into(
-	struct gr_api_client *,
-	uint32_t for_id,
-	void *buf,
-	size_t buf_len
-);
+long gr_api_client_recv_into(struct gr_api_client *, uint32_t for_id, void *buf, size_t buf_len);
 
 // send + recv. Returns what gr_api_client_recv() returns.
 long gr_api_client_send_recv(
