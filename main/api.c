@@ -78,11 +78,8 @@ int api_send(struct api_ctx *ctx, uint32_t len, const void *payload) {
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
-static int dispatch_locked(
-	struct api_ctx *ctx,
-	const struct gr_api_request *req,
-	const void *payload
-) {
+static int
+dispatch_locked(struct api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
 	const struct api_handler *handler;
 	struct api_out out;
 	int ret;

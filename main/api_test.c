@@ -95,7 +95,13 @@ static void client_init(struct fake_client *client) {
 	client->ctx.sock_fd = -1;
 }
 
-static int dispatch(struct fake_client *client, uint32_t id, uint32_t type, uint32_t len, const void *payload) {
+static int dispatch(
+	struct fake_client *client,
+	uint32_t id,
+	uint32_t type,
+	uint32_t len,
+	const void *payload
+) {
 	struct gr_api_request req = {.id = id, .type = type, .payload_len = len};
 	return api_dispatch(&client->ctx, &req, payload);
 }
@@ -379,7 +385,8 @@ static void handlers_never_run_concurrently(void **state) {
 		client_init(&clients[i]);
 		clients[i].ctx.hello_done = true;
 		assert_int_equal(
-			pthread_create(&threads[i], NULL, exclusive_dispatcher, &clients[i]), 0
+			pthread_create(&threads[i], NULL, exclusive_dispatcher, &clients[i]),
+			0
 		);
 	}
 	for (unsigned i = 0; i < EXCLUSIVE_THREADS; i++) {

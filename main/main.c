@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,11 @@
 // channel needs one.
 #define HUGEPAGES_FREE_PATH "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 #define HUGEPAGES_AUTO_MIN_FREE 16
+// How long --hugepages auto waits for another DPDK process to release the
+// hugepage directory's lock before it runs without hugepages, and how often
+// it looks.
+#define HUGEDIR_LOCK_WAIT_MS 1000
+#define HUGEDIR_LOCK_POLL_MS 10
 // EAL memory without hugepages, in MB: the daemon's own heap only (memfd
 // channels live outside EAL memory).
 #define NO_HUGE_MEM_MB "64"
@@ -58,62 +64,63 @@ struct shmchand_config shmchand_config = {
 // EAL's own log type until main() registers ours.
 int shmchand_logtype = RTE_LOGTYPE_EAL;
 
-static void usage(FILE *out) {
-	fprintf(out,
-		"Usage: shmchand [OPTIONS] [-- EAL_ARGS...]\n"
-		"\n"
-		"Serve the shmchan control API on a Unix socket and on shared-memory channels.\n"
-		"\n"
-		"Options:\n"
-		"  -s, --socket PATH          Unix socket path (default %s). Never abstract.\n"
-		"  -m, --socket-mode MODE     Octal permissions of the socket (default %04o).\n"
-		"  -g, --socket-group GROUP   Group name or gid of the socket (default: unchanged).\n"
-		"  -p, --pollers N            Poller threads serving channels, 1..%d (default %d).\n"
-		"  -S, --spin-us US           Microseconds a poller spins before it sleeps\n"
-		"                             (default %d, 0: always sleep, at most %d).\n"
-		"      --no-shm               Offer no shared-memory channel; clients stay on the\n"
-		"                             socket.\n"
-		"      --hugepages MODE       auto, on or off (default auto).\n"
-		"                               on:   use hugepages; fail if EAL cannot.\n"
-		"                               off:  run EAL with --no-huge -m %s; memfd channels\n"
-		"                                     only, no DPDK secondary can attach.\n"
-		"                               auto: on if more than %d 2 MB hugepages are free and\n"
-		"                                     hugetlbfs is mounted, else off.\n"
-		"  -v, --verbose              Debug log level.\n"
-		"  -h, --help                 Show this help and exit.\n"
-		"\n"
-		"Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
-		"defaults, each only if that option is not given after --:\n"
-		"  --file-prefix %s\n"
-		"  -l 0                       (unless -l, -c or --lcores is given)\n"
-		"  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
-		"  --no-telemetry             (unless --telemetry or --no-telemetry is given)\n"
-		"  --no-huge -m %s            (--hugepages off, or auto without hugepages; unless\n"
-		"                             --no-huge or --in-memory is given; -m unless -m or\n"
-		"                             --socket-mem is given)\n"
-		"and always --log-level=lib.eal:notice (--log-level=shmchand:debug with -v);\n"
-		"later --log-level options override it.\n"
-		"\n"
-		"DPDK secondaries: a client attaching to a memzone channel runs as a DPDK\n"
-		"secondary with the daemon's --file-prefix and an lcore id of its own (for\n"
-		"example --lcores='1@(0,1)'). While a secondary of an old daemon is alive, no\n"
-		"new daemon can start on the same file prefix.\n"
-		"\n"
-		"SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket\n"
-		"and exits 0. Any startup error exits 1.\n"
-		"\n"
-		"Example:\n"
-		"  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
-		GR_API_DEFAULT_SOCK_PATH,
-		SHMCHAND_DEFAULT_MODE,
-		SHMCHAND_MAX_POLLERS,
-		SHMCHAND_DEFAULT_POLLERS,
-		SHMCHAND_DEFAULT_SPIN_US,
-		MAX_SPIN_US,
-		NO_HUGE_MEM_MB,
-		HUGEPAGES_AUTO_MIN_FREE,
-		DEFAULT_FILE_PREFIX,
-		NO_HUGE_MEM_MB);
+static void usage(void) {
+	printf("Usage: shmchand [OPTIONS] [-- EAL_ARGS...]\n"
+	       "\n"
+	       "Serve the shmchan control API on a Unix socket and on shared-memory channels.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -s, --socket PATH          Unix socket path (default %s). Never abstract.\n"
+	       "  -m, --socket-mode MODE     Octal permissions of the socket (default %04o).\n"
+	       "  -g, --socket-group GROUP   Group name or gid of the socket (default: "
+	       "unchanged).\n"
+	       "  -p, --pollers N            Poller threads serving channels, 1..%d (default %d).\n"
+	       "  -S, --spin-us US           Microseconds a poller spins before it sleeps\n"
+	       "                             (default %d, 0: always sleep, at most %d).\n"
+	       "      --no-shm               Offer no shared-memory channel; clients stay on the\n"
+	       "                             socket.\n"
+	       "      --hugepages MODE       auto, on or off (default auto).\n"
+	       "                               on:   use hugepages; fail if EAL cannot.\n"
+	       "                               off:  run EAL with --no-huge -m %s; memfd channels\n"
+	       "                                     only, no DPDK secondary can attach.\n"
+	       "                               auto: on if more than %d 2 MB hugepages are free "
+	       "and\n"
+	       "                                     hugetlbfs is mounted, else off.\n"
+	       "  -v, --verbose              Debug log level.\n"
+	       "  -h, --help                 Show this help and exit.\n"
+	       "\n"
+	       "Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
+	       "defaults, each only if that option is not given after --:\n"
+	       "  --file-prefix %s\n"
+	       "  -l 0                       (unless -l, -c or --lcores is given)\n"
+	       "  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
+	       "  --no-telemetry             (unless --telemetry or --no-telemetry is given)\n"
+	       "  --no-huge -m %s            (--hugepages off, or auto without hugepages; unless\n"
+	       "                             --no-huge or --in-memory is given; -m unless -m or\n"
+	       "                             --socket-mem is given)\n"
+	       "and always --log-level=lib.eal:notice (--log-level=shmchand:debug with -v);\n"
+	       "later --log-level options override it.\n"
+	       "\n"
+	       "DPDK secondaries: a client attaching to a memzone channel runs as a DPDK\n"
+	       "secondary with the daemon's --file-prefix and an lcore id of its own (for\n"
+	       "example --lcores='1@(0,1)'). While a secondary of an old daemon is alive, no\n"
+	       "new daemon can start on the same file prefix.\n"
+	       "\n"
+	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket\n"
+	       "and exits 0. Any startup error exits 1.\n"
+	       "\n"
+	       "Example:\n"
+	       "  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
+	       GR_API_DEFAULT_SOCK_PATH,
+	       SHMCHAND_DEFAULT_MODE,
+	       SHMCHAND_MAX_POLLERS,
+	       SHMCHAND_DEFAULT_POLLERS,
+	       SHMCHAND_DEFAULT_SPIN_US,
+	       MAX_SPIN_US,
+	       NO_HUGE_MEM_MB,
+	       HUGEPAGES_AUTO_MIN_FREE,
+	       DEFAULT_FILE_PREFIX,
+	       NO_HUGE_MEM_MB);
 }
 
 static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
@@ -184,7 +191,8 @@ static int parse_options(int argc, char **argv) {
 			}
 			break;
 		case 'p':
-			if (parse_uint(optarg, 10, SHMCHAND_MAX_POLLERS, &value) < 0 || value == 0) {
+			if (parse_uint(optarg, 10, SHMCHAND_MAX_POLLERS, &value) < 0 ||
+			    value == 0) {
 				fprintf(stderr,
 					"shmchand: pollers must be 1..%d, not '%s'\n",
 					SHMCHAND_MAX_POLLERS,
@@ -293,8 +301,9 @@ static long hugepages_free(void) {
 	return free_pages;
 }
 
-static bool hugetlbfs_mounted(void) {
-	char line[512], fstype[64];
+// Find the first hugetlbfs mount point. Returns false if there is none.
+static bool hugetlbfs_mount(char *dir, size_t len) {
+	char line[PATH_MAX + 128], mount_dir[PATH_MAX], fstype[64];
 	bool found = false;
 	FILE *f;
 
@@ -302,36 +311,76 @@ static bool hugetlbfs_mounted(void) {
 	if (f == NULL)
 		return false;
 	while (!found && fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%*s %*s %63s", fstype) == 1 && strcmp(fstype, "hugetlbfs") == 0)
-			found = true;
+		if (sscanf(line, "%*s %4095s %63s", mount_dir, fstype) == 2 &&
+		    strcmp(fstype, "hugetlbfs") == 0)
+			found = (size_t)snprintf(dir, len, "%s", mount_dir) < len;
 	}
 	fclose(f);
 	return found;
 }
 
+// Whether the hugepage directory's lock is free, waiting a little. EAL
+// holds it while it maps pages; a wedged DPDK process that never drops it
+// would make rte_eal_init() wait for ever.
+static bool hugedir_lock_free(const char *dir) {
+	bool lock_free = true;
+	int fd, waited_ms;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return true; // EAL reports what is wrong with it
+	for (waited_ms = 0;; waited_ms += HUGEDIR_LOCK_POLL_MS) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			flock(fd, LOCK_UN);
+			break;
+		}
+		if (errno != EWOULDBLOCK || waited_ms >= HUGEDIR_LOCK_WAIT_MS) {
+			lock_free = errno != EWOULDBLOCK;
+			break;
+		}
+		usleep(HUGEDIR_LOCK_POLL_MS * 1000);
+	}
+	close(fd);
+	return lock_free;
+}
+
 // Whether EAL should run without hugepages, per --hugepages.
 static bool want_no_huge(enum hugepage_mode mode) {
+	char dir[PATH_MAX];
+	bool mounted, lock_free;
 	long free_pages;
 
-	switch (mode) {
-	case HUGEPAGES_ON:
-		return false;
-	case HUGEPAGES_OFF:
+	if (mode == HUGEPAGES_OFF) {
 		LOG(INFO, "hugepages off: memfd channels only");
 		return true;
-	case HUGEPAGES_AUTO:
-		break;
+	}
+	mounted = hugetlbfs_mount(dir, sizeof(dir));
+	lock_free = !mounted || hugedir_lock_free(dir);
+	if (mode == HUGEPAGES_ON) {
+		if (!lock_free)
+			LOG(WARNING,
+			    "%s is locked by another DPDK process: EAL init waits until it is "
+			    "released",
+			    dir);
+		return false;
 	}
 	free_pages = hugepages_free();
-	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && hugetlbfs_mounted()) {
+	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && mounted && lock_free) {
 		LOG(INFO, "hugepages auto: %ld free 2 MB hugepages, using them", free_pages);
 		return false;
 	}
-	LOG(NOTICE,
-	    "hugepages auto: %ld free 2 MB hugepages (need more than %d) or no hugetlbfs mount;"
-	    " running with --no-huge, memfd channels only",
-	    free_pages,
-	    HUGEPAGES_AUTO_MIN_FREE);
+	if (!lock_free)
+		LOG(NOTICE,
+		    "hugepages auto: %s has been locked by another DPDK process for %d ms;"
+		    " running with --no-huge, memfd channels only",
+		    dir,
+		    HUGEDIR_LOCK_WAIT_MS);
+	else
+		LOG(NOTICE,
+		    "hugepages auto: %ld free 2 MB hugepages (need more than %d) or no hugetlbfs"
+		    " mount; running with --no-huge, memfd channels only",
+		    free_pages,
+		    HUGEPAGES_AUTO_MIN_FREE);
 	return true;
 }
 
@@ -349,24 +398,26 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 		argv[argc++] = "--file-prefix";
 		argv[argc++] = DEFAULT_FILE_PREFIX;
 	}
-	if (!has_short_opt(user_argc, user_argv, 'l') && !has_short_opt(user_argc, user_argv, 'c')
-	    && !has_long_opt(user_argc, user_argv, "lcores")) {
+	if (!has_short_opt(user_argc, user_argv, 'l') &&
+	    !has_short_opt(user_argc, user_argv, 'c') &&
+	    !has_long_opt(user_argc, user_argv, "lcores")) {
 		argv[argc++] = "-l";
 		argv[argc++] = "0";
 		eal->default_lcores = true;
 	}
-	if (!has_long_opt(user_argc, user_argv, "no-pci") && !has_short_opt(user_argc, user_argv, 'a')
-	    && !has_long_opt(user_argc, user_argv, "allow"))
+	if (!has_long_opt(user_argc, user_argv, "no-pci") &&
+	    !has_short_opt(user_argc, user_argv, 'a') &&
+	    !has_long_opt(user_argc, user_argv, "allow"))
 		argv[argc++] = "--no-pci";
-	if (!has_long_opt(user_argc, user_argv, "telemetry")
-	    && !has_long_opt(user_argc, user_argv, "no-telemetry"))
+	if (!has_long_opt(user_argc, user_argv, "telemetry") &&
+	    !has_long_opt(user_argc, user_argv, "no-telemetry"))
 		argv[argc++] = "--no-telemetry";
 	argv[argc++] = cfg->verbose ? "--log-level=shmchand:debug" : "--log-level=lib.eal:notice";
-	if (!has_long_opt(user_argc, user_argv, "no-huge")
-	    && !has_long_opt(user_argc, user_argv, "in-memory") && want_no_huge(cfg->hugepages)) {
+	if (!has_long_opt(user_argc, user_argv, "no-huge") &&
+	    !has_long_opt(user_argc, user_argv, "in-memory") && want_no_huge(cfg->hugepages)) {
 		argv[argc++] = "--no-huge";
-		if (!has_short_opt(user_argc, user_argv, 'm')
-		    && !has_long_opt(user_argc, user_argv, "socket-mem")) {
+		if (!has_short_opt(user_argc, user_argv, 'm') &&
+		    !has_long_opt(user_argc, user_argv, "socket-mem")) {
 			argv[argc++] = "-m";
 			argv[argc++] = NO_HUGE_MEM_MB;
 		}
@@ -448,7 +499,8 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	eal_runtime_dir(prefix, dir, sizeof(dir));
 	primary = eal_primary_pid(dir);
 	if (primary != 0)
-		fprintf(stderr, "shmchand: process %d holds the EAL lock of %s\n", (int)primary, dir);
+		fprintf(stderr, "shmchand: process %d holds the EAL lock of %s\n", (int)primary, dir
+		);
 	secondaries = eal_print_secondaries(dir);
 	if (primary != 0 || secondaries > 0) {
 		fprintf(stderr,
@@ -475,8 +527,8 @@ static int serve(struct event_base *base) {
 
 	sigint = evsignal_new(base, SIGINT, on_stop_signal, base);
 	sigterm = evsignal_new(base, SIGTERM, on_stop_signal, base);
-	if (sigint == NULL || sigterm == NULL || evsignal_add(sigint, NULL) < 0
-	    || evsignal_add(sigterm, NULL) < 0) {
+	if (sigint == NULL || sigterm == NULL || evsignal_add(sigint, NULL) < 0 ||
+	    evsignal_add(sigterm, NULL) < 0) {
 		LOG(ERR, "cannot watch SIGINT and SIGTERM");
 		goto out;
 	}
@@ -529,9 +581,13 @@ int main(int argc, char **argv) {
 		}
 	}
 	ret = parse_options(own_argc, argv);
-	if (ret != 0) {
-		usage(ret > 0 ? stdout : stderr);
-		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	if (ret > 0) {
+		usage();
+		return EXIT_SUCCESS;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "Try 'shmchand --help'.\n");
+		return EXIT_FAILURE;
 	}
 	ret = rte_log_register_type_and_pick_level(
 		"shmchand",
@@ -566,9 +622,9 @@ int main(int argc, char **argv) {
 	}
 	// Secondaries map the primary's hugepage files: not with --no-huge, and
 	// not when EAL keeps no shared files (--in-memory, --no-shconf).
-	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge")
-		&& !has_long_opt(eal.argc, eal.argv, "in-memory")
-		&& !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge") &&
+		       !has_long_opt(eal.argc, eal.argv, "in-memory") &&
+		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
 	// EAL pins this thread to its main lcore. The daemon runs no data-plane
 	// lcore: give the main thread (and the pollers it starts) back every CPU
 	// it had, unless the user chose lcores.

@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,11 +44,12 @@ int shmchand_logtype = RTE_LOGTYPE_USER1;
 #define TEST_MODULE 0x7e57
 #define TEST_LEASE GR_MSG_TYPE(TEST_MODULE, 0x10) // sets a lease_lost callback
 #define TEST_FDS GR_MSG_TYPE(TEST_MODULE, 0x11) // answers with one fd
+#define TEST_FILL GR_MSG_TYPE(TEST_MODULE, 0x12) // a stream of FILL_RESPONSES
 
 // Every wait of the test is bounded by this.
 #define WAIT_MS 5000
 // How long the bounded-output test waits for a stuck sender to move again.
-#define STUCK_MS 300
+#define STUCK_MS 1000
 // Bounded-output test: requests sent, each of this payload.
 #define FLOOD_REQUESTS 128
 #define FLOOD_PAYLOAD GR_API_MAX_MSG_LEN
@@ -60,10 +59,12 @@ int shmchand_logtype = RTE_LOGTYPE_USER1;
 // each way): a client that does not read can push no more than this.
 #define FLOOD_MAX_UNREAD (2 * SOCK_OUTPUT_HIGH)
 #define FDS_PAYLOAD "fds!"
-// Echoes queued before the fd response: 3 MiB, below SOCK_OUTPUT_HIGH and
-// well above what the socket buffer toward the client holds (about 240 KiB
-// with the default wmem of 208 KiB).
-#define FDS_BUSY_ECHOES 24
+// TEST_FILL's stream: 3 MiB, below SOCK_OUTPUT_HIGH and well above what
+// the socket buffer toward the client takes (about 240 KiB with the default
+// wmem of 208 KiB).
+#define FILL_RESPONSES 24
+#define FILL_LEN GR_API_MAX_MSG_LEN
+#define FILL_MSG (sizeof(struct gr_api_response) + FILL_LEN)
 
 static char tmpdir[] = "/tmp/shmchand_sock_test.XXXXXX";
 
@@ -109,6 +110,16 @@ static struct api_out fds_handler(const void *request, uint32_t len, struct api_
 	return out;
 }
 
+static struct api_out fill_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+	static const uint8_t zeros[FILL_LEN];
+
+	(void)request;
+	(void)len;
+	for (unsigned i = 0; i < FILL_RESPONSES; i++)
+		api_send(ctx, sizeof(zeros), zeros);
+	return api_out(0, 0, NULL);
+}
+
 static struct api_handler lease_h = {
 	.name = "TEST_LEASE",
 	.request_type = TEST_LEASE,
@@ -118,6 +129,11 @@ static struct api_handler fds_h = {
 	.name = "TEST_FDS",
 	.request_type = TEST_FDS,
 	.callback = fds_handler,
+};
+static struct api_handler fill_h = {
+	.name = "TEST_FILL",
+	.request_type = TEST_FILL,
+	.callback = fill_handler,
 };
 
 static void on_sigterm(evutil_socket_t sig, short what, void *base) {
@@ -201,25 +217,9 @@ static int client_connect(const char *path) {
 	return fd;
 }
 
-static void wait_fd_(int fd, short events, int timeout_ms, int line) {
+static void wait_fd(int fd, short events, int timeout_ms) {
 	struct pollfd pfd = {.fd = fd, .events = events};
-	if (poll(&pfd, 1, timeout_ms) != 1) { int q = -1; ioctl(fd, SIOCOUTQ, &q); print_message("DEBUG line %d server %d outq %d\n", line, running ? running->pid : 0, q); sleep(100); }
 	assert_int_equal(poll(&pfd, 1, timeout_ms), 1);
-}
-#define wait_fd(a, b, c) wait_fd_(a, b, c, __LINE__)
-
-// Wait until the peer has read everything this socket sent (SIOCOUTQ counts
-// the bytes still queued toward it).
-static void wait_sent_consumed(int fd) {
-	int queued = 1;
-
-	for (int waited_ms = 0; waited_ms < WAIT_MS; waited_ms++) {
-		assert_int_equal(ioctl(fd, SIOCOUTQ, &queued), 0);
-		if (queued == 0)
-			return;
-		usleep(1000);
-	}
-	fail_msg("the server did not read %d bytes of requests", queued);
 }
 
 static void write_all(int fd, const void *buf, size_t len) {
@@ -434,7 +434,14 @@ static unsigned read_with_fds(int fd, void *buf, size_t len, int *fds) {
 	while (have < len) {
 		long n;
 		wait_fd(fd, POLLIN, WAIT_MS);
-		n = shmchan_recv_fds(fd, (char *)buf + have, len - have, fds + n_fds, 2 - n_fds, &got);
+		n = shmchan_recv_fds(
+			fd,
+			(char *)buf + have,
+			len - have,
+			fds + n_fds,
+			2 - n_fds,
+			&got
+		);
 		assert_true(n > 0);
 		n_fds += got;
 		have += (size_t)n;
@@ -484,9 +491,9 @@ static uint8_t *flood_message(uint32_t id) {
 	return msg;
 }
 
-// Send from the flood until the socket stays full for STUCK_MS. Returns the
+// Send from the flood until the socket stays full for stuck_ms. Returns the
 // bytes sent so far; *offset is the position in the flood.
-static size_t flood_until_stuck(int fd, size_t *offset) {
+static size_t flood_until_stuck(int fd, size_t *offset, int stuck_ms) {
 	size_t total = FLOOD_REQUESTS * FLOOD_MSG;
 	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
 
@@ -496,7 +503,7 @@ static size_t flood_until_stuck(int fd, size_t *offset) {
 		ssize_t n = send(fd, msg + in_msg, FLOOD_MSG - in_msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			assert_int_equal(errno, EAGAIN);
-			if (poll(&pfd, 1, STUCK_MS) == 0)
+			if (poll(&pfd, 1, stuck_ms) == 0)
 				break;
 			continue;
 		}
@@ -517,7 +524,7 @@ static void unread_output_pauses_client(void **state) {
 	fd = client_connect(s.path);
 	hello(fd);
 
-	sent = flood_until_stuck(fd, &offset);
+	sent = flood_until_stuck(fd, &offset, STUCK_MS);
 	print_message("client pushed %zu bytes before the server paused it\n", sent);
 	assert_true(sent >= SOCK_OUTPUT_HIGH);
 	assert_true(sent < FLOOD_MAX_UNREAD);
@@ -533,7 +540,7 @@ static void unread_output_pauses_client(void **state) {
 			pfd.events |= POLLOUT;
 		assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
 		if (pfd.revents & POLLOUT)
-			flood_until_stuck(fd, &offset);
+			flood_until_stuck(fd, &offset, 0);
 		if (!(pfd.revents & POLLIN))
 			continue;
 		n = recv(fd, resp_buf + have, sizeof(resp_buf) - have, MSG_DONTWAIT);
@@ -548,7 +555,9 @@ static void unread_output_pauses_client(void **state) {
 			memcpy(&echoed_id, resp_buf + sizeof(resp), sizeof(echoed_id));
 			assert_int_equal(echoed_id, next_id);
 			assert_memory_equal(
-				resp_buf + sizeof(resp), expected + sizeof(resp), FLOOD_PAYLOAD
+				resp_buf + sizeof(resp),
+				expected + sizeof(resp),
+				FLOOD_PAYLOAD
 			);
 			memmove(resp_buf, resp_buf + FLOOD_MSG, have - FLOOD_MSG);
 			have -= FLOOD_MSG;
@@ -560,7 +569,10 @@ static void unread_output_pauses_client(void **state) {
 }
 
 static void fds_behind_queued_output_closes(void **state) {
-	const uint8_t *msg;
+	struct gr_api_request reqs[2] = {
+		{.id = 2, .type = TEST_FILL},
+		{.id = 3, .type = TEST_FDS},
+	};
 	struct server s;
 	char buf[65536];
 	long n, total = 0;
@@ -570,19 +582,11 @@ static void fds_behind_queued_output_closes(void **state) {
 	server_start(&s, "fds-busy.sock", 0600);
 	fd = client_connect(s.path);
 	hello(fd);
-	// 128 KiB echoes the client does not read yet: more output than the
-	// socket buffer toward the client holds stays queued in the server, yet
-	// below the bound that would pause the client.
-	for (uint32_t id = 2; id < 2 + FDS_BUSY_ECHOES; id++) {
-		msg = flood_message(id);
-		write_all(fd, msg, FLOOD_MSG);
-	}
-	send_request(fd, 2 + FDS_BUSY_ECHOES, TEST_FDS, NULL, 0);
-	// Once the server has read every request byte it has served the fd
-	// request too (same callback), before writing any more of its output.
-	wait_sent_consumed(fd);
-	// The fds cannot pass while earlier output is stuck in the server: it
-	// closes the connection instead of answering.
+	// One write, so both requests are served in one read callback: the fd
+	// response finds the stream's output queued, more than the socket takes.
+	write_all(fd, reqs, sizeof(reqs));
+	// The fds cannot pass behind it: the server closes the connection
+	// instead of answering, dropping what it had not written.
 	for (;;) {
 		wait_fd(fd, POLLIN, WAIT_MS);
 		n = recv(fd, buf, sizeof(buf), 0);
@@ -591,7 +595,7 @@ static void fds_behind_queued_output_closes(void **state) {
 			break;
 		total += n;
 	}
-	assert_true(total < (long)(FDS_BUSY_ECHOES * FLOOD_MSG));
+	assert_true(total < (long)(FILL_RESPONSES * FILL_MSG));
 	close(fd);
 	server_stop(&s);
 }
@@ -602,6 +606,7 @@ static int setup(void **state) {
 		return -1;
 	api_handler_register(&lease_h);
 	api_handler_register(&fds_h);
+	api_handler_register(&fill_h);
 	return 0;
 }
 
