@@ -85,7 +85,7 @@ const struct api_handler *api_handler_lookup(uint32_t request_type);
 		.request_len = code##_REQ_LEN,                                                     \
 		.callback = func,                                                                  \
 	};                                                                                         \
-	static void __attribute__((constructor)) api_handler_register_##func(void) {              \
+	static void __attribute__((constructor)) api_handler_register_##func(void) {               \
 		api_handler_register(&api_handler_##func);                                         \
 	}
 

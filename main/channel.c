@@ -121,8 +121,12 @@ static void counters_add(struct gr_shm_counters *to, const struct shmchan_server
 // Poller: stop serving the channel and end its lease. The client sees EOF on
 // its socket; the main thread sees it too and detaches the channel. detail
 // is what the channel library found (shmchan_last_error()), or NULL.
-static void
-channel_fault(struct channel *ch, enum channel_fault fault, const char *reason, const char *detail) {
+static void channel_fault(
+	struct channel *ch,
+	enum channel_fault fault,
+	const char *reason,
+	const char *detail
+) {
 	uint32_t up = CHANNEL_UP;
 
 	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
@@ -145,11 +149,17 @@ channel_fault(struct channel *ch, enum channel_fault fault, const char *reason, 
 		LOG(ERR, "channel %s: shutdown lease: %s", ch->name, strerror(errno));
 }
 
-static int backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *payload) {
+static int
+backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *payload) {
 	struct backlog_msg *m;
 
 	if (ch->backlog_bytes + sizeof(*m) + hdr->payload_len > CHANNEL_BACKLOG_MAX_BYTES) {
-		channel_fault(ch, FAULT_SLOW, "response backlog over its limit: the client is not reading", NULL);
+		channel_fault(
+			ch,
+			FAULT_SLOW,
+			"response backlog over its limit: the client is not reading",
+			NULL
+		);
 		return -ENOBUFS;
 	}
 	m = malloc(sizeof(*m) + hdr->payload_len);
@@ -180,12 +190,21 @@ static unsigned backlog_flush(struct channel *ch) {
 
 	while ((m = ch->backlog_head) != NULL) {
 		ret = shmchan_server_send(
-			ch->server, &m->hdr, sizeof(m->hdr), m->payload, m->hdr.payload_len
+			ch->server,
+			&m->hdr,
+			sizeof(m->hdr),
+			m->payload,
+			m->hdr.payload_len
 		);
 		if (ret == -ENOBUFS)
 			break;
 		if (ret < 0) {
-			channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt response ring",
+				shmchan_last_error()
+			);
 			break;
 		}
 		ch->backlog_head = m->next;
@@ -195,7 +214,12 @@ static unsigned backlog_flush(struct channel *ch) {
 	}
 	if (ch->backlog_head != NULL) {
 		if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
-			channel_fault(ch, FAULT_SLOW, "response ring full for too long: the client stopped reading", NULL);
+			channel_fault(
+				ch,
+				FAULT_SLOW,
+				"response ring full for too long: the client stopped reading",
+				NULL
+			);
 	} else if (moved > 0) {
 		ch->backlog_since = 0;
 	}
@@ -230,7 +254,12 @@ static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *
 		ret = shmchan_server_send(ch->server, &hdr, sizeof(hdr), out->payload, out->len);
 		if (ret != -ENOBUFS) {
 			if (ret < 0)
-				channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+				channel_fault(
+					ch,
+					FAULT_CORRUPT,
+					"corrupt response ring",
+					shmchan_last_error()
+				);
 			return ret;
 		}
 	}
@@ -260,13 +289,23 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (len == 0)
 			break;
 		if (len < 0) {
-			channel_fault(ch, FAULT_CORRUPT, "corrupt request ring", shmchan_last_error());
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt request ring",
+				shmchan_last_error()
+			);
 			break;
 		}
 		n++;
 		// From here on only the private copy in buf is read.
 		if ((size_t)len < sizeof(*req) || req->payload_len != len - sizeof(*req)) {
-			channel_fault(ch, FAULT_CORRUPT, "request frame length disagrees with its payload_len", NULL);
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"request frame length disagrees with its payload_len",
+				NULL
+			);
 			break;
 		}
 		if (api_check_header(req) < 0) {
@@ -286,7 +325,7 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 	struct channel *ch;
 	unsigned work = 0;
 
-	cds_list_for_each_entry_rcu(ch, &registry, node) {
+	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		if (ch->poller == poller_id)
 			work += channel_serve(ch, req_buf);
 	}
@@ -297,7 +336,7 @@ unsigned channel_arm(unsigned poller_id, bool *backlog) {
 	struct channel *ch;
 	unsigned pending = 0;
 
-	cds_list_for_each_entry_rcu(ch, &registry, node) {
+	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		if (ch->poller != poller_id)
 			continue;
 		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
@@ -319,7 +358,7 @@ unsigned channel_arm(unsigned poller_id, bool *backlog) {
 void channel_disarm(unsigned poller_id) {
 	struct channel *ch;
 
-	cds_list_for_each_entry_rcu(ch, &registry, node) {
+	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		if (ch->poller == poller_id)
 			shmchan_server_doorbell_disarm(ch->server);
 	}
@@ -465,16 +504,6 @@ fail:
 	return NULL;
 }
 
-// The backings this daemon offers: memzones only to secondaries, which a
-// primary running without hugepages (--no-huge, --in-memory) cannot have.
-static uint32_t channel_backings_offered(void) {
-	uint32_t offered = GR_SHM_BACKING_MEMFD;
-
-	if (shmchand_config.have_hugepages)
-		offered |= GR_SHM_BACKING_MEMZONE;
-	return offered;
-}
-
 static struct api_out channel_attach(const void *request, uint32_t len, struct api_ctx *ctx) {
 	const struct gr_shm_attach_req *req = request;
 	enum shmchan_backing backing;
@@ -499,7 +528,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 		    SHMCHAN_LAYOUT_VERSION);
 		return api_out(EPROTO, 0, NULL);
 	}
-	offered = channel_backings_offered();
+	offered = shmchand_backings_offered();
 	// A secondary asks for both and gets the memzone; anyone else gets the
 	// memfd. The memzone is never handed out without being asked for.
 	if (req->backings & offered & GR_SHM_BACKING_MEMZONE) {
@@ -594,7 +623,7 @@ static struct api_out channel_stats(const void *request, uint32_t len, struct ap
 	resp->total.doorbells_rung = retired.doorbells_rung;
 	resp->total.sleeps = retired.sleeps;
 	resp->total.overflows = retired.overflows;
-	cds_list_for_each_entry_rcu(ch, &registry, node) {
+	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		if (atomic_load_explicit(&ch->state, memory_order_relaxed) == CHANNEL_CLOSED)
 			continue;
 		counters_add(&resp->total, shmchan_server_stats(ch->server));
@@ -614,7 +643,7 @@ static struct api_out channel_list(const void *request, uint32_t len, struct api
 	(void)request;
 	(void)len;
 	rcu_read_lock();
-	cds_list_for_each_entry_rcu(ch, &registry, node) {
+	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		memset(&info, 0, sizeof(info));
 		snprintf(info.name, sizeof(info.name), "%s", ch->name);
 		info.backing = ch->mem.backing;
@@ -649,7 +678,8 @@ void channel_module_fini(void) {
 
 	// Connections are closed first (each detaching its channel); detach
 	// whatever is left, then stop the pollers and wait for the frees.
-	cds_list_for_each_entry_safe(ch, tmp, &registry, node) channel_detach(ch);
+	cds_list_for_each_entry_safe (ch, tmp, &registry, node)
+		channel_detach(ch);
 	poller_stop();
 	rcu_barrier();
 	rcu_unregister_thread();

@@ -14,8 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-// Backings this daemon offers to attaching clients.
-static uint32_t offered_backings(void) {
+uint32_t shmchand_backings_offered(void) {
 	uint32_t backings = GR_SHM_BACKING_MEMFD;
 
 	if (!shmchand_config.shm_enabled)
@@ -38,7 +37,7 @@ static struct api_out daemon_info(const void *request, uint32_t len, struct api_
 	info->pid = getpid();
 	info->pollers = shmchand_config.pollers;
 	info->poller_spin_us = shmchand_config.spin_us;
-	info->backings = offered_backings();
+	info->backings = shmchand_backings_offered();
 	snprintf(info->file_prefix, sizeof(info->file_prefix), "%s", shmchand_config.file_prefix);
 	return api_out(0, sizeof(*info), info);
 }

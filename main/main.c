@@ -48,6 +48,12 @@
 // EAL memory without hugepages, in MB: the daemon's own heap only (memfd
 // channels live outside EAL memory).
 #define NO_HUGE_MEM_MB "64"
+// Hugepage memory EAL reserves at startup, in MB, and never gives back: the
+// memzone channels (0.5 MB each, about 100 of them) come out of it. Beyond
+// it EAL grows its memory at run time, which waits for every secondary to
+// map the new pages (up to 5 s when one is starting or dying), and the
+// attach handler would stall every client meanwhile.
+#define HUGE_MEM_MB "64"
 // Options shmchand may add to the EAL arguments, and the program name.
 #define EAL_OWN_ARGS_MAX 12
 
@@ -98,6 +104,8 @@ static void usage(void) {
 	       "  --no-huge -m %s            (--hugepages off, or auto without hugepages; unless\n"
 	       "                             --no-huge or --in-memory is given; -m unless -m or\n"
 	       "                             --socket-mem is given)\n"
+	       "  -m %s                      (with hugepages, unless -m or --socket-mem is given:\n"
+	       "                             reserved at startup for memzone channels)\n"
 	       "and always --log-level=lib.eal:notice (--log-level=shmchand:debug with -v);\n"
 	       "later --log-level options override it.\n"
 	       "\n"
@@ -120,7 +128,8 @@ static void usage(void) {
 	       NO_HUGE_MEM_MB,
 	       HUGEPAGES_AUTO_MIN_FREE,
 	       DEFAULT_FILE_PREFIX,
-	       NO_HUGE_MEM_MB);
+	       NO_HUGE_MEM_MB,
+	       HUGE_MEM_MB);
 }
 
 static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
@@ -389,6 +398,7 @@ static bool want_no_huge(enum hugepage_mode mode) {
 static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv) {
 	const struct shmchand_config *cfg = &shmchand_config;
 	char **argv = calloc(EAL_OWN_ARGS_MAX + user_argc + 1, sizeof(*argv));
+	bool user_mem;
 	int argc = 0;
 
 	if (argv == NULL)
@@ -413,14 +423,18 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	    !has_long_opt(user_argc, user_argv, "no-telemetry"))
 		argv[argc++] = "--no-telemetry";
 	argv[argc++] = cfg->verbose ? "--log-level=shmchand:debug" : "--log-level=lib.eal:notice";
+	user_mem = has_short_opt(user_argc, user_argv, 'm') ||
+		   has_long_opt(user_argc, user_argv, "socket-mem");
 	if (!has_long_opt(user_argc, user_argv, "no-huge") &&
 	    !has_long_opt(user_argc, user_argv, "in-memory") && want_no_huge(cfg->hugepages)) {
 		argv[argc++] = "--no-huge";
-		if (!has_short_opt(user_argc, user_argv, 'm') &&
-		    !has_long_opt(user_argc, user_argv, "socket-mem")) {
+		if (!user_mem) {
 			argv[argc++] = "-m";
 			argv[argc++] = NO_HUGE_MEM_MB;
 		}
+	} else if (!user_mem) {
+		argv[argc++] = "-m";
+		argv[argc++] = HUGE_MEM_MB;
 	}
 	for (int i = 0; i < user_argc; i++)
 		argv[argc++] = user_argv[i];

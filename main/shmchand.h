@@ -40,7 +40,16 @@ struct shmchand_config {
 
 extern struct shmchand_config shmchand_config;
 
+// The channel backings (GR_SHM_BACKING_*) this daemon offers: none with
+// --no-shm, memfd always, memzones only to secondaries, which a primary
+// without hugepages (--no-huge, --in-memory) cannot have.
+uint32_t shmchand_backings_offered(void);
+
 extern int shmchand_logtype;
 
 #define LOG(level, fmt, ...)                                                                       \
-	rte_log(RTE_LOG_##level, shmchand_logtype, "shmchand: %s: " fmt "\n", __func__, ##__VA_ARGS__)
+	rte_log(RTE_LOG_##level,                                                                   \
+		shmchand_logtype,                                                                  \
+		"shmchand: %s: " fmt "\n",                                                         \
+		__func__,                                                                          \
+		##__VA_ARGS__)
