@@ -216,24 +216,13 @@ int shmchan_client_send(
 	unsigned cells, enqueued;
 	size_t len, frame_len;
 	uint32_t len32;
+	long msg_len;
 	ssize_t ret;
 
-	if (hdr_len > SHMCHAN_MSG_MAX || payload_len > SHMCHAN_MSG_MAX - hdr_len)
-		return shmchan_fail(
-			-EMSGSIZE,
-			"request of %zu + %zu bytes, at most %u",
-			hdr_len,
-			payload_len,
-			SHMCHAN_MSG_MAX
-		);
-	len = hdr_len + payload_len;
-	if (len < SHMCHAN_MSG_MIN)
-		return shmchan_fail(
-			-EINVAL,
-			"request of %zu bytes, at least %u",
-			len,
-			SHMCHAN_MSG_MIN
-		);
+	msg_len = shmchan_msg_len(hdr_len, payload_len, "request");
+	if (msg_len < 0)
+		return (int)msg_len;
+	len = (size_t)msg_len;
 	cells = SHMCHAN_MSG_CELLS(len);
 	frame_len = (size_t)cells * SHMCHAN_CELL_SIZE;
 

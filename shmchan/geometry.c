@@ -123,3 +123,27 @@ int shmchan_geometry_check(const struct shmchan_geometry *g) {
 		);
 	return 0;
 }
+
+long shmchan_msg_len(size_t hdr_len, size_t payload_len, const char *what) {
+	size_t len;
+
+	if (hdr_len > SHMCHAN_MSG_MAX || payload_len > SHMCHAN_MSG_MAX - hdr_len)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"%s of %zu + %zu bytes, at most %u",
+			what,
+			hdr_len,
+			payload_len,
+			SHMCHAN_MSG_MAX
+		);
+	len = hdr_len + payload_len;
+	if (len < SHMCHAN_MSG_MIN)
+		return shmchan_fail(
+			-EINVAL,
+			"%s of %zu bytes, at least %u",
+			what,
+			len,
+			SHMCHAN_MSG_MIN
+		);
+	return (long)len;
+}

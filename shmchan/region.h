@@ -110,3 +110,9 @@ static inline uint8_t *shmchan_ring_cells(struct rte_ring *r) {
 // Record why the calling thread's last shmchan call failed (see
 // shmchan_last_error()) and return err, a negative errno value.
 int shmchan_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Length of a message of hdr_len + payload_len bytes, checked against the
+// framing's bounds; what ("request", "response") names it in the failure.
+// Returns the length, -EMSGSIZE (over SHMCHAN_MSG_MAX) or -EINVAL (under
+// SHMCHAN_MSG_MIN). Both sides, any thread.
+long shmchan_msg_len(size_t hdr_len, size_t payload_len, const char *what);

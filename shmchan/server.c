@@ -286,23 +286,12 @@ int shmchan_server_send(
 	struct ring_view *v = &s->resp;
 	uint32_t cons_tail, used, cells, len32;
 	size_t len, off;
+	long msg_len;
 
-	if (hdr_len > SHMCHAN_MSG_MAX || payload_len > SHMCHAN_MSG_MAX - hdr_len)
-		return shmchan_fail(
-			-EMSGSIZE,
-			"response of %zu + %zu bytes, at most %u",
-			hdr_len,
-			payload_len,
-			SHMCHAN_MSG_MAX
-		);
-	len = hdr_len + payload_len;
-	if (len < SHMCHAN_MSG_MIN)
-		return shmchan_fail(
-			-EINVAL,
-			"response of %zu bytes, at least %u",
-			len,
-			SHMCHAN_MSG_MIN
-		);
+	msg_len = shmchan_msg_len(hdr_len, payload_len, "response");
+	if (msg_len < 0)
+		return (int)msg_len;
+	len = (size_t)msg_len;
 	cells = SHMCHAN_MSG_CELLS(len);
 
 	// Acquire pairs with the client's release of cons.tail: its copies out
