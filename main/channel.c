@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,13 @@
 #define CHANNEL_MEMZONE_PREFIX "shmc-"
 // Regions are mapped by page; a memzone is aligned the same way.
 #define CHANNEL_REGION_ALIGN 4096
+// Memzone channels come from a pool reserved at startup and never freed (16
+// MB of the daemon's -m 64). Reserving or freeing a memzone takes EAL's
+// memzone lock, shared with every secondary: a secondary killed while it
+// holds that lock (in rte_memzone_lookup, say) would freeze the daemon in its
+// next rte_memzone_reserve or rte_memzone_free. With the pool, attach and
+// detach never take it. When the pool is empty, secondaries get memfd.
+#define CHANNEL_MEMZONE_POOL 32
 
 // Why a poller gave up on a client.
 enum channel_fault {
@@ -98,6 +106,15 @@ struct channel {
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 };
 
+// The memzone pool. Taken from by the main thread (attach), given back to by
+// the call_rcu thread (channel_free): the mutex orders the two.
+static struct {
+	pthread_mutex_t lock;
+	const struct rte_memzone *free[CHANNEL_MEMZONE_POOL];
+	unsigned n_free;
+	unsigned n_zones; // reserved at startup
+} memzone_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
 static CDS_LIST_HEAD(registry);
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
@@ -108,14 +125,24 @@ static uint64_t slow_limit_cycles;
 // read by the stats handlers on any thread).
 static struct gr_shm_counters retired;
 
+// Add a channel's counters (written by its poller) into to. Any thread: the
+// loads are atomic, and so are the adds, since the retired totals are read
+// by the stats handlers on other threads.
 static void counters_add(struct gr_shm_counters *to, const struct shmchan_server_stats *s) {
-	to->requests += s->requests;
-	to->req_bytes += s->req_bytes;
-	to->responses += s->responses;
-	to->resp_bytes += s->resp_bytes;
-	to->doorbells_rung += s->doorbells_rung;
-	to->sleeps += s->sleeps;
-	to->overflows += s->overflows;
+#define COUNTER_ADD(field)                                                                         \
+	__atomic_fetch_add(                                                                        \
+		&to->field,                                                                        \
+		__atomic_load_n(&s->field, __ATOMIC_RELAXED),                                      \
+		__ATOMIC_RELAXED                                                                   \
+	)
+	COUNTER_ADD(requests);
+	COUNTER_ADD(req_bytes);
+	COUNTER_ADD(responses);
+	COUNTER_ADD(resp_bytes);
+	COUNTER_ADD(doorbells_rung);
+	COUNTER_ADD(sleeps);
+	COUNTER_ADD(overflows);
+#undef COUNTER_ADD
 }
 
 // Poller: stop serving the channel and end its lease. The client sees EOF on
@@ -129,7 +156,10 @@ static void channel_fault(
 ) {
 	uint32_t up = CHANNEL_UP;
 
-	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
+	// Only this poller faults the channel; the main thread may close it
+	// meanwhile. The reason is written before the state change publishes
+	// it: the main thread reads it once it sees FAULTED.
+	if (atomic_load(&ch->state) != CHANNEL_UP)
 		return;
 	ch->fault = fault;
 	snprintf(
@@ -140,6 +170,8 @@ static void channel_fault(
 		detail != NULL && detail[0] != '\0' ? ": " : "",
 		detail != NULL ? detail : ""
 	);
+	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
+		return;
 	LOG(WARNING,
 	    "channel %s (pid %d): %s: detaching",
 	    ch->name,
@@ -364,39 +396,86 @@ void channel_disarm(unsigned poller_id) {
 	}
 }
 
-static int channel_mem_alloc(struct shmchan_mem *mem, enum shmchan_backing backing, size_t size) {
-	const struct rte_memzone *mz;
+// A memfd named name, or a memzone from the pool (which keeps the name it
+// was reserved with: the client looks it up by that name).
+static int channel_mem_alloc(
+	struct shmchan_mem *mem,
+	enum shmchan_backing backing,
+	const char *name,
+	size_t size
+) {
+	const struct rte_memzone *mz = NULL;
 
 	if (backing == SHMCHAN_BACKING_MEMFD)
-		return shmchan_memfd_create(mem, mem->name, size);
+		return shmchan_memfd_create(mem, name, size);
 
-	mz = rte_memzone_reserve_aligned(mem->name, size, SOCKET_ID_ANY, 0, CHANNEL_REGION_ALIGN);
-	if (mz == NULL) {
-		LOG(ERR, "memzone %s of %zu bytes: %s", mem->name, size, rte_strerror(rte_errno));
-		return -rte_errno;
-	}
+	pthread_mutex_lock(&memzone_pool.lock);
+	if (memzone_pool.n_free > 0)
+		mz = memzone_pool.free[--memzone_pool.n_free];
+	pthread_mutex_unlock(&memzone_pool.lock);
+	if (mz == NULL)
+		return -ENOSPC;
 	mem->backing = SHMCHAN_BACKING_MEMZONE;
 	mem->base = mz->addr;
 	mem->size = mz->len;
 	mem->fd = -1;
 	mem->cookie = mz;
+	snprintf(mem->name, sizeof(mem->name), "%s", mz->name);
 	return 0;
 }
 
-// Any thread (the call_rcu thread included): rte_memzone_free takes the
-// EAL's memory lock.
+// Main thread or the call_rcu thread: a memzone goes back to the pool.
 static void channel_mem_free(struct shmchan_mem *mem) {
-	int ret;
-
 	if (mem->backing != SHMCHAN_BACKING_MEMZONE) {
 		shmchan_memfd_destroy(mem);
 		return;
 	}
-	if (mem->cookie != NULL) {
-		ret = rte_memzone_free(mem->cookie);
-		if (ret < 0)
-			LOG(ERR, "memzone %s: free: %s", mem->name, strerror(-ret));
-		mem->cookie = NULL;
+	if (mem->cookie == NULL)
+		return;
+	pthread_mutex_lock(&memzone_pool.lock);
+	memzone_pool.free[memzone_pool.n_free++] = mem->cookie;
+	pthread_mutex_unlock(&memzone_pool.lock);
+	mem->cookie = NULL;
+}
+
+// Memzones handed out now.
+static uint32_t memzone_pool_in_use(void) {
+	uint32_t in_use;
+
+	pthread_mutex_lock(&memzone_pool.lock);
+	in_use = memzone_pool.n_zones - memzone_pool.n_free;
+	pthread_mutex_unlock(&memzone_pool.lock);
+	return in_use;
+}
+
+// Main thread, at startup, before any secondary can attach.
+static void memzone_pool_init(void) {
+	struct shmchan_geometry g;
+	char name[RTE_MEMZONE_NAMESIZE];
+
+	if (shmchan_geometry_init(&g, SHMCHAN_RING_CELLS) < 0)
+		return;
+	for (unsigned i = 0; i < CHANNEL_MEMZONE_POOL; i++) {
+		const struct rte_memzone *mz;
+
+		snprintf(name, sizeof(name), CHANNEL_MEMZONE_PREFIX "%d-z%u", (int)getpid(), i);
+		mz = rte_memzone_reserve_aligned(
+			name,
+			g.region_size,
+			SOCKET_ID_ANY,
+			0,
+			CHANNEL_REGION_ALIGN
+		);
+		if (mz == NULL) {
+			LOG(WARNING,
+			    "memzone %s: %s: %u memzone channels only",
+			    name,
+			    rte_strerror(rte_errno),
+			    i);
+			break;
+		}
+		memzone_pool.free[memzone_pool.n_free++] = mz;
+		memzone_pool.n_zones++;
 	}
 }
 
@@ -463,12 +542,13 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 		(int)getpid(),
 		channel_seq++
 	);
-	snprintf(ch->mem.name, sizeof(ch->mem.name), "%s", ch->name);
 	ret = shmchan_geometry_init(&ch->geometry, SHMCHAN_RING_CELLS);
 	if (ret == 0)
-		ret = channel_mem_alloc(&ch->mem, backing, ch->geometry.region_size);
-	if (ret == 0)
+		ret = channel_mem_alloc(&ch->mem, backing, ch->name, ch->geometry.region_size);
+	if (ret == 0) {
+		snprintf(ch->name, sizeof(ch->name), "%s", ch->mem.name);
 		ret = shmchan_server_create(&ch->mem, &ch->geometry, &ch->server);
+	}
 	if (ret < 0) {
 		LOG(ERR, "channel %s: %s", ch->name, strerror(-ret));
 		goto fail;
@@ -531,7 +611,8 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	offered = shmchand_backings_offered();
 	// A secondary asks for both and gets the memzone; anyone else gets the
 	// memfd. The memzone is never handed out without being asked for.
-	if (req->backings & offered & GR_SHM_BACKING_MEMZONE) {
+	if (req->backings & offered & GR_SHM_BACKING_MEMZONE &&
+	    memzone_pool_in_use() < memzone_pool.n_zones) {
 		backing = SHMCHAN_BACKING_MEMZONE;
 	} else if (req->backings & GR_SHM_BACKING_MEMFD) {
 		backing = SHMCHAN_BACKING_MEMFD;
@@ -546,6 +627,11 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 			    : " (no hugepages: --no-huge or --in-memory, memfd only)");
 		return api_out(ENOTSUP, 0, NULL);
 	}
+	if (backing == SHMCHAN_BACKING_MEMFD && req->backings & offered & GR_SHM_BACKING_MEMZONE)
+		LOG(NOTICE,
+		    "pid %d: all %u memzone channels in use: memfd instead",
+		    (int)ctx->peer_pid,
+		    memzone_pool.n_zones);
 	resp = calloc(1, sizeof(*resp));
 	if (resp == NULL)
 		return api_out(ENOMEM, 0, NULL);
@@ -595,13 +681,6 @@ static void channel_counters(const struct channel *ch, struct gr_shm_counters *c
 	counters_add(c, shmchan_server_stats(ch->server));
 }
 
-static void memzone_count(const struct rte_memzone *mz, void *arg) {
-	uint32_t *count = arg;
-
-	if (strncmp(mz->name, CHANNEL_MEMZONE_PREFIX, strlen(CHANNEL_MEMZONE_PREFIX)) == 0)
-		(*count)++;
-}
-
 static struct api_out channel_stats(const void *request, uint32_t len, struct api_ctx *ctx) {
 	struct gr_shm_stats_resp *resp = calloc(1, sizeof(*resp));
 	struct channel *ch;
@@ -615,14 +694,16 @@ static struct api_out channel_stats(const void *request, uint32_t len, struct ap
 	resp->total.detach_corrupt = __atomic_load_n(&retired.detach_corrupt, __ATOMIC_RELAXED);
 	resp->total.detach_slow = __atomic_load_n(&retired.detach_slow, __ATOMIC_RELAXED);
 	resp->total.detach_lease = __atomic_load_n(&retired.detach_lease, __ATOMIC_RELAXED);
+#define RETIRED_LOAD(field) (resp->total.field = __atomic_load_n(&retired.field, __ATOMIC_RELAXED))
+	RETIRED_LOAD(requests);
+	RETIRED_LOAD(req_bytes);
+	RETIRED_LOAD(responses);
+	RETIRED_LOAD(resp_bytes);
+	RETIRED_LOAD(doorbells_rung);
+	RETIRED_LOAD(sleeps);
+	RETIRED_LOAD(overflows);
+#undef RETIRED_LOAD
 	rcu_read_lock();
-	resp->total.requests = retired.requests;
-	resp->total.req_bytes = retired.req_bytes;
-	resp->total.responses = retired.responses;
-	resp->total.resp_bytes = retired.resp_bytes;
-	resp->total.doorbells_rung = retired.doorbells_rung;
-	resp->total.sleeps = retired.sleeps;
-	resp->total.overflows = retired.overflows;
 	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		if (atomic_load_explicit(&ch->state, memory_order_relaxed) == CHANNEL_CLOSED)
 			continue;
@@ -630,7 +711,7 @@ static struct api_out channel_stats(const void *request, uint32_t len, struct ap
 		resp->channels++;
 	}
 	rcu_read_unlock();
-	rte_memzone_walk(memzone_count, &resp->memzones);
+	resp->memzones = memzone_pool_in_use();
 	return api_out(0, sizeof(*resp), resp);
 }
 API_HANDLER(GR_SHM_STATS, channel_stats);
@@ -670,6 +751,8 @@ int channel_module_init(struct event_base *base) {
 		LOG(INFO, "shared-memory channels disabled (--no-shm): socket only");
 		return 0;
 	}
+	if (shmchand_config.have_hugepages)
+		memzone_pool_init();
 	return poller_start(shmchand_config.pollers, shmchand_config.spin_us);
 }
 

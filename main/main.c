@@ -55,7 +55,9 @@
 // attach handler would stall every client meanwhile.
 #define HUGE_MEM_MB "64"
 // Options shmchand may add to the EAL arguments, and the program name.
-#define EAL_OWN_ARGS_MAX 12
+#define EAL_OWN_ARGS_MAX 14
+// EAL base address in sanitized builds (see eal_args_build()).
+#define ASAN_BASE_VIRTADDR "0x200000000000"
 
 struct shmchand_config shmchand_config = {
 	.sock_path = GR_API_DEFAULT_SOCK_PATH,
@@ -436,6 +438,14 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 		argv[argc++] = "-m";
 		argv[argc++] = HUGE_MEM_MB;
 	}
+#ifdef __SANITIZE_ADDRESS__
+	// Under AddressSanitizer the EAL's memory lands wherever ASan's shadow
+	// leaves room, and a secondary then often fails to map it at the same
+	// address ("Cannot get a virtual area"). A fixed base address, far from
+	// ASan's shadow and heap, lets secondaries attach in sanitized tests.
+	if (!has_long_opt(user_argc, user_argv, "base-virtaddr"))
+		argv[argc++] = "--base-virtaddr=" ASAN_BASE_VIRTADDR;
+#endif
 	for (int i = 0; i < user_argc; i++)
 		argv[argc++] = user_argv[i];
 	eal->argc = argc;
