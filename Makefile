@@ -6,12 +6,23 @@ MESON_OPTS ?=
 ifeq ($(CI),true)
 MESON_OPTS += -Dwerror=true
 endif
+# AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer: scripts/test.sh
+# sets their options (docs/reliability.md). b_lundef=false: the sanitizer
+# runtimes resolve some symbols only at run time.
 ifeq ($(SANITIZE),1)
 BUILDDIR := build-san
 MESON_OPTS += -Db_sanitize=address,undefined -Db_lundef=false
 endif
+# libFuzzer harnesses (fuzz/): a clang build of their own, each run for
+# FUZZ_SECONDS (docs/reliability.md).
+FUZZ_BUILDDIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_MESON_OPTS ?=
+ifeq ($(CI),true)
+FUZZ_MESON_OPTS += -Dwerror=true
+endif
 
-.PHONY: all deps hugepages setup run test bench-socket format clean
+.PHONY: all deps hugepages setup run test bench-socket fuzz format clean
 
 all: setup
 	ninja -C $(BUILDDIR)
@@ -38,8 +49,16 @@ test: all hugepages
 bench-socket: deps hugepages
 	smoke/bench_socket.sh
 
+fuzz: deps
+	fuzz/run.sh $(FUZZ_BUILDDIR) $(FUZZ_SECONDS) $(FUZZ_MESON_OPTS)
+
+# The full benchmark (docs/performance.md): results/<timestamp>/, plots, goals.
+.PHONY: bench
+bench: all hugepages
+	smoke/bench.sh $(BUILDDIR)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-san build-bench-*
+	rm -rf build build-san build-bench-* $(FUZZ_BUILDDIR)

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# The daemon killed with SIGKILL under load (test/daemon_kill_load.c):
+#  1. clients on every transport (socket, memfd channel, and memzone channel
+#     of a DPDK secondary when the machine has hugepages), each with requests
+#     in flight, all fail with ECONNRESET or EPIPE within 1 s of the kill,
+#     and none hangs;
+#  2. once they are gone (the secondaries too), a new daemon on the same
+#     file prefix starts and serves new clients of every transport.
+#
+#   daemon_kill_load.sh DAEMON_BIN DAEMON_KILL_LOAD_BIN
+set -eu
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 DAEMON_BIN DAEMON_KILL_LOAD_BIN" >&2
+	exit 2
+fi
+SHMT_DAEMON=$1
+client=$2
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# Free 2 MB pages wanted for a daemon with hugepages (as need_hugepages.sh).
+HUGEPAGES_MIN_FREE=16
+
+free_pages=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+if [ "${free_pages:-0}" -ge "$HUGEPAGES_MIN_FREE" ] && grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+	hugepages=on
+else
+	shmt_log "no hugepages: no memzone channel, no DPDK secondary in this run"
+	hugepages=off
+fi
+
+start_daemon --hugepages "$hugepages"
+prefix=$SHMT_PREFIX
+"$client" kill "$SHMT_SOCK" || shmt_fail "clients of the killed daemon"
+reap_killed_daemon
+
+# Every client, secondaries included, has exited: the prefix is free again
+# (the last --file-prefix wins, for EAL and for shmchand).
+start_daemon --hugepages "$hugepages" -- --file-prefix "$prefix"
+SHMT_PREFIX=$prefix
+"$client" serve "$SHMT_SOCK" || shmt_fail "the daemon restarted on file prefix $prefix"
+stop_daemon

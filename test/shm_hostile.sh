@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# Hostile clients that break no ring rule but abuse everything else
+# (test/hostile.c), while a healthy socket client and a healthy channel
+# client (test/crash_soak.c healthy) run pipelined GR_PING2 throughout:
+#   write_after_detach  writes and doorbells into a channel the daemon dropped
+#   truncate_memfd      truncating, growing, resealing the memfd (EPERM), then
+#                       punching a hole over it
+#   never_reads         a channel client that never reads its responses
+#   sock_never_reads    a socket client that never reads its responses
+#   doorbell_flood      a request doorbell written in a tight loop; the
+#                       latency and throughput of other clients are measured
+#                       before it, beside a plain CPU hog (the flood takes
+#                       one of the machine's cores whatever it does), and
+#                       during it (test/latency_probe.c), and printed: on 2
+#                       shared cores they vary tenfold from run to run either
+#                       way, so what fails the test is an error or a stall
+#                       (no answer for 2 s) of a healthy client or a probe
+# After each case: the daemon is alive, the healthy clients saw no error and
+# still run, and the daemon logged why it dropped the culprit. At the end
+# GR_SHM_STATS counts each detach with its reason, and the daemon's VmRSS grew
+# by at most RSS_SLACK_KB (not checked under AddressSanitizer, whose
+# quarantine keeps freed memory).
+#
+#   shm_hostile.sh DAEMON_BIN HOSTILE_BIN CRASH_SOAK_BIN LATENCY_PROBE_BIN
+set -eu
+
+if [ $# -ne 4 ]; then
+	echo "usage: $0 DAEMON_BIN HOSTILE_BIN CRASH_SOAK_BIN LATENCY_PROBE_BIN" >&2
+	exit 2
+fi
+SHMT_DAEMON=$1
+hostile_bin=$2
+soak_bin=$3
+probe_bin=$4
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# Bounds: one hostile run (it bounds each of its waits, and has a watchdog),
+# the healthy clients' attach, the daemon's log line after the lease ended.
+HOSTILE_TIMEOUT_S=20
+READY_WAIT_S=5
+LOG_WAIT_S=3
+# Length of each latency probe (the flood lasts 4 s: HOSTILE_FLOOD_MS).
+PROBE_MS=1000
+# Growth of the daemon's VmRSS allowed over all the cases.
+RSS_SLACK_KB=$((8 * 1024))
+
+# What the daemon must log when it drops each case's culprit; @CHANNEL@ is
+# "NAME (pid PID)" of its channel, @PID@ its pid.
+declare -A want_log=(
+	[write_after_detach]='channel @CHANNEL@ detached: corrupt request ring'
+	[truncate_memfd]='channel @CHANNEL@ detached: corrupt request ring'
+	[never_reads]='channel @CHANNEL@ detached: response ring full for too long: the client stopped reading'
+	[sock_never_reads]='client pid @PID@: closed: output backlog above'
+	[doorbell_flood]='channel @CHANNEL@ detached: lease closed'
+)
+declare -A want_outcome=(
+	[write_after_detach]=detached
+	[truncate_memfd]=detached
+	[never_reads]=detached
+	[sock_never_reads]=detached
+	[doorbell_flood]=served
+)
+cases="write_after_detach truncate_memfd never_reads sock_never_reads doorbell_flood"
+
+start_daemon
+
+declare -A healthy_pid healthy_out
+healthy="socket memfd"
+for t in $healthy; do
+	healthy_out[$t]=$SHMT_TMPDIR/healthy-$t.out
+	"$soak_bin" healthy "$SHMT_SOCK" "$t" >"${healthy_out[$t]}" 2>&1 &
+	healthy_pid[$t]=$!
+	shmt_track "${healthy_pid[$t]}"
+done
+
+healthy_check() {
+	local t rc
+	shmt_running "$SHMT_PID" || shmt_fail "$1: the daemon died"
+	for t in $healthy; do
+		if ! shmt_running "${healthy_pid[$t]}"; then
+			rc=0
+			wait "${healthy_pid[$t]}" || rc=$?
+			cat "${healthy_out[$t]}" >&2
+			shmt_fail "$1: the healthy $t client ended (status $rc)"
+		fi
+	done
+}
+
+for t in $healthy; do
+	polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
+	until grep -qs '^ready$' "${healthy_out[$t]}"; do
+		healthy_check "attach"
+		[ "$polls" -gt 0 ] || shmt_fail "the healthy $t client was not served within $READY_WAIT_S s"
+		polls=$((polls - 1))
+		sleep "$SHMT_POLL_S"
+	done
+done
+
+log_wait() {
+	local polls=$((LOG_WAIT_S * SHMT_POLLS_PER_S))
+	until grep -qF "$1" "$SHMT_LOG"; do
+		[ "$polls" -gt 0 ] || return 1
+		polls=$((polls - 1))
+		sleep "$SHMT_POLL_S"
+	done
+}
+
+stat_field() {
+	local line
+	line=$(timeout "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" stats) ||
+		shmt_fail "stats: hostile failed"
+	echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+rss_kb() {
+	awk '/^VmRSS:/ {print $2}' "/proc/$SHMT_PID/status"
+}
+
+# CPU time of the daemon (user + system, clock ticks), and the clock.
+clk_tck=$(getconf CLK_TCK)
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$SHMT_PID/stat"
+}
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+# Share of one CPU the daemon used since ticks $1 at time $2 (ms).
+cpu_share() {
+	awk "BEGIN {printf \"%.0f%%\", 100 * ($(cpu_ticks) - $1) / $clk_tck / (($(now_ms) - $2) / 1000)}"
+}
+
+# Figures of a latency_probe line: field $2 of line $1.
+probe_field() {
+	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+probe() {
+	timeout "$HOSTILE_TIMEOUT_S" "$probe_bin" "$SHMT_SOCK" "$1" "$PROBE_MS" ||
+		shmt_fail "latency probe on $1 failed ($2)"
+}
+
+corrupt_before=$(stat_field detach_corrupt)
+slow_before=$(stat_field detach_slow)
+rss_before=$(rss_kb)
+asan=0
+grep -q libasan "/proc/$SHMT_PID/maps" && asan=1
+
+declare -A probe_before probe_hog probe_during
+for case in $cases; do
+	out=$SHMT_TMPDIR/hostile-$case.out
+	rc=0
+	if [ "$case" = doorbell_flood ]; then
+		# Three measures: idle, beside a process that burns a CPU in
+		# system calls as the flood does (the share of 2 cores it takes
+		# is not the daemon's doing), and during the flood.
+		ticks=$(cpu_ticks)
+		ms=$(now_ms)
+		for t in socket shm; do
+			probe_before[$t]=$(probe "$t" "before the flood")
+		done
+		cpu_before=$(cpu_share "$ticks" "$ms")
+		yes >/dev/null &
+		hog_pid=$!
+		shmt_track "$hog_pid"
+		for t in socket shm; do
+			probe_hog[$t]=$(probe "$t" "beside a CPU hog")
+		done
+		kill "$hog_pid"
+		wait "$hog_pid" || true
+		timeout --kill-after=2 "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" \
+			>"$out" 2>&1 &
+		flood_pid=$!
+		shmt_track "$flood_pid"
+		polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
+		until grep -qs '^flooding$' "$out"; do
+			shmt_running "$flood_pid" || break
+			[ "$polls" -gt 0 ] || shmt_fail "$case: no flood within $READY_WAIT_S s"
+			polls=$((polls - 1))
+			sleep "$SHMT_POLL_S"
+		done
+		ticks=$(cpu_ticks)
+		ms=$(now_ms)
+		for t in socket shm; do
+			probe_during[$t]=$(probe "$t" "during the flood")
+		done
+		cpu_during=$(cpu_share "$ticks" "$ms")
+		grep -q '^doorbell flood: ' "$out" &&
+			shmt_fail "$case: the flood ended before the probes did: lengthen HOSTILE_FLOOD_MS"
+		wait "$flood_pid" || rc=$?
+	else
+		timeout --kill-after=2 "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" \
+			>"$out" 2>&1 || rc=$?
+	fi
+	sed "s/^/$case: /" "$out"
+	[ "$rc" = 0 ] || shmt_fail "$case: hostile failed (status $rc)"
+
+	outcome=$(sed -n 's/^outcome //p' "$out")
+	[ "$outcome" = "${want_outcome[$case]}" ] ||
+		shmt_fail "$case: outcome '$outcome', expected '${want_outcome[$case]}'"
+	channel=$(sed -n 's/^channel \([^ ]*\) pid \([0-9]*\)$/\1 (pid \2)/p' "$out")
+	pid=$(sed -n 's/^\(channel [^ ]*\|socket\) pid \([0-9]*\)$/\2/p' "$out")
+	[ -n "$pid" ] || shmt_fail "$case: hostile did not say its pid"
+	want=${want_log[$case]}
+	want=${want//@CHANNEL@/$channel}
+	want=${want//@PID@/$pid}
+	log_ok=1
+	log_wait "$want" || log_ok=0
+	healthy_check "$case"
+	[ "$log_ok" = 1 ] || shmt_fail "$case: no '$want' in the daemon's log"
+	echo "$case: $outcome, daemon alive, healthy clients served: ok"
+done
+
+echo "doorbell flood: the daemon used $cpu_before of a CPU while probed before the flood, $cpu_during during it"
+for t in socket shm; do
+	b=$(probe_field "${probe_before[$t]}" calls_per_s)
+	c=$(probe_field "${probe_hog[$t]}" calls_per_s)
+	d=$(probe_field "${probe_during[$t]}" calls_per_s)
+	echo "doorbell flood, $t client: idle:       ${probe_before[$t]}"
+	echo "doorbell flood, $t client: beside hog: ${probe_hog[$t]}"
+	echo "doorbell flood, $t client: flood:      ${probe_during[$t]}"
+	echo "doorbell flood, $t client: calls/s: flood / idle $(awk "BEGIN {printf \"%.2f\", $d / $b}")," \
+		"flood / hog $(awk "BEGIN {printf \"%.2f\", $d / $c}")"
+done
+
+corrupt_after=$(stat_field detach_corrupt)
+slow_after=$(stat_field detach_slow)
+[ $((corrupt_after - corrupt_before)) = 2 ] ||
+	shmt_fail "GR_SHM_STATS counts $((corrupt_after - corrupt_before)) corrupt detaches, expected 2"
+[ $((slow_after - slow_before)) = 1 ] ||
+	shmt_fail "GR_SHM_STATS counts $((slow_after - slow_before)) slow detaches, expected 1"
+rss_after=$(rss_kb)
+echo "daemon VmRSS: $rss_before KiB before the cases, $rss_after KiB after ($((rss_after - rss_before)) KiB)"
+if [ "$asan" = 1 ]; then
+	echo "VmRSS bound not checked: AddressSanitizer's quarantine keeps freed memory"
+elif [ $((rss_after - rss_before)) -gt "$RSS_SLACK_KB" ]; then
+	shmt_fail "the daemon's VmRSS grew by $((rss_after - rss_before)) KiB (bound $RSS_SLACK_KB)"
+fi
+
+for t in $healthy; do
+	kill -TERM "${healthy_pid[$t]}"
+done
+for t in $healthy; do
+	shmt_wait_gone "${healthy_pid[$t]}" "$SHMT_STOP_WAIT_S" ||
+		shmt_fail "the healthy $t client did not stop"
+	rc=0
+	wait "${healthy_pid[$t]}" || rc=$?
+	cat "${healthy_out[$t]}"
+	[ "$rc" = 0 ] || shmt_fail "the healthy $t client failed (status $rc)"
+done
+
+stop_daemon

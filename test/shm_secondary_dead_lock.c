@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// A DPDK secondary killed while it holds DPDK's shared memzone lock (the
+// rwlock in the EAL's shared memory config that rte_memzone_lookup(),
+// rte_memzone_walk() and EAL init take, and rte_memzone_reserve() and
+// rte_memzone_free() take for writing). The lock is a spinning rwlock in
+// shared memory: nothing releases it when its holder dies. Here the victim
+// enters rte_memzone_walk() and is killed inside its callback, as a client
+// killed inside rte_memzone_lookup() during its attach would be.
+//
+// No later secondary can start (DPDK's own EAL init waits on that lock for
+// ever), but the daemon, and every client already there, must not care:
+//  1. a secondary attached before the death disconnects: the daemon frees
+//     its channel;
+//  2. GR_SHM_STATS is still answered, over the socket;
+//  3. a new memfd channel client is served;
+//  4. a secondary whose EAL init was done before the death attaches a new
+//     memzone channel and is served;
+//  5. the daemon stops on SIGTERM (test/with_daemon.sh checks it).
+// Each step is bounded by STEP_BOUND_MS: a daemon that waits on the dead
+// lock fails the step that waits on it.
+//
+// usage: shm_secondary_dead_lock SOCK (under test/with_daemon.sh --hugepages on)
+
+#include "check.h"
+#include "raw_sock.h"
+#include "secondary.h"
+
+#include <gr_api.h>
+#include <gr_api_client.h>
+#include <gr_shm.h>
+
+#include <rte_memzone.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// A daemon that does not wait on DPDK's locks answers in milliseconds; a
+// loaded machine may take some more. Waiting on the dead lock is for ever.
+#define STEP_BOUND_MS 3000
+// Bound of a secondary's EAL init.
+#define EAL_INIT_BOUND_MS 10000
+// Requests each served client checks.
+#define CALLS 200
+// Let the daemon's grace period pass (milliseconds) before the next step.
+#define GRACE_WAIT_US 200000
+
+static const char *sock_path;
+
+// A forked helper: its pid, and the two ends of its pipes.
+struct helper {
+	pid_t pid;
+	int from; // the helper writes one byte per step it reached
+	int to; // the parent writes one byte to let it go on
+};
+
+static struct helper helpers[4];
+static unsigned n_helpers;
+
+// A failed check leaves no helper behind.
+static void helpers_kill(void) {
+	for (unsigned i = 0; i < n_helpers; i++)
+		if (helpers[i].pid > 0)
+			kill(helpers[i].pid, SIGKILL);
+}
+
+static void say(int fd, char what) {
+	CHECK(write(fd, &what, 1) == 1, "helper: write: %s", strerror(errno));
+}
+
+static void wait_go(int fd) {
+	char byte;
+	CHECK(read(fd, &byte, 1) == 1, "helper: the parent went away");
+}
+
+typedef void (*helper_func)(int to_parent, int from_parent);
+
+static struct helper *helper_start(helper_func run) {
+	int up[2], down[2];
+
+	CHECK(n_helpers < sizeof(helpers) / sizeof(helpers[0]), "too many helpers");
+	CHECK(pipe(up) == 0 && pipe(down) == 0, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		n_helpers = 0; // a child kills nobody at exit
+		close(up[0]);
+		close(down[1]);
+		run(up[1], down[0]);
+		exit(EXIT_SUCCESS);
+	}
+	close(up[1]);
+	close(down[0]);
+	struct helper *h = &helpers[n_helpers++];
+	*h = (struct helper){.pid = pid, .from = up[0], .to = down[1]};
+	return h;
+}
+
+// Wait up to ms for the helper to say want. Returns false on timeout.
+static bool helper_says(struct helper *h, char want, unsigned ms, const char *what) {
+	struct pollfd pfd = {.fd = h->from, .events = POLLIN};
+	char byte;
+
+	int n = poll(&pfd, 1, (int)ms);
+	CHECK(n >= 0, "poll: %s", strerror(errno));
+	if (n == 0)
+		return false;
+	CHECK(read(h->from, &byte, 1) == 1, "%s: the helper ended (its message is above)", what);
+	CHECK(byte == want, "%s: the helper said '%c', expected '%c'", what, byte, want);
+	return true;
+}
+
+static void helper_reap(struct helper *h, const char *what) {
+	int status;
+
+	CHECK(waitpid(h->pid, &status, 0) == h->pid, "waitpid: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "%s: the helper ended with status %#x",
+	      what,
+	      status);
+	h->pid = 0;
+}
+
+// A secondary on a memzone channel: 'a' once attached and served, then on
+// 'go' it disconnects and says 'd'.
+static void attached_secondary(int up, int down) {
+	secondary_eal_init(sock_path);
+	struct gr_api_client *c = secondary_connect(sock_path, GR_API_TRANSPORT_SHM, "attached");
+	CHECK(secondary_channel_list(c, getpid(), NULL) == GR_SHM_BACKING_MEMZONE,
+	      "attached: not on a memzone channel");
+	secondary_pipeline(c, GR_PING2, GR_PING2_LEN, CALLS);
+	say(up, 'a');
+	wait_go(down);
+	CHECK(gr_api_client_disconnect(c) == 0, "attached: disconnect: %s", strerror(errno));
+	say(up, 'd');
+}
+
+// A secondary that says 'i' once its EAL init is done, then on 'go' attaches
+// a memzone channel, is served, disconnects and says 's'.
+static void late_secondary(int up, int down) {
+	secondary_eal_init(sock_path);
+	say(up, 'i');
+	wait_go(down);
+	struct gr_api_client *c = secondary_connect(sock_path, GR_API_TRANSPORT_SHM, "late");
+	CHECK(secondary_channel_list(c, getpid(), NULL) == GR_SHM_BACKING_MEMZONE,
+	      "late: not on a memzone channel");
+	secondary_pipeline(c, GR_PING2, GR_PING2_LEN, CALLS);
+	CHECK(gr_api_client_disconnect(c) == 0, "late: disconnect: %s", strerror(errno));
+	say(up, 's');
+}
+
+static int victim_up = -1;
+
+// Called with the memzone lock held for reading: say so, and wait to die.
+static void victim_holds_lock(const struct rte_memzone *mz, void *arg) {
+	static bool said;
+
+	(void)mz;
+	(void)arg;
+	if (!said) {
+		said = true;
+		say(victim_up, 'h');
+	}
+	for (;;)
+		pause();
+}
+
+// The victim: it needs one memzone to walk over (the attached secondary's).
+static void victim(int up, int down) {
+	(void)down;
+	victim_up = up;
+	secondary_eal_init(sock_path);
+	rte_memzone_walk(victim_holds_lock, NULL);
+	CHECK(false, "victim: no memzone to walk over");
+}
+
+// A client of a memfd channel, served: says 's'.
+static void memfd_client(int up, int down) {
+	(void)down;
+	struct gr_api_client *c = secondary_connect(sock_path, GR_API_TRANSPORT_SHM, "memfd");
+	CHECK(secondary_channel_list(c, getpid(), NULL) == GR_SHM_BACKING_MEMFD,
+	      "memfd: not on a memfd channel");
+	secondary_pipeline(c, GR_PING2, GR_PING2_LEN, CALLS);
+	CHECK(gr_api_client_disconnect(c) == 0, "memfd: disconnect: %s", strerror(errno));
+	say(up, 's');
+}
+
+// GR_SHM_STATS over a raw connection, each receive bounded.
+static void stats_answered(const char *when) {
+	struct gr_shm_stats_resp st;
+	struct gr_api_response resp;
+	int fd = raw_connect(sock_path);
+
+	raw_set_timeout(fd, STEP_BOUND_MS);
+	raw_hello(fd, 1);
+	CHECK(raw_send_request(fd, 2, GR_SHM_STATS, 0, NULL, 0) == 0, "stats: connection closed");
+	int ret = raw_recv_response(fd, &resp, &st, sizeof(st));
+	CHECK(ret == 1,
+	      "%s: GR_SHM_STATS not answered within %d ms: the daemon waits on the dead"
+	      " secondary's lock",
+	      when,
+	      STEP_BOUND_MS);
+	CHECK(resp.status == 0, "%s: GR_SHM_STATS: status %u", when, resp.status);
+	printf("%s: GR_SHM_STATS answered (%u channels, %u memzones): ok\n",
+	       when,
+	       st.channels,
+	       st.memzones);
+	close(fd);
+}
+
+int main(int argc, char **argv) {
+	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
+	sock_path = argv[1];
+	watchdog_start(TEST_WATCHDOG_S);
+	atexit(helpers_kill);
+
+	struct helper *attached = helper_start(attached_secondary);
+	CHECK(helper_says(attached, 'a', EAL_INIT_BOUND_MS, "attached secondary"),
+	      "the first secondary was not served within %d ms",
+	      EAL_INIT_BOUND_MS);
+	struct helper *late = helper_start(late_secondary);
+	CHECK(helper_says(late, 'i', EAL_INIT_BOUND_MS, "late secondary"),
+	      "the second secondary did not init EAL within %d ms",
+	      EAL_INIT_BOUND_MS);
+
+	struct helper *v = helper_start(victim);
+	CHECK(helper_says(v, 'h', EAL_INIT_BOUND_MS, "victim"),
+	      "the victim did not take the memzone lock within %d ms",
+	      EAL_INIT_BOUND_MS);
+	CHECK(kill(v->pid, SIGKILL) == 0, "kill: %s", strerror(errno));
+	int status;
+	CHECK(waitpid(v->pid, &status, 0) == v->pid, "waitpid: %s", strerror(errno));
+	v->pid = 0;
+	printf("a secondary died holding DPDK's memzone lock\n");
+	stats_answered("after the death");
+
+	say(attached->to, 'g');
+	CHECK(helper_says(attached, 'd', STEP_BOUND_MS, "attached secondary"),
+	      "the attached secondary did not disconnect within %d ms",
+	      STEP_BOUND_MS);
+	helper_reap(attached, "attached secondary");
+	usleep(GRACE_WAIT_US);
+	stats_answered("after a memzone channel was freed");
+
+	struct helper *m = helper_start(memfd_client);
+	CHECK(helper_says(m, 's', STEP_BOUND_MS, "memfd client"),
+	      "a new memfd channel client was not served within %d ms",
+	      STEP_BOUND_MS);
+	helper_reap(m, "memfd client");
+	printf("a new memfd channel client is served: ok\n");
+
+	say(late->to, 'g');
+	CHECK(helper_says(late, 's', STEP_BOUND_MS, "late secondary"),
+	      "a secondary initialised before the death was not served a new memzone channel"
+	      " within %d ms",
+	      STEP_BOUND_MS);
+	helper_reap(late, "late secondary");
+	printf("a new memzone channel of a secondary initialised before: ok\n");
+	stats_answered("at the end");
+	return EXIT_SUCCESS;
+}
