@@ -65,7 +65,7 @@ struct gr_shm_counters {
 #define GR_SHM_STATS GR_MSG_TYPE(GR_SHM_MODULE, 0x0002)
 struct gr_shm_stats_resp {
 	uint32_t channels; // attached now
-	uint32_t memzones; // channel memzones reserved now (freed after detach)
+	uint32_t memzones; // memzone channels in use now (back to the pool after detach)
 	struct gr_shm_counters total;
 };
 GR_REQ(GR_SHM_STATS, struct gr_empty, struct gr_shm_stats_resp);
