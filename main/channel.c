@@ -56,7 +56,7 @@
 // Regions are mapped by page; a memzone is aligned the same way.
 #define CHANNEL_REGION_ALIGN 4096
 // Memzone channels come from a pool reserved at startup and never freed (16
-// MB of the daemon's -m 64). Reserving or freeing a memzone takes EAL's
+// MB of the daemon's -m 128). Reserving or freeing a memzone takes EAL's
 // memzone lock, shared with every secondary: a secondary killed while it
 // holds that lock (in rte_memzone_lookup, say) would freeze the daemon in its
 // next rte_memzone_reserve or rte_memzone_free. With the pool, attach and

@@ -49,11 +49,12 @@
 // channels live outside EAL memory).
 #define NO_HUGE_MEM_MB "64"
 // Hugepage memory EAL reserves at startup, in MB, and never gives back: the
-// memzone channels (0.5 MB each, about 100 of them) come out of it. Beyond
-// it EAL grows its memory at run time, which waits for every secondary to
-// map the new pages (up to 5 s when one is starting or dying), and the
-// attach handler would stall every client meanwhile.
-#define HUGE_MEM_MB "64"
+// pool of memzone channels (32 of 0.5 MB, main/channel.c) and the DPDK heap
+// that secondaries allocate from (EAL init of a secondary takes about 60 KB
+// of it, which a secondary killed with -9 never gives back). Beyond it EAL
+// grows its memory at run time, which waits for every secondary to map the
+// new pages (up to 5 s when one is starting or dying).
+#define HUGE_MEM_MB "128"
 // Options shmchand may add to the EAL arguments, and the program name.
 #define EAL_OWN_ARGS_MAX 14
 // EAL base address in sanitized builds (see eal_args_build()).

@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Make 2 MB hugepages available to DPDK when running as root: reserve
-# SHMCHAN_HUGEPAGES pages (default 256, 512 MB) if fewer are reserved, and
+# SHMCHAN_HUGEPAGES pages (default 512, 1 GB: two daemons of 128 MB side by
+# side in the tests, their secondaries and the benchmarks) if fewer are reserved, and
 # mount hugetlbfs on /dev/hugepages if no hugetlbfs is mounted. It only adds:
 # a larger reservation or an existing mount of the user's is left as it is.
 # Never fails: without hugepages, shmchand runs in --no-huge mode (memfd only)
 # and the tests that need hugepages report SKIP.
-want=${SHMCHAN_HUGEPAGES:-256}
+want=${SHMCHAN_HUGEPAGES:-512}
 nr=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 
 if [ "$(id -u)" != 0 ]; then
