@@ -47,11 +47,12 @@ skip() {
 }
 
 command -v strace >/dev/null || skip "strace is not installed"
-# LeakSanitizer runs as a tracer of its own at exit and fails under strace:
-# in a sanitized build (make test SANITIZE=1) the traced client does without
-# it. The count of system calls does not depend on it.
+# In a sanitized build (make test SANITIZE=1, which sets ASAN_OPTIONS) the
+# count is not measured: LeakSanitizer cannot run under strace, and the
+# instrumented client under strace outlasts its bound. The plain build of
+# the same CI run counts them.
 if [ -n "${ASAN_OPTIONS:-}" ]; then
-	export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+	skip "sanitized build: system calls are counted in the plain build"
 fi
 strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace not permitted)"
 
