@@ -4,11 +4,19 @@
 // ping2_perf: measure request round trips to shmchand on either transport.
 //
 // Each client process connects on its own, runs WARMUP requests, waits until
-// every client is ready, then runs its share of COUNT requests with DEPTH in
-// flight, verifying every response. The parent aggregates latency
-// histograms, CPU time and context switches through one pipe per client and
-// samples the daemon's CPU time from /proc around the measured phase.
-// docs/performance.md draws its plots from the --json output.
+// every client is ready, then runs its share of COUNT requests (or requests
+// for SECONDS, -T) with DEPTH in flight, verifying every response. The
+// parent aggregates latency histograms, CPU time and context switches
+// through one pipe per client and samples the daemon around the measured
+// phase: its CPU time and voluntary context switches from /proc (every
+// thread), its system calls with one tracepoint counter per thread.
+// docs/performance.md draws its plots from the --json output (--cdf adds the
+// latency distribution).
+//
+// --idle SECONDS measures the cost of idle clients instead: every client
+// attaches and warms up, then all stay idle while the parent samples the
+// daemon for SECONDS; then client 0 times its first request, and a few more
+// each after a short idle gap, while the others stay attached.
 //
 // With --secondary each client process initialises EAL as a DPDK secondary
 // of the daemon after it is forked (EAL cannot be shared across a fork), so
@@ -22,6 +30,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -55,6 +64,19 @@
 #define PROGRESS_INTERVAL_NS NSEC_PER_SEC
 // The clock is read for progress once every PROGRESS_CHECK_MASK + 1 calls.
 #define PROGRESS_CHECK_MASK 0xff
+// --idle: requests client 0 times after the first one, each after IDLE_GAP_MS
+// of silence, far longer than any spin budget, so that both ends sleep.
+#define DEFAULT_IDLE_ROUNDS 20
+#define IDLE_GAP_MS 20
+#define NSEC_PER_MSEC 1000000ull
+// Threads of the daemon whose system calls are counted: its main thread,
+// EAL's two, the pollers (at most 16) and liburcu's, with room to spare.
+#define MAX_DAEMON_TASKS 64
+// --secondary: how long the parent waits for the daemon to free the run's
+// channel memzones (it does so after an RCU grace period), and how often it
+// asks.
+#define MEMZONE_FREE_WAIT_MS 5000
+#define MEMZONE_POLL_NS (NSEC_PER_MSEC)
 // Bytes of the per-request sequence number stamped at the start of a payload.
 #define STAMP_LEN sizeof(uint64_t)
 // Length of the transport reason carried from a client to the parent: the
@@ -138,7 +160,11 @@ static uint64_t hist_percentile(const struct histogram *h, double fraction) {
 struct options {
 	const char *sock_path;
 	uint64_t count; // measured calls, all clients together
+	double seconds; // -T: measure for this long instead of count calls (0: count)
 	uint64_t warmup; // calls per client before measuring
+	bool cdf; // --cdf: the latency distribution in the JSON
+	double idle_seconds; // --idle: measure idle cost instead (0: off)
+	unsigned idle_rounds; // --idle-rounds
 	enum gr_api_transport transport;
 	unsigned depth;
 	size_t size;
@@ -162,8 +188,10 @@ struct client_result {
 	uint64_t calls;
 	uint64_t start_ns; // CLOCK_MONOTONIC, shared by all processes
 	uint64_t end_ns;
+	uint64_t first_ns; // --idle, client 0: the first request after the idle period
 	uint64_t cpu_ns; // user + system during the measured phase
 	uint64_t vcsw; // voluntary context switches during the measured phase
+	int64_t runq_wait_ns; // time runnable but waiting for a CPU, -1 if unknown
 	int64_t syscalls; // -1 when not measurable
 	struct histogram hist;
 };
@@ -224,9 +252,12 @@ static const char *request_name(size_t size) {
 	return "GR_SHM_ECHO";
 }
 
-// Counts the system calls of this process with the raw_syscalls:sys_enter
-// tracepoint. Needs tracefs mounted; returns -1 when it cannot be had.
-static int syscall_counter_open(void) {
+// Counts the system calls of thread tid (0: this process) with the
+// raw_syscalls:sys_enter tracepoint, disabled until PERF_EVENT_IOC_ENABLE.
+// Needs tracefs mounted, and for another process's thread the right to
+// trace it (root, or perf_event_paranoid allowing it); returns -1 when it
+// cannot be had.
+static int syscall_counter_open(pid_t tid) {
 	static const char *const id_paths[] = {
 		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
 		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
@@ -251,7 +282,7 @@ static int syscall_counter_open(void) {
 		.disabled = 1,
 		.inherit = 1,
 	};
-	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 // One request in flight.
@@ -271,6 +302,7 @@ struct client_state {
 	struct inflight *fifo; // opts->depth slots, oldest at head
 	unsigned head;
 	unsigned used;
+	uint64_t last_ns; // the clock when the last response arrived
 };
 
 static size_t stamp_len(size_t size) {
@@ -297,7 +329,8 @@ static uint64_t recv_oldest(struct client_state *s) {
 	size_t size = s->opts->size;
 	struct inflight *slot = &s->fifo[s->head];
 	long len = gr_api_client_recv_into(s->client, slot->id, s->rx, GR_API_MAX_MSG_LEN);
-	uint64_t rtt = now_ns() - slot->sent_ns;
+	s->last_ns = now_ns();
+	uint64_t rtt = s->last_ns - slot->sent_ns;
 
 	if (len < 0)
 		fail("request %" PRIu32 " (%s #%" PRIu64 "): %s",
@@ -319,37 +352,46 @@ static uint64_t recv_oldest(struct client_state *s) {
 }
 
 // Run calls requests with up to depth in flight: fill the window, then send
-// one more for each response. With hist NULL (warmup) nothing is recorded.
-static void
-run_calls(struct client_state *s, uint64_t calls, struct histogram *hist, bool progress) {
+// one more for each response, until calls are sent or, with a deadline (not
+// 0), until the clock passes it; then wait for those in flight. With hist
+// NULL (warmup) nothing is recorded. Returns the calls done.
+static uint64_t run_calls(
+	struct client_state *s,
+	uint64_t calls,
+	uint64_t deadline_ns,
+	struct histogram *hist,
+	bool progress
+) {
 	uint64_t sent = 0, done = 0;
 	uint64_t start = now_ns();
 	uint64_t next_progress = start + PROGRESS_INTERVAL_NS;
 
+	s->last_ns = start;
 	while (sent < calls && s->used < s->opts->depth) {
 		send_one(s);
 		sent++;
 	}
-	while (done < calls) {
+	while (s->used > 0) {
 		uint64_t rtt = recv_oldest(s);
 		done++;
 		if (hist != NULL)
 			hist_add(hist, rtt);
-		if (sent < calls) {
+		if (sent < calls && (deadline_ns == 0 || s->last_ns < deadline_ns)) {
 			send_one(s);
 			sent++;
 		}
-		if (progress && (done & PROGRESS_CHECK_MASK) == 0 && now_ns() >= next_progress) {
-			uint64_t t = now_ns();
+		if (progress && (done & PROGRESS_CHECK_MASK) == 0 && s->last_ns >= next_progress) {
+			uint64_t t = s->last_ns;
+			fprintf(stderr, "%s: %" PRIu64, log_prefix, done);
+			if (deadline_ns == 0)
+				fprintf(stderr, "/%" PRIu64, calls);
 			fprintf(stderr,
-				"%s: %" PRIu64 "/%" PRIu64 " calls, %.0f calls/s\n",
-				log_prefix,
-				done,
-				calls,
+				" calls, %.0f calls/s\n",
 				(double)done * NSEC_PER_SEC / (double)(t - start));
 			next_progress = t + PROGRESS_INTERVAL_NS;
 		}
 	}
+	return done;
 }
 
 static void write_all(int fd, const void *buf, size_t len) {
@@ -518,15 +560,74 @@ static uint32_t channel_backing(struct gr_api_client *c) {
 	return backing;
 }
 
+// Time the calling thread spent runnable but waiting for a CPU (the second
+// field of /proc/thread-self/schedstat), in ns; -1 if not shown.
+static int64_t runq_wait_ns(void) {
+	unsigned long long run_ns, wait_ns;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n = 0;
+
+	if (f != NULL) {
+		n = fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+		fclose(f);
+	}
+	return n == 2 ? (int64_t)wait_ns : -1;
+}
+
+// Wait for the parent to close the other end of pipe fd: EOF is the signal.
+static void wait_eof(int fd) {
+	char byte;
+	while (read(fd, &byte, sizeof(byte)) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
+// --idle, client 0: time the first request after the idle period, then
+// idle_rounds more, each after IDLE_GAP_MS of silence.
+static void idle_requests(struct client_state *s, struct client_result *res) {
+	const struct timespec gap = {
+		.tv_sec = IDLE_GAP_MS / 1000,
+		.tv_nsec = (long)(IDLE_GAP_MS % 1000 * NSEC_PER_MSEC),
+	};
+
+	res->start_ns = now_ns();
+	send_one(s);
+	res->first_ns = recv_oldest(s);
+	for (unsigned i = 0; i < s->opts->idle_rounds; i++) {
+		while (nanosleep(&gap, NULL) < 0 && errno == EINTR)
+			;
+		send_one(s);
+		hist_add(&res->hist, recv_oldest(s));
+	}
+	res->end_ns = now_ns();
+	res->calls = 1 + s->opts->idle_rounds;
+}
+
+// The pipes of a client process: it writes its result to result; the
+// parent closes the other ends of the rest to say go (all clients start
+// at once), done (--idle: client 0 has finished) and cleanup (--secondary:
+// the daemon has freed the run's memzones and no other client is cleaning
+// up, EAL may clean up); -1 when unused.
+struct client_pipes {
+	int result;
+	int go;
+	int done;
+	int cleanup;
+};
+
 // Body of one client process. Never returns.
-static void __attribute__((noreturn))
-client_main(const struct options *o, unsigned index, uint64_t calls, int result_fd, int go_fd) {
+static void __attribute__((noreturn)) client_main(
+	const struct options *o,
+	unsigned index,
+	uint64_t calls,
+	const struct client_pipes *pipes
+) {
 	static char prefix[64];
 	struct client_result *res = calloc(1, sizeof(*res));
 	struct client_state s = {.opts = o, .type = request_type(o->size)};
 	struct rusage ru_before, ru_after;
 	uint64_t syscalls = 0;
-	char ready = 1, go;
+	char ready = 1;
 
 	snprintf(prefix, sizeof(prefix), "ping2_perf: client %u", index);
 	log_prefix = prefix;
@@ -559,26 +660,37 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int result_
 		     gr_api_client_transport_reason(s.client));
 	snprintf(res->reason, sizeof(res->reason), "%s", gr_api_client_transport_reason(s.client));
 
-	run_calls(&s, o->warmup, NULL, false);
+	run_calls(&s, o->warmup, 0, NULL, false);
 
-	int counter = syscall_counter_open();
-	write_all(result_fd, &ready, sizeof(ready));
+	int counter = syscall_counter_open(0);
+	write_all(pipes->result, &ready, sizeof(ready));
 	// The parent closes the go pipe once every client is ready: EOF is the start.
-	while (read(go_fd, &go, sizeof(go)) < 0 && errno == EINTR)
-		;
-	close(go_fd);
+	wait_eof(pipes->go);
 
+	int64_t wait_before = runq_wait_ns();
 	getrusage(RUSAGE_SELF, &ru_before);
 	if (counter >= 0)
 		ioctl(counter, PERF_EVENT_IOC_ENABLE, 0);
-	res->start_ns = now_ns();
-	run_calls(&s, calls, &res->hist, index == 0 && !o->quiet);
-	res->end_ns = now_ns();
+	if (o->idle_seconds > 0) {
+		// The others stay attached, idle, until client 0 is done.
+		if (index == 0)
+			idle_requests(&s, res);
+		else
+			wait_eof(pipes->done);
+	} else {
+		res->start_ns = now_ns();
+		uint64_t deadline = 0;
+		if (o->seconds > 0)
+			deadline = res->start_ns + (uint64_t)(o->seconds * NSEC_PER_SEC);
+		res->calls = run_calls(&s, calls, deadline, &res->hist, index == 0 && !o->quiet);
+		res->end_ns = now_ns();
+	}
 	if (counter >= 0)
 		ioctl(counter, PERF_EVENT_IOC_DISABLE, 0);
 	getrusage(RUSAGE_SELF, &ru_after);
+	int64_t wait_after = runq_wait_ns();
+	res->runq_wait_ns = wait_before >= 0 && wait_after >= 0 ? wait_after - wait_before : -1;
 
-	res->calls = calls;
 	res->cpu_ns = timeval_ns(&ru_after.ru_utime) + timeval_ns(&ru_after.ru_stime) -
 		      timeval_ns(&ru_before.ru_utime) - timeval_ns(&ru_before.ru_stime);
 	res->vcsw = (uint64_t)(ru_after.ru_nvcsw - ru_before.ru_nvcsw);
@@ -588,9 +700,21 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int result_
 
 	if (gr_api_client_disconnect(s.client) < 0)
 		fail("disconnect: %s", strerror(errno));
-	if (o->secondary && rte_eal_cleanup() < 0)
-		fail("EAL cleanup: %s", rte_strerror(rte_errno));
-	write_all(result_fd, res, sizeof(*res));
+	write_all(pipes->result, res, sizeof(*res));
+	// DPDK 22.11 deadlocks when a secondary runs rte_eal_cleanup() while
+	// the primary frees hugepage memory (here: the memzones of the other
+	// clients' channels, freed as they detach; or memory another
+	// secondary's cleanup gives back): the primary holds the memory
+	// hotplug lock and waits for the hugepage directory's flock, which the
+	// secondary holds (its IPC thread, cancelled by the cleanup in the
+	// middle of a memory sync) while it spins on the hotplug lock. So the
+	// parent lets the secondaries clean up one at a time, and only once
+	// the daemon has freed the run's memzones.
+	if (o->secondary) {
+		wait_eof(pipes->cleanup);
+		if (rte_eal_cleanup() < 0)
+			fail("EAL cleanup: %s", rte_strerror(rte_errno));
+	}
 	exit(EXIT_SUCCESS);
 }
 
@@ -618,6 +742,53 @@ static bool daemon_info(const struct options *o, struct gr_shm_daemon_info *info
 	if (told)
 		info->file_prefix[sizeof(info->file_prefix) - 1] = '\0';
 	return told;
+}
+
+// The daemon's channel counters in total and its channel memzones reserved
+// now (GR_SHM_STATS), over a short socket connection of its own. Either
+// pointer may be NULL. Returns false if it does not tell.
+static bool
+daemon_stats(const struct options *o, struct gr_shm_counters *total, uint32_t *memzones) {
+	struct gr_api_client *c = connect_client(o, GR_API_TRANSPORT_SOCKET);
+	struct gr_shm_stats_resp resp;
+	long len = -1;
+
+	if (c == NULL)
+		return false;
+	long id = gr_api_client_send(c, GR_SHM_STATS, 0, NULL);
+	if (id > 0)
+		len = gr_api_client_recv_into(c, (uint32_t)id, &resp, sizeof(resp));
+	gr_api_client_disconnect(c);
+	if (len != (long)sizeof(resp))
+		return false;
+	if (total != NULL)
+		*total = resp.total;
+	if (memzones != NULL)
+		*memzones = resp.memzones;
+	return true;
+}
+
+// --secondary: wait until the daemon holds no more channel memzones than
+// before the run (see client_main: EAL cleanup must not race their frees).
+// Bounded; says so on stderr when the bound passes.
+static void wait_memzones_freed(const struct options *o, uint32_t before) {
+	const struct timespec poll = {.tv_nsec = (long)MEMZONE_POLL_NS};
+	uint64_t deadline = now_ns() + MEMZONE_FREE_WAIT_MS * NSEC_PER_MSEC;
+	uint32_t now = 0;
+
+	while (daemon_stats(o, NULL, &now) && now > before) {
+		if (now_ns() >= deadline) {
+			fprintf(stderr,
+				"%s: the daemon still holds %" PRIu32 " channel memzones (%" PRIu32
+				" before the run) after %d ms; cleaning up EAL anyway\n",
+				log_prefix,
+				now,
+				before,
+				MEMZONE_FREE_WAIT_MS);
+			return;
+		}
+		nanosleep(&poll, NULL);
+	}
 }
 
 // With --secondary: the file prefix to attach to, and a plain reason to stop
@@ -662,6 +833,157 @@ static int64_t process_cpu_ns(pid_t pid) {
 	return (int64_t)((utime + stime) * (NSEC_PER_SEC / (unsigned long long)hz));
 }
 
+// CPU time, time waiting for a CPU (runnable, not running) and voluntary
+// context switches of a process, summed over its threads: the first two from
+// /proc/PID/task/TID/schedstat (nanoseconds; /proc/PID/stat
+// counts in clock ticks of 10 ms, too coarse for a run of a second), with
+// /proc/PID/stat as the fallback. A thread that exits between two samples
+// takes its share with it: the daemon's threads live as long as it does.
+// Returns false if /proc does not show the process.
+static bool process_sample(pid_t pid, int64_t *cpu_ns, int64_t *wait_ns, int64_t *vcsw) {
+	char path[PATH_MAX], line[256];
+	struct dirent *de;
+	bool schedstat = true;
+	DIR *dir;
+
+	*cpu_ns = 0;
+	*wait_ns = 0;
+	*vcsw = 0;
+	if (pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (dir == NULL)
+		return false;
+	while ((de = readdir(dir)) != NULL) {
+		unsigned long long v, w;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f != NULL && fscanf(f, "%llu %llu", &v, &w) == 2) {
+			*cpu_ns += (int64_t)v;
+			*wait_ns += (int64_t)w;
+		} else {
+			schedstat = false;
+		}
+		if (f != NULL)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+				*vcsw += (int64_t)v;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	if (!schedstat) {
+		*cpu_ns = process_cpu_ns(pid);
+		*wait_ns = -1;
+	}
+	return *cpu_ns >= 0;
+}
+
+// The daemon around a measured phase: CPU time, time waiting for a CPU,
+// voluntary context switches and system calls (one tracepoint counter per
+// thread), -1 when unknown.
+struct daemon_probe {
+	pid_t pid;
+	bool sampled;
+	int n_syscall_fds; // -1: a thread's system call counter could not be opened
+	int syscall_fds[MAX_DAEMON_TASKS];
+	int64_t cpu_ns;
+	int64_t runq_wait_ns;
+	int64_t vcsw;
+	int64_t syscalls;
+	// Channel counters (GR_SHM_STATS) over the phase, if the daemon told.
+	bool have_chan;
+	struct gr_shm_counters chan;
+};
+
+static void daemon_probe_start(const struct options *o, struct daemon_probe *p, pid_t pid) {
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+
+	*p = (struct daemon_probe){
+		.pid = pid,
+		.cpu_ns = -1,
+		.runq_wait_ns = -1,
+		.vcsw = -1,
+		.syscalls = -1,
+	};
+	// Asked first: serving GR_SHM_STATS is not part of the phase.
+	p->have_chan = daemon_stats(o, &p->chan, NULL);
+	if (pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir != NULL && (de = readdir(dir)) != NULL && p->n_syscall_fds >= 0) {
+		if (de->d_name[0] == '.')
+			continue;
+		int fd = -1;
+		if (p->n_syscall_fds < MAX_DAEMON_TASKS)
+			fd = syscall_counter_open((pid_t)atoi(de->d_name));
+		if (fd < 0) {
+			for (int i = 0; i < p->n_syscall_fds; i++)
+				close(p->syscall_fds[i]);
+			p->n_syscall_fds = -1;
+			break;
+		}
+		p->syscall_fds[p->n_syscall_fds++] = fd;
+	}
+	if (dir != NULL)
+		closedir(dir);
+	for (int i = 0; i < p->n_syscall_fds; i++)
+		ioctl(p->syscall_fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	p->sampled = process_sample(pid, &p->cpu_ns, &p->runq_wait_ns, &p->vcsw);
+}
+
+static void daemon_probe_stop(const struct options *o, struct daemon_probe *p) {
+	struct gr_shm_counters after;
+	int64_t cpu_ns, wait_ns, vcsw;
+	uint64_t total = 0;
+
+	for (int i = 0; i < p->n_syscall_fds; i++)
+		ioctl(p->syscall_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (p->sampled && process_sample(p->pid, &cpu_ns, &wait_ns, &vcsw)) {
+		p->cpu_ns = cpu_ns - p->cpu_ns;
+		p->runq_wait_ns =
+			wait_ns >= 0 && p->runq_wait_ns >= 0 ? wait_ns - p->runq_wait_ns : -1;
+		p->vcsw = vcsw - p->vcsw;
+	} else {
+		p->cpu_ns = -1;
+		p->runq_wait_ns = -1;
+		p->vcsw = -1;
+	}
+	// Asked last: serving GR_SHM_STATS is not part of the phase.
+	if (p->have_chan && daemon_stats(o, &after, NULL)) {
+		p->chan.doorbells_rung = after.doorbells_rung - p->chan.doorbells_rung;
+		p->chan.sleeps = after.sleeps - p->chan.sleeps;
+		p->chan.overflows = after.overflows - p->chan.overflows;
+	} else {
+		p->have_chan = false;
+	}
+	if (p->n_syscall_fds <= 0)
+		return;
+	for (int i = 0; i < p->n_syscall_fds; i++) {
+		uint64_t count;
+		if (read(p->syscall_fds[i], &count, sizeof(count)) != sizeof(count))
+			p->n_syscall_fds = -1;
+		else
+			total += count;
+		close(p->syscall_fds[i]);
+	}
+	if (p->n_syscall_fds > 0)
+		p->syscalls = (int64_t)total;
+}
+
 static void print_json_string(const char *s) {
 	putchar('"');
 	for (; *s != '\0'; s++) {
@@ -694,14 +1016,26 @@ struct summary {
 	struct histogram hist;
 	uint64_t client_cpu_ns;
 	uint64_t vcsw;
+	int64_t runq_wait_ns; // -1: not measurable
 	int64_t syscalls; // -1: not measurable
-	int64_t daemon_cpu_ns; // -1: not measurable
+	double client_rates[MAX_CLIENTS]; // calls/s of each client over its own run
+	uint64_t first_ns; // --idle: client 0's first request after the idle period
+	uint64_t client0_vcsw; // --idle: client 0's sleeps, its IDLE_GAP_MS ones included
+	int64_t client0_syscalls; // --idle: client 0's system calls, -1: not measurable
+	struct daemon_probe daemon;
 };
 
-static void print_json(const struct options *o, const struct summary *sum) {
-	double calls = (double)sum->calls;
+// Print ", \"name\": value / calls" with the given format, or null when
+// value is -1 (not measurable).
+static void print_json_per_call(const char *name, int64_t value, double calls) {
+	if (value >= 0)
+		printf(", \"%s\": %.4f", name, (double)value / calls);
+	else
+		printf(", \"%s\": null", name);
+}
 
-	printf("{\"transport\": ");
+static void print_json_head(const struct options *o, const struct summary *sum, const char *mode) {
+	printf("{\"mode\": \"%s\", \"transport\": ", mode);
 	print_json_string(sum->transport);
 	printf(", \"transport_reason\": ");
 	print_json_string(sum->reason);
@@ -715,6 +1049,34 @@ static void print_json(const struct options *o, const struct summary *sum) {
 	       o->clients,
 	       o->depth,
 	       o->size);
+}
+
+// The latency distribution: one [ns, fraction of calls at or below] point
+// per non-empty histogram bucket (its midpoint, as the percentiles).
+static void print_json_cdf(const struct histogram *h) {
+	uint64_t seen = 0;
+	bool first = true;
+
+	printf(", \"latency_cdf\": [");
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		if (h->buckets[i] == 0)
+			continue;
+		seen += h->buckets[i];
+		uint64_t v = hist_value(i);
+		printf("%s[%" PRIu64 ", %.6f]",
+		       first ? "" : ", ",
+		       v < h->max_ns ? v : h->max_ns,
+		       (double)seen / (double)h->count);
+		first = false;
+	}
+	printf("]");
+}
+
+static void print_json(const struct options *o, const struct summary *sum) {
+	double calls = (double)sum->calls;
+	double fastest = 0, slowest = 0;
+
+	print_json_head(o, sum, "calls");
 	printf(", \"count\": %" PRIu64 ", \"seconds\": %.6f, \"calls_per_s\": %.1f",
 	       sum->calls,
 	       sum->seconds,
@@ -726,26 +1088,79 @@ static void print_json(const struct options *o, const struct summary *sum) {
 	       hist_percentile(&sum->hist, 0.999),
 	       sum->hist.max_ns);
 	printf(", \"client_cpu_ns_per_call\": %.1f", (double)sum->client_cpu_ns / calls);
-	if (sum->daemon_cpu_ns >= 0)
-		printf(", \"daemon_cpu_ns_per_call\": %.1f", (double)sum->daemon_cpu_ns / calls);
+	if (sum->daemon.cpu_ns >= 0)
+		printf(", \"daemon_cpu_ns_per_call\": %.1f", (double)sum->daemon.cpu_ns / calls);
 	else
 		printf(", \"daemon_cpu_ns_per_call\": null");
 	printf(", \"client_vcsw_per_call\": %.4f", (double)sum->vcsw / calls);
-	if (sum->syscalls >= 0)
-		printf(", \"client_syscalls_per_call\": %.4f}\n", (double)sum->syscalls / calls);
-	else
-		printf(", \"client_syscalls_per_call\": null}\n");
+	print_json_per_call("client_syscalls_per_call", sum->syscalls, calls);
+	print_json_per_call("daemon_vcsw_per_call", sum->daemon.vcsw, calls);
+	print_json_per_call("daemon_syscalls_per_call", sum->daemon.syscalls, calls);
+	print_json_per_call("client_runq_wait_ns_per_call", sum->runq_wait_ns, calls);
+	print_json_per_call("daemon_runq_wait_ns_per_call", sum->daemon.runq_wait_ns, calls);
+	// The channel counters are the daemon's, all channels together: the
+	// calls of this run only while nobody else uses the daemon.
+	const struct gr_shm_counters *k = &sum->daemon.chan;
+	bool chan = sum->daemon.have_chan;
+	print_json_per_call("daemon_sleeps_per_call", chan ? (int64_t)k->sleeps : -1, calls);
+	print_json_per_call(
+		"daemon_doorbells_per_call",
+		chan ? (int64_t)k->doorbells_rung : -1,
+		calls
+	);
+	print_json_per_call("resp_ring_full_per_call", chan ? (int64_t)k->overflows : -1, calls);
+	printf(", \"per_client_calls_per_s\": [");
+	for (unsigned i = 0; i < o->clients; i++) {
+		double r = sum->client_rates[i];
+		printf("%s%.1f", i > 0 ? ", " : "", r);
+		if (i == 0 || r > fastest)
+			fastest = r;
+		if (i == 0 || r < slowest)
+			slowest = r;
+	}
+	printf("], \"fastest_over_slowest\": %.3f", slowest > 0 ? fastest / slowest : 0.0);
+	if (o->cdf)
+		print_json_cdf(&sum->hist);
+	printf("}\n");
 }
 
-static void print_human(const struct options *o, const struct summary *sum) {
-	char p50[32], p99[32], p999[32], max[32];
-	double calls = (double)sum->calls;
+static void print_json_idle(const struct options *o, const struct summary *sum) {
+	double idle_ns = o->idle_seconds * NSEC_PER_SEC;
 
-	format_ns(p50, sizeof(p50), hist_percentile(&sum->hist, 0.50));
-	format_ns(p99, sizeof(p99), hist_percentile(&sum->hist, 0.99));
-	format_ns(p999, sizeof(p999), hist_percentile(&sum->hist, 0.999));
-	format_ns(max, sizeof(max), sum->hist.max_ns);
+	print_json_head(o, sum, "idle");
+	printf(", \"idle_seconds\": %.3f", o->idle_seconds);
+	if (sum->daemon.cpu_ns >= 0)
+		printf(", \"daemon_cpu_ns\": %" PRId64 ", \"daemon_cpu_core_fraction\": %.6f",
+		       sum->daemon.cpu_ns,
+		       (double)sum->daemon.cpu_ns / idle_ns);
+	else
+		printf(", \"daemon_cpu_ns\": null, \"daemon_cpu_core_fraction\": null");
+	if (sum->daemon.vcsw >= 0)
+		printf(", \"daemon_vcsw\": %" PRId64, sum->daemon.vcsw);
+	else
+		printf(", \"daemon_vcsw\": null");
+	if (sum->daemon.syscalls >= 0)
+		printf(", \"daemon_syscalls\": %" PRId64, sum->daemon.syscalls);
+	else
+		printf(", \"daemon_syscalls\": null");
+	printf(", \"first_request_ns\": %" PRIu64, sum->first_ns);
+	// Each round sleeps IDLE_GAP_MS (one voluntary context switch and a
+	// system call or two); the rest is the client sleeping for its answer.
+	printf(", \"client0_vcsw\": %" PRIu64, sum->client0_vcsw);
+	if (sum->client0_syscalls >= 0)
+		printf(", \"client0_syscalls\": %" PRId64, sum->client0_syscalls);
+	else
+		printf(", \"client0_syscalls\": null");
+	printf(", \"after_idle_ns\": {\"rounds\": %u, \"gap_ms\": %d, \"p50\": %" PRIu64
+	       ", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}}\n",
+	       o->idle_rounds,
+	       IDLE_GAP_MS,
+	       hist_percentile(&sum->hist, 0.50),
+	       hist_percentile(&sum->hist, 0.99),
+	       sum->hist.max_ns);
+}
 
+static void print_head(const struct options *o, const struct summary *sum) {
 	printf("transport %s%s%s%s, %u client%s, depth %u, %s of %zu bytes\n",
 	       sum->transport,
 	       sum->backing != NULL ? " (" : "",
@@ -760,27 +1175,86 @@ static void print_human(const struct options *o, const struct summary *sum) {
 		printf("%s: %s\n",
 		       sum->backing != NULL ? "memfd channel" : "not on shm",
 		       sum->reason);
+}
+
+static void print_human(const struct options *o, const struct summary *sum) {
+	char p50[32], p99[32], p999[32], max[32];
+	double calls = (double)sum->calls;
+
+	format_ns(p50, sizeof(p50), hist_percentile(&sum->hist, 0.50));
+	format_ns(p99, sizeof(p99), hist_percentile(&sum->hist, 0.99));
+	format_ns(p999, sizeof(p999), hist_percentile(&sum->hist, 0.999));
+	format_ns(max, sizeof(max), sum->hist.max_ns);
+
+	print_head(o, sum);
 	printf("%" PRIu64 " calls in %.3f s: %.0f calls/s\n",
 	       sum->calls,
 	       sum->seconds,
 	       calls / sum->seconds);
 	printf("latency p50 %s, p99 %s, p99.9 %s, max %s\n", p50, p99, p999, max);
 	printf("per call: client cpu %.0f ns", (double)sum->client_cpu_ns / calls);
-	if (sum->daemon_cpu_ns >= 0)
-		printf(", daemon cpu %.0f ns", (double)sum->daemon_cpu_ns / calls);
+	if (sum->daemon.cpu_ns >= 0)
+		printf(", daemon cpu %.0f ns", (double)sum->daemon.cpu_ns / calls);
 	printf(", client vcsw %.3f", (double)sum->vcsw / calls);
+	if (sum->daemon.vcsw >= 0)
+		printf(", daemon vcsw %.3f", (double)sum->daemon.vcsw / calls);
 	if (sum->syscalls >= 0)
 		printf(", client syscalls %.3f", (double)sum->syscalls / calls);
+	if (sum->daemon.syscalls >= 0)
+		printf(", daemon syscalls %.3f", (double)sum->daemon.syscalls / calls);
+	if (sum->runq_wait_ns >= 0)
+		printf(", client wait for a CPU %.0f ns", (double)sum->runq_wait_ns / calls);
+	if (sum->daemon.runq_wait_ns >= 0)
+		printf(", daemon wait for a CPU %.0f ns", (double)sum->daemon.runq_wait_ns / calls);
 	printf("\n");
+}
+
+static void print_human_idle(const struct options *o, const struct summary *sum) {
+	char first[32], p50[32], max[32];
+
+	format_ns(first, sizeof(first), sum->first_ns);
+	format_ns(p50, sizeof(p50), hist_percentile(&sum->hist, 0.50));
+	format_ns(max, sizeof(max), sum->hist.max_ns);
+	print_head(o, sum);
+	printf("%u idle client%s for %.1f s: daemon",
+	       o->clients,
+	       o->clients > 1 ? "s" : "",
+	       o->idle_seconds);
+	if (sum->daemon.cpu_ns >= 0)
+		printf(" cpu %.3f ms (%.4f%% of a core)",
+		       (double)sum->daemon.cpu_ns / 1e6,
+		       100.0 * (double)sum->daemon.cpu_ns / (o->idle_seconds * NSEC_PER_SEC));
+	if (sum->daemon.vcsw >= 0)
+		printf(", %" PRId64 " voluntary context switches", sum->daemon.vcsw);
+	if (sum->daemon.syscalls >= 0)
+		printf(", %" PRId64 " system calls", sum->daemon.syscalls);
+	printf("\nfirst request after idling: %s; after %d ms idle gaps (%u rounds): p50 %s, max "
+	       "%s\n",
+	       first,
+	       IDLE_GAP_MS,
+	       o->idle_rounds,
+	       p50,
+	       max);
 }
 
 static void usage(FILE *out) {
 	fprintf(out,
-		"usage: ping2_perf [-s SOCK] [-n COUNT] [-t auto|shm|socket] [-d DEPTH] [-z SIZE]\n"
-		"                  [-c CLIENTS] [-w WARMUP] [--spin US] [--json] [-q]\n"
+		"usage: ping2_perf [-s SOCK] [-n COUNT | -T SECONDS | --idle SECONDS]\n"
+		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
+		"WARMUP]\n"
+		"                  [--spin US] [--json [--cdf]] [-q]\n"
 		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
 		"  -s SOCK     daemon socket (default %s)\n"
 		"  -n COUNT    measured calls, all clients together (default %d)\n"
+		"  -T SECONDS  instead of -n: every client calls for SECONDS (a fraction is "
+		"fine);\n"
+		"              all clients then share one window, which makes their\n"
+		"              per-client rates comparable\n"
+		"  --idle SECONDS  instead of calls: attach the clients, leave them idle for\n"
+		"              SECONDS and measure the daemon meanwhile (CPU, context switches,\n"
+		"              system calls); then client 0 times its first request, and\n"
+		"              --idle-rounds more, each after %d ms of silence\n"
+		"  --idle-rounds N  (default %d)\n"
 		"  -t MODE     transport: auto (default; GR_API_TRANSPORT decides), shm, socket\n"
 		"  -d DEPTH    requests in flight per client (default 1, at most %d)\n"
 		"  -z SIZE     payload: 0 = GR_PING, 64 = GR_PING2 (default), other sizes up to\n"
@@ -789,6 +1263,8 @@ static void usage(FILE *out) {
 		"  -w WARMUP   calls per client before measuring (default %d)\n"
 		"  --spin US   client spin budget in microseconds (default: the library's)\n"
 		"  --json      print one JSON object on stdout\n"
+		"  --cdf       with --json: add the latency distribution, latency_cdf:\n"
+		"              [[ns, fraction of calls at or below], ...]\n"
 		"  -q          no progress on stderr\n"
 		"  --secondary each client initialises EAL as a DPDK secondary of the daemon\n"
 		"              (after it is forked) and so gets a memzone channel (or fails,\n"
@@ -805,6 +1281,8 @@ static void usage(FILE *out) {
 		"              instead of the ones above\n",
 		GR_API_DEFAULT_SOCK_PATH,
 		DEFAULT_COUNT,
+		IDLE_GAP_MS,
+		DEFAULT_IDLE_ROUNDS,
 		MAX_DEPTH,
 		GR_API_MAX_MSG_LEN,
 		MAX_CLIENTS,
@@ -822,9 +1300,25 @@ static uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uin
 	return v;
 }
 
+// Seconds, a fraction allowed, from 0 (excluded) to max.
+static double parse_seconds(const char *opt, const char *arg, double max) {
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(v > 0) || v > max)
+		fail("%s: '%s' is not a number of seconds above 0, at most %.0f", opt, arg, max);
+	return v;
+}
+
+// Longest -T and --idle: an hour, far beyond any benchmark.
+#define MAX_SECONDS 3600
+
 enum long_only_option {
 	OPT_SPIN = 256,
 	OPT_JSON,
+	OPT_CDF,
+	OPT_IDLE,
+	OPT_IDLE_ROUNDS,
 	OPT_SECONDARY,
 	OPT_FILE_PREFIX,
 	OPT_LCORE,
@@ -834,12 +1328,16 @@ static void parse_options(int argc, char **argv, struct options *o) {
 	static const struct option long_options[] = {
 		{"spin", required_argument, NULL, OPT_SPIN},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"cdf", no_argument, NULL, OPT_CDF},
+		{"idle", required_argument, NULL, OPT_IDLE},
+		{"idle-rounds", required_argument, NULL, OPT_IDLE_ROUNDS},
 		{"secondary", no_argument, NULL, OPT_SECONDARY},
 		{"file-prefix", required_argument, NULL, OPT_FILE_PREFIX},
 		{"lcore", required_argument, NULL, OPT_LCORE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	bool count_given = false;
 	int own_argc = argc;
 	int ch;
 
@@ -859,14 +1357,29 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		.size = GR_PING2_LEN,
 		.clients = 1,
 		.spin_us = -1,
+		.idle_rounds = DEFAULT_IDLE_ROUNDS,
 	};
-	while ((ch = getopt_long(own_argc, argv, "s:n:t:d:z:c:w:qh", long_options, NULL)) != -1) {
+	while ((ch = getopt_long(own_argc, argv, "s:n:T:t:d:z:c:w:qh", long_options, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			o->sock_path = optarg;
 			break;
 		case 'n':
 			o->count = parse_number("-n", optarg, 1, UINT64_MAX);
+			count_given = true;
+			break;
+		case 'T':
+			o->seconds = parse_seconds("-T", optarg, MAX_SECONDS);
+			break;
+		case OPT_IDLE:
+			o->idle_seconds = parse_seconds("--idle", optarg, MAX_SECONDS);
+			break;
+		case OPT_IDLE_ROUNDS:
+			o->idle_rounds =
+				(unsigned)parse_number("--idle-rounds", optarg, 0, UINT32_MAX);
+			break;
+		case OPT_CDF:
+			o->cdf = true;
 			break;
 		case 't':
 			if (strcmp(optarg, "auto") == 0)
@@ -933,7 +1446,13 @@ static void parse_options(int argc, char **argv, struct options *o) {
 	}
 	if (o->secondary && o->transport == GR_API_TRANSPORT_SOCKET)
 		fail("--secondary measures memzone channels: not with -t socket");
-	if (o->count < o->clients)
+	if ((count_given ? 1 : 0) + (o->seconds > 0 ? 1 : 0) + (o->idle_seconds > 0 ? 1 : 0) > 1)
+		fail("-n, -T and --idle exclude each other");
+	if (o->cdf && !o->json)
+		fail("--cdf needs --json");
+	if (o->seconds > 0 || o->idle_seconds > 0)
+		o->count = UINT64_MAX;
+	else if (o->count < o->clients)
 		fail("-n %" PRIu64 " is fewer calls than -c %u clients", o->count, o->clients);
 }
 
@@ -945,10 +1464,13 @@ static void stop_clients(const pid_t *pids, unsigned n) {
 }
 
 // Read every client's result and add it to sum. Exits on a client failure.
+// With --idle, the others wait until client 0 is done: done_fd (the write
+// end of their pipe) is closed once its result is in.
 static void collect_results(
 	const struct options *o,
 	const pid_t *pids,
 	const int *result_fds,
+	int done_fd,
 	struct summary *sum
 ) {
 	static struct client_result res;
@@ -962,14 +1484,30 @@ static void collect_results(
 			stop_clients(pids, o->clients);
 			fail("client %u failed during the measured phase", i);
 		}
-		if (res.start_ns < first_start)
-			first_start = res.start_ns;
-		if (res.end_ns > last_end)
-			last_end = res.end_ns;
+		if (i == 0 && done_fd >= 0)
+			close(done_fd);
+		// In --idle mode only client 0 calls.
+		if (res.calls > 0) {
+			if (res.start_ns < first_start)
+				first_start = res.start_ns;
+			if (res.end_ns > last_end)
+				last_end = res.end_ns;
+			sum->client_rates[i] = (double)res.calls * NSEC_PER_SEC /
+					       (double)(res.end_ns - res.start_ns);
+		}
+		if (i == 0) {
+			sum->first_ns = res.first_ns;
+			sum->client0_vcsw = res.vcsw;
+			sum->client0_syscalls = res.syscalls;
+		}
 		hist_merge(&sum->hist, &res.hist);
 		sum->calls += res.calls;
 		sum->client_cpu_ns += res.cpu_ns;
 		sum->vcsw += res.vcsw;
+		if (res.runq_wait_ns < 0 || sum->runq_wait_ns < 0)
+			sum->runq_wait_ns = -1;
+		else
+			sum->runq_wait_ns += res.runq_wait_ns;
 		if (res.syscalls < 0 || sum->syscalls < 0)
 			sum->syscalls = -1;
 		else
@@ -1002,32 +1540,51 @@ static void collect_results(
 		break;
 	}
 	sum->reason = reason;
-	sum->seconds = (double)(last_end - first_start) / NSEC_PER_SEC;
+	if (last_end > first_start)
+		sum->seconds = (double)(last_end - first_start) / NSEC_PER_SEC;
+}
+
+// --idle: leave every client attached and idle for idle_seconds.
+static void idle_wait(const struct options *o) {
+	struct timespec ts = {
+		.tv_sec = (time_t)o->idle_seconds,
+		.tv_nsec =
+			(long)((o->idle_seconds - (double)(time_t)o->idle_seconds) * NSEC_PER_SEC),
+	};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 int main(int argc, char **argv) {
 	struct options o;
 	pid_t pids[MAX_CLIENTS];
 	int result_fds[MAX_CLIENTS];
-	int go_pipe[2];
-	struct summary sum = {0};
+	int cleanup_fds[MAX_CLIENTS]; // --secondary: write ends, one per client
+	int go_pipe[2], done_pipe[2] = {-1, -1};
+	static struct summary sum;
 	struct gr_shm_daemon_info info;
+	uint32_t memzones_before = 0;
 
 	parse_options(argc, argv, &o);
 	bool told = daemon_info(&o, &info);
 	pid_t dpid = told ? info.pid : -1;
-	if (o.secondary)
+	if (o.secondary) {
 		secondary_prepare(&o, told ? &info : NULL);
+		if (!daemon_stats(&o, NULL, &memzones_before))
+			fail("--secondary: the daemon does not tell its memzones (GR_SHM_STATS)");
+	}
 
-	if (pipe2(go_pipe, O_CLOEXEC) < 0)
+	if (pipe2(go_pipe, O_CLOEXEC) < 0 ||
+	    (o.idle_seconds > 0 && pipe2(done_pipe, O_CLOEXEC) < 0))
 		fail("pipe: %s", strerror(errno));
 	fflush(NULL);
 	for (unsigned i = 0; i < o.clients; i++) {
-		int result_pipe[2];
+		int result_pipe[2], cleanup_pipe[2] = {-1, -1};
 		// Split the calls evenly; the first clients take the remainder.
 		uint64_t calls = o.count / o.clients + (i < o.count % o.clients ? 1 : 0);
 
-		if (pipe2(result_pipe, O_CLOEXEC) < 0) {
+		if (pipe2(result_pipe, O_CLOEXEC) < 0 ||
+		    (o.secondary && pipe2(cleanup_pipe, O_CLOEXEC) < 0)) {
 			stop_clients(pids, i);
 			fail("pipe: %s", strerror(errno));
 		}
@@ -1037,16 +1594,35 @@ int main(int argc, char **argv) {
 			fail("fork: %s", strerror(errno));
 		}
 		if (pids[i] == 0) {
-			for (unsigned j = 0; j < i; j++)
+			const struct client_pipes pipes = {
+				.result = result_pipe[1],
+				.go = go_pipe[0],
+				.done = done_pipe[0],
+				.cleanup = cleanup_pipe[0],
+			};
+			for (unsigned j = 0; j < i; j++) {
 				close(result_fds[j]);
+				if (o.secondary)
+					close(cleanup_fds[j]);
+			}
 			close(result_pipe[0]);
 			close(go_pipe[1]);
-			client_main(&o, i, calls, result_pipe[1], go_pipe[0]);
+			if (done_pipe[1] >= 0)
+				close(done_pipe[1]);
+			if (cleanup_pipe[1] >= 0)
+				close(cleanup_pipe[1]);
+			client_main(&o, i, calls, &pipes);
 		}
 		close(result_pipe[1]);
 		result_fds[i] = result_pipe[0];
+		if (o.secondary) {
+			close(cleanup_pipe[0]);
+			cleanup_fds[i] = cleanup_pipe[1];
+		}
 	}
 	close(go_pipe[0]);
+	if (done_pipe[0] >= 0)
+		close(done_pipe[0]);
 
 	for (unsigned i = 0; i < o.clients; i++) {
 		char ready;
@@ -1055,19 +1631,26 @@ int main(int argc, char **argv) {
 			fail("client %u failed before the measured phase", i);
 		}
 	}
-	int64_t daemon_cpu_before = process_cpu_ns(dpid);
+	daemon_probe_start(&o, &sum.daemon, dpid);
+	if (o.idle_seconds > 0) {
+		idle_wait(&o);
+		daemon_probe_stop(&o, &sum.daemon);
+	}
 	// Closing the go pipe starts every client at once.
 	close(go_pipe[1]);
-	collect_results(&o, pids, result_fds, &sum);
-	int64_t daemon_cpu_after = process_cpu_ns(dpid);
-	sum.daemon_cpu_ns = -1;
-	if (daemon_cpu_before >= 0 && daemon_cpu_after >= 0)
-		sum.daemon_cpu_ns = daemon_cpu_after - daemon_cpu_before;
+	collect_results(&o, pids, result_fds, done_pipe[1], &sum);
+	if (o.idle_seconds == 0)
+		daemon_probe_stop(&o, &sum.daemon);
+	if (o.secondary)
+		wait_memzones_freed(&o, memzones_before);
 
 	int rc = EXIT_SUCCESS;
 	for (unsigned i = 0; i < o.clients; i++) {
 		int status;
 		close(result_fds[i]);
+		// One secondary at a time cleans up EAL (see client_main).
+		if (o.secondary)
+			close(cleanup_fds[i]);
 		if (waitpid(pids[i], &status, 0) < 0)
 			fail("waitpid client %u: %s", i, strerror(errno));
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -1081,7 +1664,11 @@ int main(int argc, char **argv) {
 	}
 	if (rc != EXIT_SUCCESS)
 		return rc;
-	if (o.json)
+	if (o.idle_seconds > 0 && o.json)
+		print_json_idle(&o, &sum);
+	else if (o.idle_seconds > 0)
+		print_human_idle(&o, &sum);
+	else if (o.json)
 		print_json(&o, &sum);
 	else
 		print_human(&o, &sum);

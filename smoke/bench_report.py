@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# The report of a make bench run (smoke/bench.sh): reads the JSON of
+# ref_bench and ping2_perf in a results folder, puts every cell beside its
+# reference, computes the goals of issue 5, and writes
+#   summary.json   everything, machine-readable
+#   report.md      the tables of docs/performance.md
+#   *.dat          the data of smoke/plot.gp
+# and prints the tables.
+#
+#   bench_report.py RESULTS_DIR STRACE_CALLS_SHORT STRACE_CALLS_LONG
+
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+results = sys.argv[1]
+strace_short, strace_long = int(sys.argv[2]), int(sys.argv[3])
+
+SIZES = (64, 4096, 131072)
+TRANSPORTS = ("socket", "memfd", "memzone")
+MODES = ("spinning", "sleeping")
+CONFIGS = [(1, 1), (1, 4), (1, 16), (32, 1), (32, 4), (32, 16)]
+
+
+def load(name):
+    path = os.path.join(results, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+meta = load("meta.json") or {}
+refs = {}
+for path in glob.glob(os.path.join(results, "ref-*.json")):
+    refs[os.path.basename(path)[4:-5]] = load(os.path.basename(path))
+
+cells = {}
+for path in glob.glob(os.path.join(results, "cell-*.json")):
+    m = re.match(r"cell-(\w+)-(\w+)-d(\d+)-c(\d+)-z(\d+)\.json", os.path.basename(path))
+    transport, mode, depth, clients, size = m.group(1), m.group(2), *map(int, m.groups()[2:])
+    cells[(transport, mode, depth, clients, size)] = load(os.path.basename(path))
+idle = load("idle.json")
+memzone_skipped = None
+if os.path.exists(os.path.join(results, "memzone-skipped.txt")):
+    memzone_skipped = open(os.path.join(results, "memzone-skipped.txt")).read().strip()
+
+
+def ref(name):
+    # A reference measured at the start of the run and, for the goals', again
+    # at the end: their mean, with the drift between the two noted.
+    start, end = refs.get(name), refs.get(name + "-end")
+    if start is None or end is None:
+        return start
+    mean = dict(start)
+    mean["ns_per_op"] = (start["ns_per_op"] + end["ns_per_op"]) / 2
+    mean["ops_per_s"] = (start["ops_per_s"] + end["ops_per_s"]) / 2
+    mean["drift"] = end["ns_per_op"] / start["ns_per_op"]
+    return mean
+
+
+def ref_detail(r):
+    if r is None or "drift" not in r:
+        return ""
+    return f" (mean of start and end of the run; end / start {r['drift']:.2f})"
+
+
+def cell(transport, mode, depth, clients, size):
+    return cells.get((transport, mode, depth, clients, size))
+
+
+def rtt_ns(r):
+    # Mean round trip of one client with one request in flight.
+    return 1e9 / r["calls_per_s"]
+
+
+def reference(transport, mode, depth, size):
+    # The raw mechanism a cell is built on: the socket on a Unix socket; a
+    # pipelined channel on one ring streaming; a spinning channel on a ring
+    # ping-pong; a sleeping daemon on an eventfd ping-pong.
+    if transport == "socket":
+        return f"unix-z{size}"
+    if depth > 1:
+        return f"ring-stream-z{size}"
+    if mode == "spinning":
+        return f"ring-pingpong-z{size}"
+    return "eventfd-nopin"
+
+
+def strace_total(path):
+    # The last line of strace -c: "100.00 SECONDS USECS/CALL CALLS [ERRORS] total"
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        totals = [l.split() for l in f if l.rstrip().endswith("total")]
+    return int(totals[-1][3]) if totals else None
+
+
+def strace_per_call(who):
+    s = strace_total(os.path.join(results, f"strace-{who}-{strace_short}.txt"))
+    l = strace_total(os.path.join(results, f"strace-{who}-{strace_long}.txt"))
+    if s is None or l is None:
+        return None
+    return (l - s) / (strace_long - strace_short)
+
+
+strace = {"client": strace_per_call("client"), "daemon": strace_per_call("daemon")}
+
+# ---- every cell beside its reference ----
+
+cell_rows = []
+for (transport, mode, depth, clients, size), r in sorted(cells.items()):
+    ref_name = reference(transport, mode, depth, size)
+    r_ref = ref(ref_name)
+    row = {
+        "transport": transport,
+        "daemon": mode,
+        "depth": depth,
+        "clients": clients,
+        "size": size,
+        "calls_per_s": r["calls_per_s"],
+        "p50_ns": r["latency_ns"]["p50"],
+        "p99_ns": r["latency_ns"]["p99"],
+        "p999_ns": r["latency_ns"]["p999"],
+        "max_ns": r["latency_ns"]["max"],
+        "client_cpu_ns_per_call": r["client_cpu_ns_per_call"],
+        "daemon_cpu_ns_per_call": r["daemon_cpu_ns_per_call"],
+        "client_syscalls_per_call": r["client_syscalls_per_call"],
+        "daemon_syscalls_per_call": r["daemon_syscalls_per_call"],
+        "client_runq_wait_ns_per_call": r.get("client_runq_wait_ns_per_call"),
+        "daemon_runq_wait_ns_per_call": r.get("daemon_runq_wait_ns_per_call"),
+        "client_vcsw_per_call": r["client_vcsw_per_call"],
+        "daemon_vcsw_per_call": r.get("daemon_vcsw_per_call"),
+        "daemon_sleeps_per_call": r.get("daemon_sleeps_per_call"),
+        "resp_ring_full_per_call": r.get("resp_ring_full_per_call"),
+        "fastest_over_slowest": r["fastest_over_slowest"],
+        "reference": ref_name,
+        "vs_reference": r["calls_per_s"] / r_ref["ops_per_s"] if r_ref else None,
+    }
+    cell_rows.append(row)
+
+# ---- goals ----
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+goals = []
+
+
+def goal(name, value, op, target, detail):
+    ok = None
+    if value is not None:
+        ok = value <= target if op == "<=" else value >= target if op == ">=" else value < target
+    goals.append({"goal": name, "measured": value, "op": op, "target": target, "met": ok,
+                  "detail": detail})
+
+
+shm1 = cell("memfd", "spinning", 1, 1, 64)
+sock1 = cell("socket", "spinning", 1, 1, 64)
+sleep1 = cell("memfd", "sleeping", 1, 1, 64)
+both1 = cell("memfd", "bothsleep", 1, 1, 64)
+shm32 = cell("memfd", "spinning", 32, 1, 64)
+shm16 = cell("memfd", "spinning", 1, 16, 64)
+cl = ref("cacheline")
+if shm1 and cl:
+    goal("shm ping2 round trip / raw cache-line ping-pong", ratio(rtt_ns(shm1), cl["ns_per_op"]),
+         "<=", 3.0, f"{rtt_ns(shm1):.0f} ns / {cl['ns_per_op']:.0f} ns" + ref_detail(cl))
+if shm1 and sock1:
+    goal("shm ping2 calls/s / socket calls/s", ratio(shm1["calls_per_s"], sock1["calls_per_s"]),
+         ">=", 25.0, f"{shm1['calls_per_s']:.0f} / {sock1['calls_per_s']:.0f}")
+if shm1:
+    c, d = shm1["client_syscalls_per_call"], shm1["daemon_syscalls_per_call"]
+    worst = None if c is None or d is None else max(c, d)
+    goal("syscalls per call, busy channel (client, daemon)", worst, "<", 0.01,
+         f"client {c}, daemon {d} (tracepoint); strace: client {strace['client']}, "
+         f"daemon {strace['daemon']}")
+rs = ref("ring-stream-z64")
+if shm32 and rs:
+    goal("shm depth 32 requests/s / raw ring streaming", ratio(shm32["calls_per_s"], rs["ops_per_s"]),
+         ">=", 0.5, f"{shm32['calls_per_s']:.0f} / {rs['ops_per_s']:.0f}" + ref_detail(rs))
+efd = ref("eventfd-nopin")
+if sleep1 and efd:
+    goal("sleeping-daemon round trip / raw eventfd round trip",
+         ratio(rtt_ns(sleep1), efd["ns_per_op"]), "<=", 1.5,
+         f"{rtt_ns(sleep1):.0f} ns / {efd['ns_per_op']:.0f} ns (unpinned)" + ref_detail(efd))
+if idle:
+    frac = idle["daemon_cpu_core_fraction"]
+    goal("daemon CPU, 16 idle clients (fraction of a core)", frac, "<", 0.01,
+         f"{idle['daemon_cpu_ns']} ns in {idle['idle_seconds']} s")
+if shm16 and shm1:
+    goal("16 clients aggregate / 1 client", ratio(shm16["calls_per_s"], shm1["calls_per_s"]),
+         ">=", 0.7, f"{shm16['calls_per_s']:.0f} / {shm1['calls_per_s']:.0f}")
+if shm16:
+    goal("16 clients fastest / slowest", shm16["fastest_over_slowest"], "<=", 1.5,
+         f"runnable but waiting for a CPU: {shm16.get('client_runq_wait_ns_per_call')} ns "
+         "per call")
+
+summary = {
+    "meta": meta,
+    "references": refs,
+    "cells": cell_rows,
+    "bothsleep": both1,
+    "idle": idle,
+    "strace_syscalls_per_call": strace,
+    "memzone_skipped": memzone_skipped,
+    "goals": goals,
+}
+with open(os.path.join(results, "summary.json"), "w") as f:
+    json.dump(summary, f, indent=1)
+
+# ---- data of the plots ----
+
+
+def num(v):
+    return "NaN" if v is None else f"{v:.6g}"
+
+
+# The sizes this run measured (BENCH_QUICK measures one), for plot.gp.
+sizes_run = sorted({size for (_, _, _, _, size) in cells})
+with open(os.path.join(results, "sizes.txt"), "w") as f:
+    f.write(" ".join(map(str, sizes_run)) + "\n")
+for mode in MODES:
+    for size in sizes_run:
+        with open(os.path.join(results, f"throughput-{mode}-z{size}.dat"), "w") as f:
+            f.write("# config " + " ".join(TRANSPORTS) + "\n")
+            for depth, clients in CONFIGS:
+                vals = [cell(t, mode, depth, clients, size) for t in TRANSPORTS]
+                f.write(f'"{depth}x{clients}" ' +
+                        " ".join(num(v["calls_per_s"] if v else None) for v in vals) + "\n")
+for transport in TRANSPORTS:
+    for mode in MODES + ("bothsleep",):
+        r = cell(transport, mode, 1, 1, 64)
+        if r is None:
+            continue
+        with open(os.path.join(results, f"cdf-{transport}-{mode}.dat"), "w") as f:
+            for ns, frac in r["latency_cdf"]:
+                f.write(f"{ns} {frac}\n")
+for depth in (1, 32):
+    with open(os.path.join(results, f"cpu-d{depth}.dat"), "w") as f:
+        f.write("# case client_cpu_ns daemon_cpu_ns\n")
+        for mode in MODES:
+            for transport in TRANSPORTS:
+                r = cell(transport, mode, depth, 1, 64)
+                f.write(f'"{transport} {mode}" ' +
+                        f"{num(r['client_cpu_ns_per_call'] if r else None)} " +
+                        f"{num(r['daemon_cpu_ns_per_call'] if r else None)}\n")
+
+# ---- tables ----
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "-"
+    if ns < 0:
+        return "-" + fmt_ns(-ns)
+    if ns < 10000:
+        return f"{ns:.0f} ns"
+    if ns < 10e6:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns / 1e6:.1f} ms"
+
+
+def signed_ns(ns):
+    return ("+" if ns >= 0 else "") + fmt_ns(ns)
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f} M"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f} k"
+    return f"{v:.0f}"
+
+
+def fmt_num(v, digits=3):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+lines = []
+lines.append(f"Run {meta.get('start')}, commit {meta.get('commit')}, {meta.get('cpus')} CPUs "
+             f"({meta.get('cpu_model')}, {meta.get('hypervisor')}), kernel {meta.get('kernel')}; "
+             f"load average {' '.join(meta.get('loadavg_start', []))} at the start, "
+             f"{' '.join(meta.get('loadavg_end', []))} at the end; "
+             f"{meta.get('cell_seconds')} s per cell; scheduler autogroup "
+             f"{meta.get('autogroup')}.")
+lines.append("")
+lines.append("### References (ref_bench)")
+lines.append("")
+lines.append("| reference | size | CPUs | per operation | operations/s | CPU per op (leader / follower) |")
+lines.append("|---|---|---|---|---|---|")
+ref_order = ["cacheline", "cacheline-end", "ring-pingpong-z64", "ring-pingpong-z64-end",
+             "ring-pingpong-z4096", "ring-pingpong-z131072", "ring-stream-z64",
+             "ring-stream-z64-end", "ring-stream-z4096", "ring-stream-z131072",
+             "chan-pingpong-z64", "chan-pingpong-z64-end", "chan-pingpong-z4096",
+             "chan-pingpong-z131072", "chan-stream-z64", "chan-stream-z4096",
+             "chan-stream-z131072", "ring-local", "chan-local", "eventfd", "eventfd-nopin",
+             "eventfd-nopin-end", "eventfd-gap", "eventfd-gap-nopin", "unix-z64", "unix-z4096",
+             "unix-z131072", "clock", "syscall"]
+for name in ref_order:
+    r = refs.get(name)
+    if r is None:
+        continue
+    cpus = "pinned " + ",".join(map(str, r["cpus"])) if r["cpus"] else "unpinned"
+    size = "-" if r["size"] is None else str(r["size"])
+    gap = f", after {r['gap_us'] // 1000} ms idle" if r.get("gap_us") else ""
+    gap += " (again, at the end)" if name.endswith("-end") else ""
+    follower = r["follower_cpu_ns_per_op"]
+    cpu = fmt_ns(r["leader_cpu_ns_per_op"]) + (f" / {fmt_ns(follower)}" if follower else "")
+    lines.append(f"| {r['test']}{gap} | {size} | {cpus} | {fmt_ns(r['ns_per_op'])} "
+                 f"per {r['unit'].replace('_', ' ')} | {fmt_rate(r['ops_per_s'])} | {cpu} |")
+lines.append("")
+lines.append("### Layers, 64 bytes, one request in flight")
+lines.append("")
+lines.append("Each row adds one layer to the row above: where the round trip goes.")
+lines.append("")
+lines.append("| layer | round trip | added | one process, both sides |")
+lines.append("|---|---|---|---|")
+layers = [
+    ("cache line bounced between two processes (hardware)", ref("cacheline"), None),
+    ("raw rte_ring ping-pong, 5-cell messages", ref("ring-pingpong-z64"), refs.get("ring-local")),
+    ("channel library alone (shmchan_client_*, shmchan_server_*)", ref("chan-pingpong-z64"),
+     refs.get("chan-local")),
+]
+prev = None
+for label, r, local in layers:
+    if r is None:
+        continue
+    added = signed_ns(r["ns_per_op"] - prev) if prev is not None else ""
+    loc = fmt_ns(local["ns_per_op"]) if local else ""
+    lines.append(f"| {label} | {fmt_ns(r['ns_per_op'])} | {added} | {loc} |")
+    prev = r["ns_per_op"]
+if shm1:
+    added = signed_ns(rtt_ns(shm1) - prev) if prev is not None else ""
+    lines.append(f"| shmchand + client library + ping2_perf (memfd, spinning daemon) | "
+                 f"{fmt_ns(rtt_ns(shm1))} | {added} | |")
+lines.append("")
+lines.append("| streaming, 64 bytes | messages/s |")
+lines.append("|---|---|")
+for label, r in (("raw rte_ring", ref("ring-stream-z64")),
+                 ("channel library alone", refs.get("chan-stream-z64"))):
+    if r is not None:
+        lines.append(f"| {label} | {fmt_rate(r['ops_per_s'])} |")
+if shm32:
+    lines.append(f"| shmchand, 32 in flight, 1 client (requests answered/s) | "
+                 f"{fmt_rate(shm32['calls_per_s'])} |")
+lines.append("")
+lines.append("### Goals")
+lines.append("")
+lines.append("| goal | measured | target | met | from |")
+lines.append("|---|---|---|---|---|")
+for g in goals:
+    met = "-" if g["met"] is None else ("yes" if g["met"] else "**no**")
+    lines.append(f"| {g['goal']} | {fmt_num(g['measured'])} | {g['op']} {g['target']} | {met} | "
+                 f"{g['detail']} |")
+lines.append("")
+for size in sizes_run:
+    lines.append(f"### Matrix, {size} bytes")
+    lines.append("")
+    lines.append("calls/s (all clients), p50 / p99 latency, client + daemon CPU per call, "
+                 "system calls and sleeps (voluntary context switches) per call, "
+                 "throughput as a fraction of the cell's reference, and the ratio of the "
+                 "fastest client's calls/s to the slowest's.")
+    lines.append("")
+    lines.append("| transport | daemon | depth | clients | calls/s | p50 | p99 | CPU client + daemon "
+                 "| syscalls client / daemon | sleeps client / daemon | vs reference "
+                 "| fastest / slowest |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in cell_rows:
+        if row["size"] != size:
+            continue
+        cs, ds = row["client_syscalls_per_call"], row["daemon_syscalls_per_call"]
+        lines.append(
+            f"| {row['transport']} | {row['daemon']} | {row['depth']} | {row['clients']} | "
+            f"{fmt_rate(row['calls_per_s'])} | {fmt_ns(row['p50_ns'])} | {fmt_ns(row['p99_ns'])} | "
+            f"{fmt_ns(row['client_cpu_ns_per_call'])} + {fmt_ns(row['daemon_cpu_ns_per_call'])} | "
+            f"{fmt_num(cs, 3)} / {fmt_num(ds, 3)} | "
+            f"{fmt_num(row['client_vcsw_per_call'], 3)} / {fmt_num(row['daemon_vcsw_per_call'], 3)} | "
+            f"{fmt_num(row['vs_reference'], 3)} of {row['reference']} | "
+            f"{fmt_num(row['fastest_over_slowest'], 2)} |")
+    lines.append("")
+if both1:
+    lines.append(f"Both ends sleeping (daemon -S 0, client spin 0), memfd, 64 B: "
+                 f"{fmt_rate(both1['calls_per_s'])} calls/s, mean round trip "
+                 f"{fmt_ns(rtt_ns(both1))}, p50 {fmt_ns(both1['latency_ns']['p50'])}; "
+                 f"client {both1['client_syscalls_per_call']:.2f} and daemon "
+                 f"{both1['daemon_syscalls_per_call']:.2f} system calls per call.")
+    lines.append("")
+if idle:
+    lines.append(f"Idle: {idle['clients']} attached clients for {idle['idle_seconds']} s: daemon "
+                 f"CPU {idle['daemon_cpu_ns'] / 1e6:.3f} ms "
+                 f"({100 * idle['daemon_cpu_core_fraction']:.4f} % of a core), "
+                 f"{idle['daemon_vcsw']} voluntary context switches, "
+                 f"{idle['daemon_syscalls']} system calls. First request after idling: "
+                 f"{fmt_ns(idle['first_request_ns'])}; after {idle['after_idle_ns']['gap_ms']} ms "
+                 f"gaps ({idle['after_idle_ns']['rounds']} rounds): p50 "
+                 f"{fmt_ns(idle['after_idle_ns']['p50'])}, max {fmt_ns(idle['after_idle_ns']['max'])}.")
+    lines.append("")
+if memzone_skipped:
+    lines.append(f"memzone column skipped: {memzone_skipped}")
+    lines.append("")
+
+report = "\n".join(lines)
+with open(os.path.join(results, "report.md"), "w") as f:
+    f.write(report + "\n")
+print(report)

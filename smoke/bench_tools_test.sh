@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# The benchmark tools work: every ref_bench test in a tiny run, and the
+# ping2_perf modes make bench uses (-T with --cdf, --idle) against a daemon
+# of its own. Checks what the JSON says, never how fast anything was.
+#
+#   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
+set -eu
+
+if [ $# -ne 3 ]; then
+	echo "usage: $0 SHMCHAND REF_BENCH PING2_PERF" >&2
+	exit 2
+fi
+SHMT_DAEMON=$1
+ref=$2
+perf=$3
+# In the sanitized build (make test SANITIZE=1 sets ASAN_OPTIONS), ref_bench
+# exits holding its regions on purpose (a benchmark, not a server): leak
+# checking is for the daemon and the libraries, which other tests cover.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+fi
+SHMT_NAME=bench_tools
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../test/lib.sh"
+
+# Operations of each tiny reference run: enough to cross every code path
+# (start, stop, results) many times, few enough to take milliseconds.
+REF_OPS=200
+
+# check JSON PYTHON_CONDITION MESSAGE: fail unless the condition holds for r,
+# the parsed JSON.
+check() {
+	python3 -c 'import json, sys
+r = json.loads(sys.argv[1])
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || shmt_fail "$3: $1"
+}
+
+for t in cacheline ring-pingpong ring-stream eventfd unix clock syscall; do
+	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
+	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
+		"ref_bench $t: wrong count or time"
+done
+out=$("$ref" --json -n "$REF_OPS" -w 10 -z 4096 ring-pingpong) || shmt_fail "ref_bench -z failed"
+check "$out" "r['size'] == 4096 and r['cells'] == 257" "ref_bench -z 4096: wrong frame"
+out=$("$ref" --json -n 3 -w 1 --gap-us 100 --no-pin eventfd) || shmt_fail "ref_bench --gap-us failed"
+check "$out" "r['count'] == 3 and r['gap_us'] == 100 and r['cpus'] is None and r['max_ns'] > 0" \
+	"ref_bench --gap-us --no-pin"
+if "$ref" --gap-us 100 cacheline 2>/dev/null; then
+	shmt_fail "ref_bench accepted --gap-us for a spinning test"
+fi
+
+start_daemon
+out=$("$perf" -s "$SHMT_SOCK" -t shm -c 2 -d 4 -T 0.1 -w 10 -q --json --cdf) ||
+	shmt_fail "ping2_perf -T --cdf failed"
+check "$out" "r['mode'] == 'calls' and r['count'] > 0 and len(r['per_client_calls_per_s']) == 2 \
+and min(r['per_client_calls_per_s']) > 0 and r['fastest_over_slowest'] >= 1" \
+	"ping2_perf -T: per-client rates"
+check "$out" "r['latency_cdf'][-1][1] == 1.0 and \
+all(a[0] < b[0] and a[1] < b[1] for a, b in zip(r['latency_cdf'], r['latency_cdf'][1:]))" \
+	"ping2_perf --cdf: not a distribution"
+check "$out" "r['daemon_cpu_ns_per_call'] is not None and r['daemon_vcsw_per_call'] is not None" \
+	"ping2_perf: the daemon was not sampled"
+out=$("$perf" -s "$SHMT_SOCK" -t shm -c 3 --idle 0.2 --idle-rounds 2 -w 10 -q --json) ||
+	shmt_fail "ping2_perf --idle failed"
+check "$out" "r['mode'] == 'idle' and r['clients'] == 3 and r['first_request_ns'] > 0 and \
+r['after_idle_ns']['rounds'] == 2 and r['after_idle_ns']['max'] > 0 and \
+r['daemon_cpu_ns'] is not None" "ping2_perf --idle"
+if "$perf" -s "$SHMT_SOCK" -n 10 -T 1 -q 2>/dev/null; then
+	shmt_fail "ping2_perf accepted both -n and -T"
+fi
+stop_daemon
