@@ -27,6 +27,10 @@
 // Every this many cycles the daemon's channel list is asked too.
 #define LIST_EVERY 100
 #define FREE_WAIT_MS 5000
+// A detached channel's zone goes back to the daemon's pool of 32 only after
+// an RCU grace period: every this many cycles (fewer than the pool holds)
+// wait until every zone is back, so that each attach finds one.
+#define POOL_REFILL_EVERY 16
 
 int main(int argc, char **argv) {
 	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
@@ -41,6 +45,8 @@ int main(int argc, char **argv) {
 
 	uint64_t start = monotonic_ns();
 	for (unsigned i = 0; i < CYCLES; i++) {
+		if (i % POOL_REFILL_EVERY == 0)
+			secondary_wait_stats(mon, before.memzones, 0, FREE_WAIT_MS, &after);
 		struct gr_api_client *c = secondary_connect(sock, GR_API_TRANSPORT_SHM, "cycles");
 		if (i % LIST_EVERY == 0) {
 			uint32_t backing = secondary_channel_list(c, getpid(), NULL);
