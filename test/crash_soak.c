@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,7 +117,7 @@ struct slot_shared {
 
 struct slot {
 	enum transport transport;
-	pid_t pid; // 0: no child
+	volatile sig_atomic_t pid; // 0: no child; read by churn_on_signal()
 	int ready_fd; // a secondary writes one byte here once attached, or -1
 	uint64_t kill_at_ns; // 0: not armed yet (a secondary not attached yet)
 	uint64_t eal_deadline_ns;
@@ -134,6 +135,8 @@ static const char *sock_path;
 static pid_t daemon_pid;
 static struct gr_api_client *ctl; // the churn's own control client, on the socket
 static struct slot_shared *shared; // SOAK_SLOTS entries
+static struct slot slots[SOAK_SLOTS];
+static pid_t churn_pid; // the churn's parent process
 static uint64_t kills[T_COUNT][STAGE_COUNT];
 
 // ---- healthy ----
@@ -232,60 +235,69 @@ static unsigned count_dir(const char *fmt) {
 	return n;
 }
 
+// Call visit with each of the daemon's fds: its number and its target.
+static void fd_walk(void (*visit)(const char *fd, const char *target, void *arg), void *arg) {
+	char path[64], link[PATH_MAX], target[PATH_MAX];
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
+	DIR *d = opendir(path);
+	CHECK(d != NULL, "%s: %s", path, strerror(errno));
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		visit(e->d_name, target, arg);
+	}
+	closedir(d);
+}
+
+static void fd_count_one(const char *fd, const char *target, void *arg) {
+	struct daemon_state *s = arg;
+
+	(void)fd;
+	if (strstr(target, "hugepages") != NULL && strstr(target, "map_") != NULL)
+		s->huge_fds++;
+	else
+		s->fds++;
+}
+
 // Count the daemon's fds: EAL's hugepage page files apart. A DPDK secondary
 // allocates from the shared DPDK heap in its EAL init and never frees it when
 // it is killed (docs/reliability.md, finding 8): past the memory the daemon
 // reserved at startup, EAL maps more pages, each with an fd. That growth is
 // bounded by SOAK_HUGE_FDS_SLACK; every other fd must come back exactly.
-static void fd_count(unsigned *fds, unsigned *huge_fds) {
-	char path[64], link[PATH_MAX], target[PATH_MAX];
-	struct dirent *e;
+static void fd_count(struct daemon_state *s) {
+	s->fds = 0;
+	s->huge_fds = 0;
+	fd_walk(fd_count_one, s);
+}
 
-	*fds = 0;
-	*huge_fds = 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
-	DIR *d = opendir(path);
-	CHECK(d != NULL, "%s: %s", path, strerror(errno));
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
-		ssize_t n = readlink(link, target, sizeof(target) - 1);
-		target[n > 0 ? n : 0] = '\0';
-		if (strstr(target, "hugepages") != NULL && strstr(target, "map_") != NULL)
-			(*huge_fds)++;
-		else
-			(*fds)++;
+struct fd_text {
+	char *buf;
+	size_t len, cap;
+};
+
+static void fd_listing_one(const char *fd, const char *target, void *arg) {
+	struct fd_text *t = arg;
+	size_t need = strlen(fd) + strlen(target) + 6;
+
+	if (t->len + need >= t->cap) {
+		t->cap = (t->cap + need) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		CHECK(t->buf != NULL, "out of memory");
 	}
-	closedir(d);
+	t->len += (size_t)sprintf(t->buf + t->len, "%s -> %s\n", fd, target);
 }
 
 // The daemon's fds as "N -> target" lines, in a malloc'ed string.
 static char *fd_listing(void) {
-	char path[64], link[PATH_MAX], target[PATH_MAX];
-	size_t len = 0, cap = 0;
-	char *out = NULL;
-	struct dirent *e;
+	struct fd_text t = {0};
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
-	DIR *d = opendir(path);
-	CHECK(d != NULL, "%s: %s", path, strerror(errno));
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
-		ssize_t n = readlink(link, target, sizeof(target) - 1);
-		target[n > 0 ? n : 0] = '\0';
-		size_t need = strlen(e->d_name) + strlen(target) + 6;
-		if (len + need >= cap) {
-			cap = (cap + need) * 2;
-			out = realloc(out, cap);
-			CHECK(out != NULL, "out of memory");
-		}
-		len += (size_t)sprintf(out + len, "%s -> %s\n", e->d_name, target);
-	}
-	closedir(d);
-	return out != NULL ? out : strdup("");
+	fd_walk(fd_listing_one, &t);
+	return t.buf != NULL ? t.buf : strdup("");
 }
 
 // Print the lines of now that are not in base.
@@ -340,7 +352,7 @@ static bool daemon_has_asan(void) {
 
 static void daemon_state_get(struct daemon_state *s) {
 	secondary_stats(ctl, &s->stats);
-	fd_count(&s->fds, &s->huge_fds);
+	fd_count(s);
 	s->threads = count_dir("/proc/%d/task");
 	s->rss_kb = status_field("VmRSS");
 }
@@ -391,6 +403,40 @@ daemon_settle(const struct daemon_state *want, bool channels_only, struct daemon
 
 // ---- churn: the children ----
 
+// No child outlives the churn, however it ends: a failed check (exit()) and
+// SIGTERM (meson's or timeout's) kill them by PID below; SIGKILL, or the
+// window between fork() and the slot's record, is covered by each child's
+// parent-death signal (slot_spawn()). The getpid() test keeps a child, which
+// inherits the handlers, from killing its siblings.
+static void churn_children_kill(void) {
+	if (getpid() != churn_pid)
+		return;
+	for (unsigned i = 0; i < SOAK_SLOTS; i++) {
+		pid_t pid = slots[i].pid;
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			slots[i].pid = 0;
+		}
+	}
+}
+
+// SA_RESETHAND: the signal raised again ends the churn as it would have.
+static void churn_on_signal(int sig) {
+	churn_children_kill();
+	raise(sig);
+}
+
+static void churn_guard_children(void) {
+	struct sigaction sa = {.sa_handler = churn_on_signal, .sa_flags = SA_RESETHAND};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+
+	churn_pid = getpid();
+	CHECK(atexit(churn_children_kill) == 0, "atexit failed");
+	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		CHECK(sigaction(sigs[i], &sa, NULL) == 0, "sigaction: %s", strerror(errno));
+}
+
 static void __attribute__((noreturn)) child_run(enum transport t, unsigned slot, int ready_fd) {
 	static const volatile sig_atomic_t never;
 	struct slot_shared *me = &shared[slot];
@@ -425,6 +471,10 @@ static void slot_spawn(struct slot *s, unsigned idx) {
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		// SIGKILL when the churn dies. It may have died before the prctl:
+		// then this process has another parent already.
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != churn_pid)
+			_exit(EXIT_FAILURE);
 		if (pipe_fds[0] >= 0)
 			close(pipe_fds[0]);
 		child_run(s->transport, idx, pipe_fds[1]);
@@ -470,16 +520,18 @@ static void slot_check_ready(struct slot *s) {
 }
 
 static void slot_kill(struct slot *s, unsigned idx) {
+	pid_t pid = s->pid;
 	int status;
 
-	CHECK(kill(s->pid, SIGKILL) == 0, "kill %d: %s", (int)s->pid, strerror(errno));
-	CHECK(waitpid(s->pid, &status, 0) == s->pid, "waitpid %d: %s", (int)s->pid, strerror(errno)
-	);
+	CHECK(kill(pid, SIGKILL) == 0, "kill %d: %s", (int)pid, strerror(errno));
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid %d: %s", (int)pid, strerror(errno));
+	// Reaped: churn_children_kill() must not signal its pid again.
+	s->pid = 0;
 	// A child that exited on its own met an error (its message is above).
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 	      "%s child %d ended with status %#x before it was killed",
 	      transport_names[s->transport],
-	      (int)s->pid,
+	      (int)pid,
 	      status);
 	uint32_t stage = atomic_load(&shared[idx].stage);
 	if (stage == STAGE_CONNECTED && atomic_load(&shared[idx].echoes) > 0)
@@ -488,12 +540,11 @@ static void slot_kill(struct slot *s, unsigned idx) {
 	if (s->ready_fd >= 0)
 		close(s->ready_fd);
 	s->ready_fd = -1;
-	s->pid = 0;
 }
 
 // Run the churn for duration_ns: keep every slot busy with a child, kill
 // each at its time. Ends with every child killed and reaped.
-static void churn(struct slot *slots, uint64_t duration_ns) {
+static void churn(uint64_t duration_ns) {
 	uint64_t end = monotonic_ns() + duration_ns;
 
 	for (;;) {
@@ -537,9 +588,9 @@ static uint64_t kills_total(void) {
 
 static int churn_main(unsigned seconds) {
 	struct daemon_state pre, base, after;
-	struct slot slots[SOAK_SLOTS];
 	struct gr_shm_daemon_info info;
 
+	churn_guard_children();
 	secondary_daemon_info(sock_path, &info);
 	daemon_pid = info.pid;
 	bool memzone = (info.backings & GR_SHM_BACKING_MEMZONE) != 0;
@@ -573,7 +624,7 @@ static int churn_main(unsigned seconds) {
 	daemon_state_get(&pre);
 	daemon_state_print("before the warm-up", &pre);
 
-	churn(slots, SOAK_WARMUP_MS * NSEC_PER_MSEC);
+	churn(SOAK_WARMUP_MS * NSEC_PER_MSEC);
 	uint64_t warmup_kills = kills_total();
 	memset(kills, 0, sizeof(kills));
 	// Back to the channels and memzones of before; then the frees that follow
@@ -591,7 +642,7 @@ static int churn_main(unsigned seconds) {
 	daemon_state_print("baseline", &base);
 
 	uint64_t start = monotonic_ns();
-	churn(slots, (uint64_t)seconds * 1000 * NSEC_PER_MSEC);
+	churn((uint64_t)seconds * 1000 * NSEC_PER_MSEC);
 	double took = (double)(monotonic_ns() - start) / 1e9;
 	uint64_t total = kills_total();
 

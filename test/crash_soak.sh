@@ -44,15 +44,7 @@ CHURN_EXTRA_S=60
 # Free 2 MB pages wanted for a daemon with hugepages (as need_hugepages.sh).
 HUGEPAGES_MIN_FREE=16
 # Lines of the daemon's log shown on failure: thousands of clients come and go.
-LOG_TAIL_LINES=200
-
-soak_fail() {
-	if [ -n "$SHMT_LOG" ] && [ -s "$SHMT_LOG" ]; then
-		echo "---- last $LOG_TAIL_LINES lines of the daemon log ----" >&2
-		tail -n "$LOG_TAIL_LINES" "$SHMT_LOG" >&2
-	fi
-	SHMT_LOG='' shmt_fail "$@"
-}
+SHMT_LOG_TAIL_LINES=200
 
 free_pages=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
 transports="socket memfd"
@@ -64,55 +56,21 @@ else
 	start_daemon --hugepages off
 fi
 
-declare -A healthy_pid healthy_out
 for t in $transports; do
-	healthy_out[$t]=$SHMT_TMPDIR/healthy-$t.out
-	"$soak_bin" healthy "$SHMT_SOCK" "$t" >"${healthy_out[$t]}" 2>&1 &
-	healthy_pid[$t]=$!
-	shmt_track "${healthy_pid[$t]}"
+	shmt_client_start "healthy-$t" "$soak_bin" healthy "$SHMT_SOCK" "$t"
 done
-
-healthy_check() {
-	local t rc
-	for t in $transports; do
-		if ! shmt_running "${healthy_pid[$t]}"; then
-			rc=0
-			wait "${healthy_pid[$t]}" || rc=$?
-			cat "${healthy_out[$t]}" >&2
-			soak_fail "$1: the healthy $t client ended (status $rc)"
-		fi
-	done
-}
-
-for t in $transports; do
-	polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
-	until grep -qs '^ready$' "${healthy_out[$t]}"; do
-		healthy_check "attach"
-		[ "$polls" -gt 0 ] || soak_fail "the healthy $t client was not served within $READY_WAIT_S s"
-		polls=$((polls - 1))
-		sleep "$SHMT_POLL_S"
-	done
-done
+shmt_clients_wait_ready "$READY_WAIT_S"
 shmt_log "healthy clients ready ($transports); churn of $seconds s"
 
 rc=0
-timeout --kill-after=2 $((seconds + CHURN_EXTRA_S)) "$soak_bin" churn "$SHMT_SOCK" "$seconds" || rc=$?
-shmt_running "$SHMT_PID" || soak_fail "the daemon died"
-healthy_check "churn"
-[ "$rc" = 0 ] || soak_fail "churn failed (status $rc)"
+shmt_run_bounded $((seconds + CHURN_EXTRA_S)) "$soak_bin" churn "$SHMT_SOCK" "$seconds" || rc=$?
+shmt_clients_check "churn"
+[ "$rc" = 0 ] || shmt_fail "churn failed (status $rc)"
 
+shmt_clients_stop
 for t in $transports; do
-	kill -TERM "${healthy_pid[$t]}"
-done
-for t in $transports; do
-	shmt_wait_gone "${healthy_pid[$t]}" "$SHMT_STOP_WAIT_S" ||
-		soak_fail "the healthy $t client did not stop"
-	rc=0
-	wait "${healthy_pid[$t]}" || rc=$?
-	cat "${healthy_out[$t]}"
-	[ "$rc" = 0 ] || soak_fail "the healthy $t client failed (status $rc)"
-	grep -q "^healthy $t: [1-9][0-9]* echoes checked$" "${healthy_out[$t]}" ||
-		soak_fail "the healthy $t client checked no echo"
+	grep -q "^healthy $t: [1-9][0-9]* echoes checked$" "$SHMT_TMPDIR/healthy-$t.out" ||
+		shmt_fail "the healthy $t client checked no echo"
 done
 
 stop_daemon

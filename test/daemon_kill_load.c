@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -179,6 +180,7 @@ static void kill_clients(void) {
 
 static int kill_main(void) {
 	struct gr_shm_daemon_info info;
+	pid_t parent = getpid();
 
 	secondary_daemon_info(sock_path, &info);
 	bool memzone = (info.backings & GR_SHM_BACKING_MEMZONE) != 0;
@@ -206,6 +208,12 @@ static int kill_main(void) {
 		CHECK(pid >= 0, "fork: %s", strerror(errno));
 		if (pid == 0) {
 			is_client = true;
+			// SIGKILL when the parent dies, whatever kills it (the
+			// watchdog's _exit() runs no atexit handler). It may have
+			// died before the prctl: then this process has another
+			// parent already.
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+				_exit(EXIT_FAILURE);
 			client_run(r);
 		}
 		r->pid = pid;
@@ -314,10 +322,16 @@ static int serve_main(void) {
 	if ((info.backings & GR_SHM_BACKING_MEMZONE) == 0)
 		return EXIT_SUCCESS;
 	// A secondary, in a child of its own: EAL stays out of this process.
+	pid_t parent = getpid();
 	fflush(stdout);
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		// SIGKILL when the parent dies, whatever kills it (the watchdog's
+		// _exit() runs no atexit handler). It may have died before the
+		// prctl: then this process has another parent already.
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(EXIT_FAILURE);
 		secondary_eal_init(sock_path);
 		struct gr_api_client *c = transport_connect(T_MEMZONE, "restarted");
 		secondary_pipeline(c, GR_PING2, GR_PING2_LEN, SERVE_CALLS);

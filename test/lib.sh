@@ -16,8 +16,32 @@
 #   stop_daemon                      SIGTERM; asserts exit status 0 and the socket is gone
 #   reap_killed_daemon               for a daemon a test killed with SIGKILL
 #   shmt_fail message                print message and the daemon log, exit 1
+#   SHMT_LOG_TAIL_LINES=N            show only the last N lines of the log on failure
 #   shmt_track PID                   a background job of the script (a client,
 #                                    strace) that the EXIT trap ends if it still runs
+#   shmt_spawn CMD [ARGS...]         start CMD as a tracked background job that also
+#                                    dies with the script; sets SHMT_SPAWNED (its PID)
+#   shmt_spawn_bounded S CMD [ARGS...]
+#                                    shmt_spawn of CMD under timeout(1): SIGTERM after S
+#                                    seconds, SIGKILL 2 s later (status 124 or 137)
+#   shmt_run_bounded S CMD [ARGS...] the same, waited for: returns CMD's status
+#   shmt_client_start NAME CMD [ARGS...]
+#                                    a client that runs until SIGTERM and prints "ready"
+#                                    once served; output in $SHMT_TMPDIR/NAME.out
+#   shmt_clients_check WHAT          fail, naming WHAT, if the daemon or a client ended
+#   shmt_clients_wait_ready S        wait up to S seconds for each client's "ready"
+#   shmt_clients_stop                SIGTERM the clients; assert each exits 0 in time,
+#                                    print their output
+#   shmt_log_wait S STRING           true once the daemon log holds STRING (fixed), within S s
+#   shmt_log_expect WHAT S STRING    shmt_log_wait, then shmt_clients_check, then fail if
+#                                    STRING never came
+#   shmt_word LINE KEY               the value of the word KEY=value of LINE
+#   shmt_shm_stat HOSTILE_BIN S KEY  a field of GR_SHM_STATS (test/hostile's "stats")
+#
+# Every process a script starts stays in the script's process group (a group
+# kill, by meson on timeout or by timeout(1), reaches all of them), is stopped
+# by PID by the EXIT trap, and is killed by the kernel if the script dies
+# first (setpriv --pdeathsig; SIGKILL to the script alone runs no trap).
 
 # EAL init with hugepages takes about a second; leave room for a loaded machine.
 SHMT_SOCKET_WAIT_S=${SHMT_SOCKET_WAIT_S:-10}
@@ -26,6 +50,9 @@ SHMT_STOP_WAIT_S=${SHMT_STOP_WAIT_S:-10}
 # Polling period of the bounded waits, and polls per second.
 SHMT_POLL_S=0.05
 SHMT_POLLS_PER_S=20
+# Grace between SIGTERM and SIGKILL of a bounded command.
+SHMT_KILL_AFTER_S=${SHMT_KILL_AFTER_S:-2}
+SHMT_LOG_TAIL_LINES=${SHMT_LOG_TAIL_LINES:-}
 
 SHMT_NAME=${SHMT_NAME:-$(basename "$0" .sh)}
 SHMT_TMPDIR=
@@ -35,6 +62,18 @@ SHMT_PREFIX=
 SHMT_LOG=
 shmt_daemons_started=0
 shmt_tracked=()
+SHMT_SPAWNED=
+# The clients of shmt_client_start, in start order, and their PIDs.
+shmt_clients=()
+declare -gA shmt_client_pid=()
+
+# Prefix of every command the script starts: the kernel sends it SIGKILL when
+# the script dies (PR_SET_PDEATHSIG), so nothing outlives a script killed
+# with SIGKILL alone, whose EXIT trap never runs. Empty where setpriv cannot.
+shmt_die_with_parent=()
+if setpriv --pdeathsig KILL true 2>/dev/null; then
+	shmt_die_with_parent=(setpriv --pdeathsig KILL)
+fi
 
 shmt_log() {
 	echo "$SHMT_NAME: $*" >&2
@@ -42,8 +81,13 @@ shmt_log() {
 
 shmt_dump_log() {
 	if [ -n "$SHMT_LOG" ] && [ -s "$SHMT_LOG" ]; then
-		echo "---- daemon log $SHMT_LOG ----" >&2
-		cat "$SHMT_LOG" >&2
+		if [ -n "$SHMT_LOG_TAIL_LINES" ]; then
+			echo "---- last $SHMT_LOG_TAIL_LINES lines of the daemon log $SHMT_LOG ----" >&2
+			tail -n "$SHMT_LOG_TAIL_LINES" "$SHMT_LOG" >&2
+		else
+			echo "---- daemon log $SHMT_LOG ----" >&2
+			cat "$SHMT_LOG" >&2
+		fi
 		echo "---- end of daemon log ----" >&2
 	fi
 }
@@ -122,8 +166,8 @@ start_daemon() {
 	SHMT_SOCK=$SHMT_TMPDIR/shmchand-$shmt_daemons_started.sock
 	SHMT_PREFIX=shmt-$SHMT_NAME-$$-$shmt_daemons_started
 	SHMT_LOG=$SHMT_TMPDIR/daemon-$shmt_daemons_started.log
-	"$SHMT_DAEMON" -s "$SHMT_SOCK" "${opts[@]}" -- --file-prefix "$SHMT_PREFIX" "${eal[@]}" \
-		>"$SHMT_LOG" 2>&1 &
+	"${shmt_die_with_parent[@]}" "$SHMT_DAEMON" -s "$SHMT_SOCK" "${opts[@]}" -- \
+		--file-prefix "$SHMT_PREFIX" "${eal[@]}" >"$SHMT_LOG" 2>&1 &
 	SHMT_PID=$!
 	export SHMT_SOCK SHMT_PID
 
@@ -188,6 +232,112 @@ reap_killed_daemon() {
 
 shmt_track() {
 	shmt_tracked+=("$1")
+}
+
+# In the background: the script waits for it with the wait builtin, which a
+# trapped signal interrupts, so the traps run at once (bash runs no trap
+# while a foreground command runs).
+shmt_spawn() {
+	"${shmt_die_with_parent[@]}" "$@" &
+	SHMT_SPAWNED=$!
+	shmt_track "$SHMT_SPAWNED"
+}
+
+# --foreground keeps CMD in the script's process group (timeout(1) makes a
+# group of its own otherwise, which a kill of the script's group misses).
+# CMD dies with timeout, which dies with the script.
+shmt_spawn_bounded() {
+	local bound=$1
+	shift
+	shmt_spawn timeout --foreground --kill-after="$SHMT_KILL_AFTER_S" "$bound" \
+		"${shmt_die_with_parent[@]}" "$@"
+}
+
+shmt_run_bounded() {
+	local rc=0
+	shmt_spawn_bounded "$@"
+	wait "$SHMT_SPAWNED" || rc=$?
+	return "$rc"
+}
+
+shmt_client_start() {
+	local name=$1
+	shift
+	shmt_spawn "$@" >"$SHMT_TMPDIR/$name.out" 2>&1
+	shmt_clients+=("$name")
+	shmt_client_pid[$name]=$SHMT_SPAWNED
+}
+
+shmt_clients_check() {
+	local name pid rc
+	shmt_running "$SHMT_PID" || shmt_fail "$1: the daemon died"
+	for name in "${shmt_clients[@]}"; do
+		pid=${shmt_client_pid[$name]}
+		if ! shmt_running "$pid"; then
+			rc=0
+			wait "$pid" || rc=$?
+			cat "$SHMT_TMPDIR/$name.out" >&2
+			shmt_fail "$1: client $name ended (status $rc)"
+		fi
+	done
+}
+
+shmt_clients_wait_ready() {
+	local name polls
+	for name in "${shmt_clients[@]}"; do
+		polls=$(($1 * SHMT_POLLS_PER_S))
+		until grep -qs '^ready$' "$SHMT_TMPDIR/$name.out"; do
+			shmt_clients_check "attach"
+			[ "$polls" -gt 0 ] || shmt_fail "client $name not ready within $1 s"
+			polls=$((polls - 1))
+			sleep "$SHMT_POLL_S"
+		done
+	done
+}
+
+shmt_clients_stop() {
+	local name pid rc
+	for name in "${shmt_clients[@]}"; do
+		kill -TERM "${shmt_client_pid[$name]}"
+	done
+	for name in "${shmt_clients[@]}"; do
+		pid=${shmt_client_pid[$name]}
+		shmt_wait_gone "$pid" "$SHMT_STOP_WAIT_S" || shmt_fail "client $name did not stop"
+		rc=0
+		wait "$pid" || rc=$?
+		cat "$SHMT_TMPDIR/$name.out"
+		[ "$rc" = 0 ] || shmt_fail "client $name failed (status $rc)"
+	done
+	shmt_clients=()
+	shmt_client_pid=()
+}
+
+shmt_log_wait() {
+	local polls=$(($1 * SHMT_POLLS_PER_S))
+	until grep -qF -e "$2" "$SHMT_LOG"; do
+		[ "$polls" -gt 0 ] || return 1
+		polls=$((polls - 1))
+		sleep "$SHMT_POLL_S"
+	done
+}
+
+# The daemon and the clients are checked before a missing line fails: a death
+# explains it better.
+shmt_log_expect() {
+	local found=1
+	shmt_log_wait "$2" "$3" || found=0
+	shmt_clients_check "$1"
+	[ "$found" = 1 ] || shmt_fail "$1: no '$3' in the daemon's log"
+}
+
+shmt_word() {
+	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+shmt_shm_stat() {
+	local line
+	line=$(shmt_run_bounded "$2" "$1" "$SHMT_SOCK" stats) || shmt_fail "stats: hostile failed"
+	shmt_word "$line" "$3"
 }
 
 # SIGTERM, then SIGKILL after a bound, to the tracked jobs still running.

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define KILL_ROUNDS 20
@@ -163,10 +164,16 @@ static void kill_round(unsigned round) {
 	char byte;
 
 	CHECK(pipe(pipe_fds) == 0, "pipe: %s", strerror(errno));
+	pid_t parent = getpid();
 	fflush(stdout);
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		// SIGKILL when the parent dies, whatever ends it (a failed check
+		// before the kill, the watchdog). It may have died before the
+		// prctl: then this process has another parent already.
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(EXIT_FAILURE);
 		close(pipe_fds[0]);
 		child_run(pipe_fds[1]);
 		_exit(EXIT_FAILURE);

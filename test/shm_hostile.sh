@@ -68,53 +68,11 @@ cases="write_after_detach truncate_memfd never_reads sock_never_reads doorbell_f
 
 start_daemon
 
-declare -A healthy_pid healthy_out
 healthy="socket memfd"
 for t in $healthy; do
-	healthy_out[$t]=$SHMT_TMPDIR/healthy-$t.out
-	"$soak_bin" healthy "$SHMT_SOCK" "$t" >"${healthy_out[$t]}" 2>&1 &
-	healthy_pid[$t]=$!
-	shmt_track "${healthy_pid[$t]}"
+	shmt_client_start "healthy-$t" "$soak_bin" healthy "$SHMT_SOCK" "$t"
 done
-
-healthy_check() {
-	local t rc
-	shmt_running "$SHMT_PID" || shmt_fail "$1: the daemon died"
-	for t in $healthy; do
-		if ! shmt_running "${healthy_pid[$t]}"; then
-			rc=0
-			wait "${healthy_pid[$t]}" || rc=$?
-			cat "${healthy_out[$t]}" >&2
-			shmt_fail "$1: the healthy $t client ended (status $rc)"
-		fi
-	done
-}
-
-for t in $healthy; do
-	polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
-	until grep -qs '^ready$' "${healthy_out[$t]}"; do
-		healthy_check "attach"
-		[ "$polls" -gt 0 ] || shmt_fail "the healthy $t client was not served within $READY_WAIT_S s"
-		polls=$((polls - 1))
-		sleep "$SHMT_POLL_S"
-	done
-done
-
-log_wait() {
-	local polls=$((LOG_WAIT_S * SHMT_POLLS_PER_S))
-	until grep -qF "$1" "$SHMT_LOG"; do
-		[ "$polls" -gt 0 ] || return 1
-		polls=$((polls - 1))
-		sleep "$SHMT_POLL_S"
-	done
-}
-
-stat_field() {
-	local line
-	line=$(timeout "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" stats) ||
-		shmt_fail "stats: hostile failed"
-	echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
+shmt_clients_wait_ready "$READY_WAIT_S"
 
 rss_kb() {
 	awk '/^VmRSS:/ {print $2}' "/proc/$SHMT_PID/status"
@@ -133,18 +91,13 @@ cpu_share() {
 	awk "BEGIN {printf \"%.0f%%\", 100 * ($(cpu_ticks) - $1) / $clk_tck / (($(now_ms) - $2) / 1000)}"
 }
 
-# Figures of a latency_probe line: field $2 of line $1.
-probe_field() {
-	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
-
 probe() {
-	timeout "$HOSTILE_TIMEOUT_S" "$probe_bin" "$SHMT_SOCK" "$1" "$PROBE_MS" ||
+	shmt_run_bounded "$HOSTILE_TIMEOUT_S" "$probe_bin" "$SHMT_SOCK" "$1" "$PROBE_MS" ||
 		shmt_fail "latency probe on $1 failed ($2)"
 }
 
-corrupt_before=$(stat_field detach_corrupt)
-slow_before=$(stat_field detach_slow)
+corrupt_before=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_corrupt)
+slow_before=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_slow)
 rss_before=$(rss_kb)
 asan=0
 grep -q libasan "/proc/$SHMT_PID/maps" && asan=1
@@ -163,18 +116,15 @@ for case in $cases; do
 			probe_before[$t]=$(probe "$t" "before the flood")
 		done
 		cpu_before=$(cpu_share "$ticks" "$ms")
-		yes >/dev/null &
-		hog_pid=$!
-		shmt_track "$hog_pid"
+		shmt_spawn yes >/dev/null
+		hog_pid=$SHMT_SPAWNED
 		for t in socket shm; do
 			probe_hog[$t]=$(probe "$t" "beside a CPU hog")
 		done
 		kill "$hog_pid"
 		wait "$hog_pid" || true
-		timeout --kill-after=2 "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" \
-			>"$out" 2>&1 &
-		flood_pid=$!
-		shmt_track "$flood_pid"
+		shmt_spawn_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" >"$out" 2>&1
+		flood_pid=$SHMT_SPAWNED
 		polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
 		until grep -qs '^flooding$' "$out"; do
 			shmt_running "$flood_pid" || break
@@ -192,8 +142,8 @@ for case in $cases; do
 			shmt_fail "$case: the flood ended before the probes did: lengthen HOSTILE_FLOOD_MS"
 		wait "$flood_pid" || rc=$?
 	else
-		timeout --kill-after=2 "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" \
-			>"$out" 2>&1 || rc=$?
+		shmt_run_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" >"$out" 2>&1 ||
+			rc=$?
 	fi
 	sed "s/^/$case: /" "$out"
 	[ "$rc" = 0 ] || shmt_fail "$case: hostile failed (status $rc)"
@@ -207,18 +157,15 @@ for case in $cases; do
 	want=${want_log[$case]}
 	want=${want//@CHANNEL@/$channel}
 	want=${want//@PID@/$pid}
-	log_ok=1
-	log_wait "$want" || log_ok=0
-	healthy_check "$case"
-	[ "$log_ok" = 1 ] || shmt_fail "$case: no '$want' in the daemon's log"
+	shmt_log_expect "$case" "$LOG_WAIT_S" "$want"
 	echo "$case: $outcome, daemon alive, healthy clients served: ok"
 done
 
 echo "doorbell flood: the daemon used $cpu_before of a CPU while probed before the flood, $cpu_during during it"
 for t in socket shm; do
-	b=$(probe_field "${probe_before[$t]}" calls_per_s)
-	c=$(probe_field "${probe_hog[$t]}" calls_per_s)
-	d=$(probe_field "${probe_during[$t]}" calls_per_s)
+	b=$(shmt_word "${probe_before[$t]}" calls_per_s)
+	c=$(shmt_word "${probe_hog[$t]}" calls_per_s)
+	d=$(shmt_word "${probe_during[$t]}" calls_per_s)
 	echo "doorbell flood, $t client: idle:       ${probe_before[$t]}"
 	echo "doorbell flood, $t client: beside hog: ${probe_hog[$t]}"
 	echo "doorbell flood, $t client: flood:      ${probe_during[$t]}"
@@ -226,8 +173,8 @@ for t in socket shm; do
 		"flood / hog $(awk "BEGIN {printf \"%.2f\", $d / $c}")"
 done
 
-corrupt_after=$(stat_field detach_corrupt)
-slow_after=$(stat_field detach_slow)
+corrupt_after=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_corrupt)
+slow_after=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_slow)
 [ $((corrupt_after - corrupt_before)) = 2 ] ||
 	shmt_fail "GR_SHM_STATS counts $((corrupt_after - corrupt_before)) corrupt detaches, expected 2"
 [ $((slow_after - slow_before)) = 1 ] ||
@@ -240,16 +187,6 @@ elif [ $((rss_after - rss_before)) -gt "$RSS_SLACK_KB" ]; then
 	shmt_fail "the daemon's VmRSS grew by $((rss_after - rss_before)) KiB (bound $RSS_SLACK_KB)"
 fi
 
-for t in $healthy; do
-	kill -TERM "${healthy_pid[$t]}"
-done
-for t in $healthy; do
-	shmt_wait_gone "${healthy_pid[$t]}" "$SHMT_STOP_WAIT_S" ||
-		shmt_fail "the healthy $t client did not stop"
-	rc=0
-	wait "${healthy_pid[$t]}" || rc=$?
-	cat "${healthy_out[$t]}"
-	[ "$rc" = 0 ] || shmt_fail "the healthy $t client failed (status $rc)"
-done
+shmt_clients_stop
 
 stop_daemon

@@ -46,54 +46,16 @@ other_cases="ring_header sleep_flags"
 
 start_daemon
 
-loop_out=$SHMT_TMPDIR/ping2_loop.out
-"$loop_bin" "$SHMT_SOCK" >"$loop_out" 2>&1 &
-loop_pid=$!
-shmt_track "$loop_pid"
+shmt_client_start healthy "$loop_bin" "$SHMT_SOCK"
+shmt_clients_wait_ready "$READY_WAIT_S"
 
-loop_check() {
-	if ! shmt_running "$loop_pid"; then
-		local rc=0
-		wait "$loop_pid" || rc=$?
-		cat "$loop_out" >&2
-		shmt_fail "$1: the healthy client ended (status $rc)"
-	fi
-}
-
-polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
-until grep -q '^ready$' "$loop_out"; do
-	loop_check "attach"
-	[ "$polls" -gt 0 ] || shmt_fail "the healthy client did not attach within $READY_WAIT_S s"
-	polls=$((polls - 1))
-	sleep "$SHMT_POLL_S"
-done
-
-# Wait for a line of the daemon's log matching the fixed string $1.
-log_wait() {
-	local polls=$((LOG_WAIT_S * SHMT_POLLS_PER_S))
-	until grep -qF "$1" "$SHMT_LOG"; do
-		[ "$polls" -gt 0 ] || return 1
-		polls=$((polls - 1))
-		sleep "$SHMT_POLL_S"
-	done
-}
-
-# hostile's "stats" line, field $1.
-stat_field() {
-	local line
-	line=$(timeout "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" stats) ||
-		shmt_fail "stats: hostile failed"
-	echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
-corrupt_before=$(stat_field detach_corrupt)
+corrupt_before=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_corrupt)
 detached=0
 
 for case in $corrupt_cases $other_cases; do
 	out=$SHMT_TMPDIR/hostile-$case.out
 	rc=0
-	timeout --kill-after=2 "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" \
-		>"$out" 2>&1 || rc=$?
+	shmt_run_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" >"$out" 2>&1 || rc=$?
 	sed "s/^/$case: /" "$out"
 	[ "$rc" = 0 ] || shmt_fail "$case: hostile failed (status $rc)"
 
@@ -110,28 +72,19 @@ for case in $corrupt_cases $other_cases; do
 		[ "$outcome" = served ] || shmt_fail "$case: outcome '$outcome'"
 		want="channel $channel detached: lease closed"
 	fi
-	log_ok=1
-	log_wait "$want" || log_ok=0
 	# The daemon outlived the case, and still serves its healthy client.
-	shmt_running "$SHMT_PID" || shmt_fail "$case: the daemon died"
-	loop_check "$case"
-	[ "$log_ok" = 1 ] || shmt_fail "$case: no '$want' in the daemon's log"
+	shmt_log_expect "$case" "$LOG_WAIT_S" "$want"
 	if [ "$outcome" = detached ]; then
 		detached=$((detached + 1))
 	fi
 	echo "$case: $outcome: ok"
 done
 
-loop_check "all cases"
-corrupt_after=$(stat_field detach_corrupt)
+shmt_clients_check "all cases"
+corrupt_after=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_corrupt)
 [ $((corrupt_after - corrupt_before)) = "$detached" ] ||
 	shmt_fail "GR_SHM_STATS counts $((corrupt_after - corrupt_before)) corrupt detaches, expected $detached"
 
-kill -TERM "$loop_pid"
-shmt_wait_gone "$loop_pid" "$SHMT_STOP_WAIT_S" || shmt_fail "the healthy client did not stop"
-rc=0
-wait "$loop_pid" || rc=$?
-cat "$loop_out"
-[ "$rc" = 0 ] || shmt_fail "the healthy client failed (status $rc)"
+shmt_clients_stop
 
 stop_daemon
