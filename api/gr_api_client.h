@@ -95,6 +95,27 @@ long gr_api_client_send(
 	const void *tx_data
 );
 
+// Like gr_api_client_send(), for a batch: on the shared-memory channel the
+// request is in the ring at once and a spinning daemon serves it at once, but
+// a sleeping daemon is woken only by the next gr_api_client_send(),
+// gr_api_client_flush(), or call that has to wait for a response (recv,
+// send_recv, stream_next), or by a send that finds the request ring full. A
+// batch then costs one memory fence (and at most one doorbell) instead of one
+// per request. On the socket it is gr_api_client_send(). End every batch
+// with one of those calls: a request left unflushed waits for a sleeping
+// daemon's next wake-up.
+long gr_api_client_send_more(
+	struct gr_api_client *,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data
+);
+
+// Wake the daemon, if it sleeps, for the requests sent with
+// gr_api_client_send_more(). Returns 0, or -1 with errno EINVAL (NULL
+// handle). Makes a system call only when the daemon sleeps.
+int gr_api_client_flush(struct gr_api_client *);
+
 // Wait for the response to request for_id. Responses to other ids that
 // arrive first are kept for later calls (pipelining, out of order).
 // On status 0, returns the payload length and, if rx_data is not NULL, stores

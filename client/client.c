@@ -86,7 +86,13 @@ fail:
 	return NULL;
 }
 
-long client_send(struct gr_api_client *c, uint32_t type, size_t len, const void *data) {
+long client_send_batch(
+	struct gr_api_client *c,
+	uint32_t type,
+	size_t len,
+	const void *data,
+	bool more
+) {
 	if (len > GR_API_MAX_MSG_LEN || (data == NULL && len > 0))
 		return -EINVAL;
 	if (c->dead)
@@ -99,12 +105,16 @@ long client_send(struct gr_api_client *c, uint32_t type, size_t len, const void 
 	struct gr_api_request hdr = {.id = id, .type = type, .payload_len = (uint32_t)len};
 	int ret;
 	if (c->transport == GR_API_TRANSPORT_SHM)
-		ret = client_shm_send(c, &hdr, data, len);
+		ret = client_shm_send(c, &hdr, data, len, more);
 	else
 		ret = client_sock_send(c, &hdr, data, len);
 	if (ret < 0)
 		return ret;
 	return id;
+}
+
+long client_send(struct gr_api_client *c, uint32_t type, size_t len, const void *data) {
+	return client_send_batch(c, type, len, data, false);
 }
 
 int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr) {
@@ -332,18 +342,47 @@ GR_API_EXPORT const char *gr_api_client_transport_reason(const struct gr_api_cli
 	return c->reason;
 }
 
-GR_API_EXPORT long
-gr_api_client_send(struct gr_api_client *c, uint32_t req_type, size_t tx_len, const void *tx_data) {
+static long send_common(
+	struct gr_api_client *c,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data,
+	bool more
+) {
 	if (c == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	long id = client_send(c, req_type, tx_len, tx_data);
+	long id = client_send_batch(c, req_type, tx_len, tx_data, more);
 	if (id < 0) {
 		errno = (int)-id;
 		return -1;
 	}
 	return id;
+}
+
+GR_API_EXPORT long
+gr_api_client_send(struct gr_api_client *c, uint32_t req_type, size_t tx_len, const void *tx_data) {
+	return send_common(c, req_type, tx_len, tx_data, false);
+}
+
+GR_API_EXPORT long gr_api_client_send_more(
+	struct gr_api_client *c,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data
+) {
+	return send_common(c, req_type, tx_len, tx_data, true);
+}
+
+GR_API_EXPORT int gr_api_client_flush(struct gr_api_client *c) {
+	if (c == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (c->transport == GR_API_TRANSPORT_SHM && c->chan != NULL)
+		client_shm_flush(c);
+	return 0;
 }
 
 // Wait for for_id and fail with the response's status. On success the

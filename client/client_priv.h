@@ -105,7 +105,16 @@ int client_transport_choose(
 // spin_us as in gr_api_client_opts. Returns NULL with errno ENOMEM.
 struct gr_api_client *client_new(int sock, int spin_us);
 
-// Send one request; returns its id (> 0) or -errno.
+// Send one request; returns its id (> 0) or -errno. With more, a channel
+// does not wake a sleeping daemon yet (gr_api_client_send_more()).
+long client_send_batch(
+	struct gr_api_client *,
+	uint32_t type,
+	size_t len,
+	const void *data,
+	bool more
+);
+// client_send_batch() with more false.
 long client_send(struct gr_api_client *, uint32_t type, size_t len, const void *data);
 
 // Wait for the response to for_id. On success (0) either *entry is a stash
@@ -185,13 +194,18 @@ extern void (*client_dpdk_probe)(struct client_dpdk *dpdk);
 int client_shm_attach(struct gr_api_client *);
 
 // Send one request on the channel, waiting while the request ring is full.
+// Unless more, wake the daemon if it sleeps (shmchan_client_flush).
 // Returns 0 or -errno.
 int client_shm_send(
 	struct gr_api_client *,
 	const struct gr_api_request *hdr,
 	const void *payload,
-	size_t len
+	size_t len,
+	bool more
 );
+
+// Wake the daemon for requests sent with more, if it sleeps.
+void client_shm_flush(struct gr_api_client *);
 
 // Receive the next whole message from the channel (or, should the daemon
 // write one there, from the socket). Spins, then sleeps. Returns 0 or -errno.

@@ -53,9 +53,6 @@ enum attach_fd {
 // Safety timeout of a sleep on the doorbell. The doorbell protocol loses no
 // wake-up; this only bounds the damage of a daemon bug.
 #define SHM_SLEEP_SAFETY_MS 1000
-// Sleep between retries of a send that found the request ring full: the
-// daemon rings no doorbell when it frees room, so the client polls.
-#define SHM_SEND_SLEEP_MS 1
 
 // What a waiting loop does next (values >= 0; errors are -errno).
 enum shm_wait {
@@ -97,12 +94,16 @@ static int shm_lease_check(struct gr_api_client *c) {
 }
 
 // Called after each empty poll of a wait. Returns an enum shm_wait or -errno.
+// The clock is first read after SHM_CLOCK_EVERY polls, not at the first
+// one: most waits of a busy channel end sooner, and a clock read (25-35 ns)
+// at the start of every wait would delay noticing the response. The budget
+// thus counts from there.
 static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
 	if (c->spin_ns == 0)
 		return SHM_WAIT_SLEEP;
-	if (s->polls % SHM_CLOCK_EVERY == 0) {
+	if (s->polls % SHM_CLOCK_EVERY == 0 && s->polls > 0) {
 		uint64_t now = clock_ns();
-		if (s->polls == 0) {
+		if (s->polls == SHM_CLOCK_EVERY) {
 			s->start_ns = now;
 			s->lease_ns = now;
 		} else if (now - s->start_ns >= c->spin_ns) {
@@ -120,13 +121,19 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
 }
 
 // Sleep until the daemon rings the response doorbell or the socket stirs.
+// The daemon rings when it publishes a response or frees room in the
+// request ring. want_room: the length of a request waiting for room, or 0.
 // Returns an enum shm_wait or -errno.
-static int shm_sleep(struct gr_api_client *c) {
+static int shm_sleep(struct gr_api_client *c, size_t want_room) {
+	// Arming also rings the daemon if it waits for room in our response
+	// ring: we sleep only after taking every response, so we just made it.
 	shmchan_client_doorbell_arm(c->chan);
 	// Re-check after arming (arm ends with a full fence): the daemon may
-	// have published between our last poll and the flag store, seen the flag
-	// still clear and not rung. Sleeping now would miss that response.
-	if (shmchan_client_has_response(c->chan)) {
+	// have published or freed room between our last look and the flag
+	// store, seen the flag still clear and not rung. Sleeping now would miss
+	// that.
+	if (shmchan_client_has_response(c->chan) ||
+	    (want_room > 0 && shmchan_client_can_enqueue(c->chan, want_room))) {
 		shmchan_client_doorbell_disarm(c->chan);
 		return SHM_WAIT_POLL;
 	}
@@ -146,6 +153,19 @@ static int shm_sleep(struct gr_api_client *c) {
 	}
 	shmchan_client_doorbell_disarm(c->chan);
 	return ret;
+}
+
+// Before a wait: the daemon must know of every request sent with more
+// (a sleeping one is woken now), and of the room our last takes made in the
+// response ring (a quick check; shm_sleep()'s arm is the one that cannot
+// miss).
+static void shm_wait_start(struct gr_api_client *c) {
+	shmchan_client_flush(c->chan);
+	shmchan_client_room_check(c->chan);
+}
+
+void client_shm_flush(struct gr_api_client *c) {
+	shmchan_client_flush(c->chan);
 }
 
 // Make a message of the n bytes shmchan_client_recv() returned (n < 0 is a
@@ -168,13 +188,23 @@ bad:
 
 int client_shm_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 	struct shm_spin spin = {0};
+	bool waiting = false;
 	for (;;) {
 		int n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
-		if (n != 0)
+		if (n != 0) {
+			// A daemon that ran out of room waits for what we take:
+			// tell it now rather than when we next wait (a load of a
+			// line that changes only when the daemon sleeps or wakes).
+			shmchan_client_room_check(c->chan);
 			return shm_msg(c, n, msg);
+		}
+		if (!waiting) {
+			shm_wait_start(c);
+			waiting = true;
+		}
 		int ret = shm_spin(c, &spin);
 		if (ret == SHM_WAIT_SLEEP) {
-			ret = shm_sleep(c);
+			ret = shm_sleep(c, 0);
 			spin = (struct shm_spin){0};
 		}
 		if (ret < 0)
@@ -198,28 +228,20 @@ static int shm_drain(struct gr_api_client *c) {
 	return 0;
 }
 
-// Sleep a little while the request ring is full, watching the socket.
-// Returns an enum shm_wait or -errno.
-static int shm_send_sleep(struct gr_api_client *c) {
-	struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
-	int n = poll(&pfd, 1, SHM_SEND_SLEEP_MS);
-	if (n < 0 && errno != EINTR)
-		return -errno;
-	if (n > 0)
-		return shm_lease_check(c);
-	return SHM_WAIT_POLL;
-}
-
 int client_shm_send(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
 	const void *payload,
-	size_t len
+	size_t len,
+	bool more
 ) {
 	struct shm_spin spin = {0};
 	struct client_msg msg;
+	bool waiting = false;
 	for (;;) {
-		int ret = shmchan_client_send(c->chan, hdr, sizeof(*hdr), payload, len);
+		int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
+		if (ret == 0 && !more)
+			shmchan_client_flush(c->chan);
 		if (ret != -ENOBUFS)
 			return ret;
 		// The daemon stops reading requests while our response ring is
@@ -228,9 +250,17 @@ int client_shm_send(
 		ret = shm_drain(c);
 		if (ret < 0)
 			return ret;
+		shmchan_client_room_check(c->chan);
+		if (!waiting) {
+			shm_wait_start(c);
+			waiting = true;
+		}
 		ret = shm_spin(c, &spin);
-		if (ret == SHM_WAIT_SLEEP)
-			ret = shm_send_sleep(c);
+		if (ret == SHM_WAIT_SLEEP) {
+			// The daemon rings when it frees room in the request ring.
+			ret = shm_sleep(c, sizeof(*hdr) + len);
+			spin = (struct shm_spin){0};
+		}
 		if (ret == SHM_WAIT_SOCKET) {
 			ret = client_sock_next_msg(c, &msg);
 			if (ret == 0)

@@ -6,7 +6,9 @@
 // and without a spin budget. Payload sizes, many round trips through the
 // doorbells, out-of-order answers, streams with events, a full request ring
 // while responses pile up, and the lease (EOF on the socket) noticed while
-// sleeping and while spinning.
+// sleeping and while spinning. The fake poller sleeps with no timeout, for
+// requests and for room: a doorbell the client forgets to ring hangs a test
+// (ended by its alarm).
 
 #include "fake_daemon.h"
 
@@ -81,17 +83,44 @@ struct poller {
 	uint8_t *req; // SHMCHAN_MSG_MAX bytes
 	struct held held[HOLD_MAX];
 	unsigned n_held;
+	atomic_uint room_waits; // sleeps waiting for room in the response ring
+	atomic_uint served; // requests handled
 };
+
+// Sleep on the request doorbell (or the stop eventfd) after arming; the
+// caller re-checked.
+static void poller_sleep(struct poller *p) {
+	struct pollfd pfd[] = {
+		{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
+		{.fd = p->stop_fd, .events = POLLIN},
+	};
+	POLLER_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
+	uint64_t count;
+	if (pfd[0].revents & POLLIN)
+		POLLER_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
+	shmchan_server_doorbell_disarm(p->d.server);
+}
 
 static void poller_send(struct poller *p, uint32_t for_id, const void *payload, size_t len) {
 	struct gr_api_response hdr = {.for_id = for_id, .payload_len = len};
 	int ret;
 	// A full response ring waits for the client to drain it, as the real
-	// daemon does (it stops reading requests meanwhile).
-	while ((ret = shmchan_server_send(p->d.server, &hdr, sizeof(hdr), payload, len)) ==
+	// daemon does (it stops reading requests meanwhile): asleep, with no
+	// timeout, until the client rings for room. A client that forgets to
+	// ring leaves this test stuck until its alarm.
+	while ((ret = shmchan_server_enqueue(p->d.server, &hdr, sizeof(hdr), payload, len)) ==
 		       -ENOBUFS &&
-	       !atomic_load(&p->stop))
-		usleep(50);
+	       !atomic_load(&p->stop)) {
+		shmchan_server_flush(p->d.server);
+		shmchan_server_doorbell_arm_room(p->d.server);
+		ret = shmchan_server_enqueue(p->d.server, &hdr, sizeof(hdr), payload, len);
+		if (ret != -ENOBUFS) {
+			shmchan_server_doorbell_disarm(p->d.server);
+			break;
+		}
+		atomic_fetch_add(&p->room_waits, 1);
+		poller_sleep(p);
+	}
 	POLLER_CHECK(ret == 0 || atomic_load(&p->stop));
 }
 
@@ -149,6 +178,9 @@ static void *poller_run(void *arg) {
 		POLLER_CHECK(n >= 0);
 		if (n > 0) {
 			poller_handle(p, n);
+			// A batch of one: publish, hand the cells back, ring.
+			shmchan_server_flush(p->d.server);
+			atomic_fetch_add(&p->served, 1);
 			continue;
 		}
 		shmchan_server_doorbell_arm(p->d.server);
@@ -156,15 +188,7 @@ static void *poller_run(void *arg) {
 			shmchan_server_doorbell_disarm(p->d.server);
 			continue;
 		}
-		struct pollfd pfd[] = {
-			{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
-			{.fd = p->stop_fd, .events = POLLIN},
-		};
-		POLLER_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
-		uint64_t count;
-		if (pfd[0].revents & POLLIN)
-			POLLER_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
-		shmchan_server_doorbell_disarm(p->d.server);
+		poller_sleep(p);
 	}
 	return NULL;
 }
@@ -314,7 +338,55 @@ static void full_request_ring(void **state) {
 		free(data);
 	}
 	assert_int_equal(client_stash_count(p->d.client), 0);
+	// The poller did wait for room, and was rung out of it.
+	assert_true(atomic_load(&p->room_waits) > 0);
 	free(pattern);
+}
+
+// A batch of send_more wakes a sleeping daemon only when flushed: the
+// fake poller sleeps with no timeout, so an unflushed request stays
+// unanswered, and a flushed one (gr_api_client_flush(), or a receive that
+// has to wait) is answered.
+static void send_more_batch(void **state) {
+	struct poller *p = *state;
+	struct gr_ping2 ping = {0}, pong;
+	long ids[4];
+
+	// One round trip, then the poller goes to sleep.
+	ids[0] = gr_api_client_send(p->d.client, TEST_ECHO, sizeof(ping), &ping);
+	assert_int_equal(
+		gr_api_client_recv_into(p->d.client, (uint32_t)ids[0], &pong, sizeof(pong)),
+		sizeof(pong)
+	);
+	usleep(20 * 1000);
+	unsigned served = atomic_load(&p->served);
+
+	for (unsigned i = 0; i < 4; i++) {
+		fill_pattern(ping.data, sizeof(ping.data), i);
+		ids[i] = gr_api_client_send_more(p->d.client, TEST_ECHO, sizeof(ping), &ping);
+		assert_true(ids[i] > 0);
+	}
+	usleep(50 * 1000);
+	assert_int_equal(atomic_load(&p->served), served);
+	assert_int_equal(gr_api_client_flush(p->d.client), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		fill_pattern(ping.data, sizeof(ping.data), i);
+		assert_int_equal(
+			gr_api_client_recv_into(p->d.client, (uint32_t)ids[i], &pong, sizeof(pong)),
+			sizeof(pong)
+		);
+		assert_memory_equal(pong.data, ping.data, sizeof(ping.data));
+	}
+
+	// No explicit flush: the receive that has to wait sends the batch.
+	usleep(20 * 1000);
+	ids[0] = gr_api_client_send_more(p->d.client, TEST_ECHO, sizeof(ping), &ping);
+	assert_int_equal(
+		gr_api_client_recv_into(p->d.client, (uint32_t)ids[0], &pong, sizeof(pong)),
+		sizeof(pong)
+	);
+	assert_int_equal(gr_api_client_flush(NULL), -1);
+	assert_int_equal(errno, EINVAL);
 }
 
 static void recv_into_too_small(void **state) {
@@ -385,6 +457,8 @@ int main(void) {
 		SPIN_TEST(stream_with_event, setup_sleep),
 		SPIN_TEST(full_request_ring, setup_sleep),
 		SPIN_TEST(full_request_ring, setup_spinning),
+		SPIN_TEST(send_more_batch, setup_sleep),
+		SPIN_TEST(send_more_batch, setup_spinning),
 		SPIN_TEST(recv_into_too_small, setup_spinning),
 		// Asleep in poll(): the socket is watched beside the doorbell.
 		SPIN_TEST(lease_lost, setup_sleep),

@@ -57,16 +57,24 @@ static int send_locked(struct api_ctx *ctx, uint32_t for_id, const struct api_ou
 	return ctx->transport->send(ctx, for_id, out);
 }
 
-static int reject_locked(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
+int api_reject_locked(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
 	struct api_out out = api_out(status, 0, NULL);
 	return send_locked(ctx, for_id, &out);
+}
+
+void api_lock(void) {
+	pthread_mutex_lock(&handler_lock);
+}
+
+void api_unlock(void) {
+	pthread_mutex_unlock(&handler_lock);
 }
 
 int api_reject(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
 	int ret;
 
 	pthread_mutex_lock(&handler_lock);
-	ret = reject_locked(ctx, for_id, status);
+	ret = api_reject_locked(ctx, for_id, status);
 	pthread_mutex_unlock(&handler_lock);
 	return ret;
 }
@@ -78,8 +86,11 @@ int api_send(struct api_ctx *ctx, uint32_t len, const void *payload) {
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
-static int
-dispatch_locked(struct api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
+int api_dispatch_locked(
+	struct api_ctx *ctx,
+	const struct gr_api_request *req,
+	const void *payload
+) {
 	const struct api_handler *handler;
 	struct api_out out;
 	int ret;
@@ -90,7 +101,7 @@ dispatch_locked(struct api_ctx *ctx, const struct gr_api_request *req, const voi
 		    ctx->transport->name,
 		    (int)ctx->peer_pid,
 		    req->type);
-		return reject_locked(ctx, req->id, EPERM);
+		return api_reject_locked(ctx, req->id, EPERM);
 	}
 	handler = api_handler_lookup(req->type);
 	if (handler == NULL) {
@@ -99,7 +110,7 @@ dispatch_locked(struct api_ctx *ctx, const struct gr_api_request *req, const voi
 		    ctx->transport->name,
 		    (int)ctx->peer_pid,
 		    req->type);
-		return reject_locked(ctx, req->id, ENOTSUP);
+		return api_reject_locked(ctx, req->id, ENOTSUP);
 	}
 	if (req->payload_len < handler->request_len) {
 		LOG(INFO,
@@ -109,7 +120,7 @@ dispatch_locked(struct api_ctx *ctx, const struct gr_api_request *req, const voi
 		    handler->name,
 		    req->payload_len,
 		    handler->request_len);
-		return reject_locked(ctx, req->id, EMSGSIZE);
+		return api_reject_locked(ctx, req->id, EMSGSIZE);
 	}
 
 	ctx->req_id = req->id;
@@ -123,7 +134,7 @@ int api_dispatch(struct api_ctx *ctx, const struct gr_api_request *req, const vo
 	int ret;
 
 	pthread_mutex_lock(&handler_lock);
-	ret = dispatch_locked(ctx, req, payload);
+	ret = api_dispatch_locked(ctx, req, payload);
 	pthread_mutex_unlock(&handler_lock);
 	return ret;
 }

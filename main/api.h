@@ -104,6 +104,16 @@ int api_dispatch(struct api_ctx *, const struct gr_api_request *, const void *pa
 // Answer request id with an error status and no payload (under the lock).
 int api_reject(struct api_ctx *, uint32_t for_id, uint32_t status);
 
+// A batch of dispatches under one hold of the handler lock: api_lock(),
+// any number of api_dispatch_locked() and api_reject_locked(), api_unlock().
+// For a poller that takes several requests in one pass: one lock round trip
+// (two atomic instructions, each a full barrier on x86) per batch instead of
+// per request. Keep batches bounded: the socket clients wait meanwhile.
+void api_lock(void);
+void api_unlock(void);
+int api_dispatch_locked(struct api_ctx *, const struct gr_api_request *, const void *payload);
+int api_reject_locked(struct api_ctx *, uint32_t for_id, uint32_t status);
+
 // Send one response of a stream from inside a handler: status 0, the
 // current request's id. The handler's returned api_out (normally empty)
 // ends the stream.

@@ -27,6 +27,9 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_memzone.h>
+// Inline rcu_dereference() in the list walks of every poller pass (allowed
+// for code under any licence, unlike _LGPL_SOURCE).
+#define URCU_INLINE_SMALL_FUNCTIONS
 #include <urcu.h>
 #include <urcu/rculist.h>
 
@@ -214,14 +217,14 @@ backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *
 }
 
 // Poller: move backlogged responses into the ring while there is room.
-// Returns the number moved.
+// Returns the number moved. The caller flushes (shmchan_server_flush).
 static unsigned backlog_flush(struct channel *ch) {
 	unsigned moved = 0;
 	struct backlog_msg *m;
 	int ret;
 
 	while ((m = ch->backlog_head) != NULL) {
-		ret = shmchan_server_send(
+		ret = shmchan_server_enqueue(
 			ch->server,
 			&m->hdr,
 			sizeof(m->hdr),
@@ -244,17 +247,18 @@ static unsigned backlog_flush(struct channel *ch) {
 		free(m);
 		moved++;
 	}
-	if (ch->backlog_head != NULL) {
-		if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
-			channel_fault(
-				ch,
-				FAULT_SLOW,
-				"response ring full for too long: the client stopped reading",
-				NULL
-			);
-	} else if (moved > 0) {
+	if (ch->backlog_head == NULL)
 		ch->backlog_since = 0;
-	}
+	else if (moved > 0)
+		// The client reads: the slow-client limit counts from here.
+		ch->backlog_since = rte_rdtsc();
+	else if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
+		channel_fault(
+			ch,
+			FAULT_SLOW,
+			"response ring full for too long: the client stopped reading",
+			NULL
+		);
 	return moved;
 }
 
@@ -283,7 +287,9 @@ static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 		return -ECONNRESET;
 	if (ch->backlog_head == NULL) {
-		ret = shmchan_server_send(ch->server, &hdr, sizeof(hdr), out->payload, out->len);
+		// Published now; the poller flushes (fence, doorbell) once per
+		// batch, at the end of channel_serve().
+		ret = shmchan_server_enqueue(ch->server, &hdr, sizeof(hdr), out->payload, out->len);
 		if (ret != -ENOBUFS) {
 			if (ret < 0)
 				channel_fault(
@@ -306,6 +312,7 @@ static const struct api_transport shm_transport = {
 // Poller: serve one channel. Returns messages moved.
 static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	const struct gr_api_request *req = (const void *)buf;
+	bool locked = false;
 	unsigned n = 0;
 	int len;
 
@@ -314,7 +321,7 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	if (ch->backlog_head != NULL) {
 		n = backlog_flush(ch);
 		if (ch->backlog_head != NULL)
-			return n; // backpressure: read no request until the client drains
+			goto flush; // backpressure: read no request until the client drains
 	}
 	while (n < CHANNEL_BATCH) {
 		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
@@ -330,6 +337,11 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 			break;
 		}
 		n++;
+		// The whole batch runs under one hold of the handler lock.
+		if (!locked) {
+			api_lock();
+			locked = true;
+		}
 		// From here on only the private copy in buf is read.
 		if ((size_t)len < sizeof(*req) || req->payload_len != len - sizeof(*req)) {
 			channel_fault(
@@ -341,15 +353,21 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 			break;
 		}
 		if (api_check_header(req) < 0) {
-			api_reject(&ch->ctx, req->id, EMSGSIZE);
+			api_reject_locked(&ch->ctx, req->id, EMSGSIZE);
 			channel_fault(ch, FAULT_CORRUPT, "request payload over the maximum", NULL);
 			break;
 		}
-		if (api_dispatch(&ch->ctx, req, buf + sizeof(*req)) < 0)
+		if (api_dispatch_locked(&ch->ctx, req, buf + sizeof(*req)) < 0)
 			break;
 		if (ch->backlog_head != NULL)
 			break;
 	}
+	if (locked)
+		api_unlock();
+flush:
+	// One fence and at most one doorbell for the whole batch: the
+	// responses published and the request cells freed.
+	shmchan_server_flush(ch->server);
 	return n;
 }
 
@@ -364,17 +382,39 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 	return work;
 }
 
-unsigned channel_arm(unsigned poller_id, bool *backlog) {
+// Milliseconds from now until the slow-client limit of ch's backlog
+// expires, at least 1.
+static int backlog_deadline_ms(const struct channel *ch) {
+	uint64_t waited = rte_rdtsc() - ch->backlog_since;
+	uint64_t left = waited < slow_limit_cycles ? slow_limit_cycles - waited : 0;
+
+	return (int)(left * 1000 / rte_get_tsc_hz()) + 1;
+}
+
+unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
 	struct channel *ch;
 	unsigned pending = 0;
 
+	*timeout_ms = -1;
 	cds_list_for_each_entry_rcu (ch, &registry, node) {
 		if (ch->poller != poller_id)
 			continue;
 		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 			continue;
 		if (ch->backlog_head != NULL) {
-			*backlog = true;
+			// Waiting for room in the response ring: the client rings
+			// when it has taken its responses and is about to sleep.
+			// The re-check after the fence is a retry of the backlog
+			// (its first send reads the client's consumer tail again).
+			shmchan_server_doorbell_arm_room(ch->server);
+			if (backlog_flush(ch) > 0) {
+				pending++;
+				continue;
+			}
+			// Wake up in time to apply the slow-client limit.
+			int ms = backlog_deadline_ms(ch);
+			if (*timeout_ms < 0 || ms < *timeout_ms)
+				*timeout_ms = ms;
 			continue;
 		}
 		// arm issues the full fence between the flag store and this

@@ -7,18 +7,19 @@
 
 #pragma once
 
-#include <stdbool.h>
-
 // Serve every channel of this poller once: flush its response backlog, then
 // take a bounded batch of requests. req_buf holds SHMCHAN_MSG_MAX bytes.
 // Returns the number of messages moved (0: nothing to do).
 unsigned channel_poll(unsigned poller_id, void *req_buf);
 
-// Arm the request doorbell of every channel of this poller, then re-check
-// their rings. Returns the number of channels with work pending (the poller
-// must not sleep then). Sets *backlog if a channel waits for room in its
-// response ring.
-unsigned channel_arm(unsigned poller_id, bool *backlog);
+// Arm the doorbell of every channel of this poller, then re-check their
+// rings: a channel with a response backlog is armed for room in its response
+// ring and re-checked by retrying the backlog, any other one is armed for a
+// request. Returns the number of channels with work pending (the poller must
+// not sleep then). Sets *timeout_ms to how long the poller may sleep: -1
+// (until a doorbell rings), or the time left before the slow-client limit of
+// the first backlog to expire.
+unsigned channel_arm(unsigned poller_id, int *timeout_ms);
 
 // Clear the request doorbell flag of every channel of this poller.
 void channel_disarm(unsigned poller_id);

@@ -8,10 +8,12 @@
 #include <rte_cycles.h>
 #include <rte_pause.h>
 #include <shmchan.h>
+#define URCU_INLINE_SMALL_FUNCTIONS // see channel.c
 #include <urcu.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +22,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-// While a channel holds a response backlog, the poller sleeps at most this
-// long: the client frees room in its ring without ringing a doorbell, and
-// the slow-client limit must be checked.
-#define POLLER_BACKLOG_SLEEP_MS 1
+// Empty passes over the channels made inside one RCU read-side critical
+// section: rcu_read_lock() and unlock are calls into liburcu, about as long
+// as an empty pass itself. A pass that does work ends the section, so a
+// grace period waits at most for one pass of work plus this many empty ones.
+#define POLLER_PASSES_PER_LOCK 64
 // Events taken per epoll_wait. The poller serves every channel after any
 // wake-up, so this only bounds one call.
 #define POLLER_MAX_EVENTS 64
@@ -74,18 +77,32 @@ static void *poller_main(void *arg) {
 	last_work = rte_rdtsc();
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
-		bool backlog = false;
-		unsigned work;
+		bool idle = false, worked = false;
+		int timeout_ms;
 
 		rcu_read_lock();
-		work = channel_poll(p->id, p->req_buf);
-		rcu_read_unlock();
-		if (work > 0) {
-			last_work = rte_rdtsc();
-			continue;
-		}
-		if (rte_rdtsc() - last_work < spin_cycles) {
+		for (unsigned pass = 0; pass < POLLER_PASSES_PER_LOCK; pass++) {
+			if (channel_poll(p->id, p->req_buf) > 0) {
+				last_work = rte_rdtsc();
+				worked = true;
+				break;
+			}
+			if (rte_rdtsc() - last_work >= spin_cycles) {
+				idle = true;
+				break;
+			}
 			rte_pause();
+		}
+		rcu_read_unlock();
+		if (!idle) {
+			// A whole batch of empty passes: give the CPU to another
+			// thread that waits for it, if any (sched_yield returns at
+			// once otherwise). With more spinning threads than CPUs, a
+			// client waiting on this CPU's run queue would otherwise
+			// wait for the scheduler tick while the poller spins for
+			// its request (docs/spin-budgets.md).
+			if (!worked)
+				sched_yield();
 			continue;
 		}
 
@@ -93,16 +110,14 @@ static void *poller_main(void *arg) {
 		// every ring (channel_arm does both, the fence in between). A
 		// client that published before seeing the flag is caught by the
 		// re-check; one that publishes after sees the flag and rings.
+		// A channel waiting for room in its response ring is rung by
+		// its client after it took its responses, or woken by the
+		// slow-client limit's timeout.
 		rcu_read_lock();
-		work = channel_arm(p->id, &backlog);
+		unsigned work = channel_arm(p->id, &timeout_ms);
 		rcu_read_unlock();
 		if (work == 0) {
-			int n = epoll_wait(
-				p->epfd,
-				events,
-				POLLER_MAX_EVENTS,
-				backlog ? POLLER_BACKLOG_SLEEP_MS : -1
-			);
+			int n = epoll_wait(p->epfd, events, POLLER_MAX_EVENTS, timeout_ms);
 			if (n < 0 && errno != EINTR)
 				LOG(ERR, "poller %u: epoll_wait: %s", p->id, strerror(errno));
 		}

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The client's end of a channel. The client trusts the daemon, so it drives
-// the rings with rte_ring's own inline functions (single producer on the
-// request ring, single consumer on the response ring). It needs no EAL and
-// links no DPDK library: built with the ring headers only.
+// The client's end of a channel. The client trusts the daemon. It is the
+// single producer of the request ring, which it drives with rte_ring's own
+// zero-copy enqueue (rte_ring_peek_zc.h): a frame is written straight into
+// the reserved cells, with no staging copy. It is the single consumer of the
+// response ring, which it drives by hand with rte_ring's single-consumer
+// sequence, so that it can keep the producer tail it read last (see
+// shmchan_client_recv()). It needs no EAL and links no DPDK library: built
+// with the ring headers only.
 
-#include "region.h"
+#include "client.h"
 
 #include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,22 +24,63 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct shmchan_client {
-	struct shmchan_ctrl *ctrl;
-	struct rte_ring *req_ring; // we are its single producer
-	struct rte_ring *resp_ring; // we are its single consumer
-	void *map; // our mapping of the memfd; NULL for the memzone backing
-	size_t map_len;
-	int mem_fd; // -1 for the memzone backing
-	int req_fd; // the daemon's doorbell: we ring it
-	int resp_fd; // our doorbell: we sleep on it
-	// A frame is assembled here and enqueued in one bulk call (send), or
-	// dequeued here whole before its message is copied out (recv). One
-	// buffer each, so that a sending thread and a receiving thread can share
-	// the handle: they touch different rings.
-	alignas(SHMCHAN_CACHE_LINE) uint8_t tx_frame[SHMCHAN_FRAME_MAX_BYTES];
-	alignas(SHMCHAN_CACHE_LINE) uint8_t rx_frame[SHMCHAN_FRAME_MAX_BYTES];
+// The cells a zero-copy start reserved, as bytes: len1 bytes at p1 up to the
+// end of the cell array, then the rest at p2 (NULL when they do not wrap).
+struct zc_bytes {
+	uint8_t *p1;
+	size_t len1;
+	uint8_t *p2;
 };
+
+static struct zc_bytes zc_bytes(const struct rte_ring_zc_data *zcd) {
+	return (struct zc_bytes){zcd->ptr1, (size_t)zcd->n1 * SHMCHAN_CELL_SIZE, zcd->ptr2};
+}
+
+// The bytes of n cells of r from index head on, split where the cell array
+// wraps (n is at most the ring's capacity).
+static struct zc_bytes ring_bytes(struct rte_ring *r, uint32_t head, uint32_t n) {
+	uint32_t idx = head & r->mask;
+	uint32_t n1 = n < r->size - idx ? n : r->size - idx;
+
+	return (struct zc_bytes){
+		shmchan_ring_cells(r) + (size_t)idx * SHMCHAN_CELL_SIZE,
+		(size_t)n1 * SHMCHAN_CELL_SIZE,
+		shmchan_ring_cells(r),
+	};
+}
+
+// Copy n bytes into the reserved cells at byte off (src NULL: zeros).
+static void zc_write(const struct zc_bytes *z, size_t off, const void *src, size_t n) {
+	size_t first = off < z->len1 ? z->len1 - off : 0;
+
+	if (first > n)
+		first = n;
+	if (first > 0) {
+		if (src != NULL)
+			memcpy(z->p1 + off, src, first);
+		else
+			memset(z->p1 + off, 0, first);
+	}
+	if (n > first) {
+		uint8_t *dst = z->p2 + (off + first - z->len1);
+		if (src != NULL)
+			memcpy(dst, (const uint8_t *)src + first, n - first);
+		else
+			memset(dst, 0, n - first);
+	}
+}
+
+// Copy n bytes out of the reserved cells from byte off.
+static void zc_read(const struct zc_bytes *z, size_t off, void *dst, size_t n) {
+	size_t first = off < z->len1 ? z->len1 - off : 0;
+
+	if (first > n)
+		first = n;
+	if (first > 0)
+		memcpy(dst, z->p1 + off, first);
+	if (n > first)
+		memcpy((uint8_t *)dst + first, z->p2 + (off + first - z->len1), n - first);
+}
 
 static int map_memfd(const struct shmchan_geometry *g, int mem_fd, void **map) {
 	const int seals_needed = F_SEAL_SHRINK | F_SEAL_GROW;
@@ -184,6 +230,8 @@ int shmchan_client_open(
 	c->mem_fd = mem_fd;
 	c->req_fd = req_fd;
 	c->resp_fd = resp_fd;
+	c->unflushed = false;
+	c->resp_tail = c->resp_ring->prod.tail;
 	*out = c;
 	return 0;
 
@@ -205,19 +253,27 @@ void shmchan_client_close(struct shmchan_client *c) {
 	free(c);
 }
 
-int shmchan_client_send(
+// Ring the daemon's doorbell. EAGAIN (counter saturated) means it is
+// readable anyway.
+static void daemon_doorbell_ring(struct shmchan_client *c) {
+	static const uint64_t one = 1;
+	ssize_t ret = write(c->req_fd, &one, sizeof(one));
+	(void)ret;
+}
+
+int shmchan_client_enqueue(
 	struct shmchan_client *c,
 	const void *hdr,
 	size_t hdr_len,
 	const void *payload,
 	size_t payload_len
 ) {
-	static const uint64_t one = 1;
-	unsigned cells, enqueued;
+	struct rte_ring_zc_data zcd = {0};
+	struct zc_bytes z;
 	size_t len, frame_len;
+	unsigned cells;
 	uint32_t len32;
 	long msg_len;
-	ssize_t ret;
 
 	msg_len = shmchan_msg_len(hdr_len, payload_len, "request");
 	if (msg_len < 0)
@@ -226,54 +282,85 @@ int shmchan_client_send(
 	cells = SHMCHAN_MSG_CELLS(len);
 	frame_len = (size_t)cells * SHMCHAN_CELL_SIZE;
 
-	len32 = (uint32_t)len;
-	memcpy(c->tx_frame, &len32, sizeof(len32));
-	if (hdr_len > 0)
-		memcpy(c->tx_frame + SHMCHAN_FRAME_HDR, hdr, hdr_len);
-	if (payload_len > 0)
-		memcpy(c->tx_frame + SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
-	memset(c->tx_frame + SHMCHAN_FRAME_HDR + len, 0, frame_len - SHMCHAN_FRAME_HDR - len);
-	enqueued = rte_ring_enqueue_bulk_elem(
-		c->req_ring,
-		c->tx_frame,
-		SHMCHAN_CELL_SIZE,
-		cells,
-		NULL
-	);
-	if (enqueued == 0)
+	// Reserve the frame's cells (all or none), write the frame into them,
+	// then publish it (the finish is a release store of prod.tail).
+	if (rte_ring_enqueue_zc_bulk_elem_start(
+		    c->req_ring,
+		    SHMCHAN_CELL_SIZE,
+		    cells,
+		    &zcd,
+		    NULL
+	    ) == 0)
 		return -ENOBUFS;
+	z = zc_bytes(&zcd);
+	len32 = (uint32_t)len;
+	zc_write(&z, 0, &len32, sizeof(len32));
+	zc_write(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
+	zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
+	zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
+	rte_ring_enqueue_zc_elem_finish(c->req_ring, cells);
+	c->unflushed = true;
+	return 0;
+}
 
-	// Full fence between the enqueue's store of prod.tail and our load of
+void shmchan_client_flush(struct shmchan_client *c) {
+	if (!c->unflushed)
+		return;
+	c->unflushed = false;
+	// Full fence between the enqueues' stores of prod.tail and our load of
 	// daemon_sleeping. The daemon arms with the mirror sequence: store
 	// daemon_sleeping, fence, load prod.tail. Without this fence our load
 	// could complete before our tail store is visible, the daemon's re-check
 	// could miss the request while we miss its flag, and it would sleep with
 	// a request in the ring (lost wake-up). A store then a load: needed on
-	// x86 too.
+	// x86 too. Once per batch: the fence waits for every store before it
+	// (the cells too) to leave the store buffer.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != 0) {
-		// EAGAIN (counter saturated) means the daemon's doorbell is readable
-		// anyway.
-		ret = write(c->req_fd, &one, sizeof(one));
-		(void)ret;
-	}
-	return 0;
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != 0)
+		daemon_doorbell_ring(c);
+}
+
+int shmchan_client_send(
+	struct shmchan_client *c,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+) {
+	int ret = shmchan_client_enqueue(c, hdr, hdr_len, payload, payload_len);
+
+	if (ret == 0)
+		shmchan_client_flush(c);
+	return ret;
+}
+
+bool shmchan_client_can_enqueue(const struct shmchan_client *c, size_t msg_len) {
+	return msg_len <= SHMCHAN_MSG_MAX &&
+	       rte_ring_free_count(c->req_ring) >= SHMCHAN_MSG_CELLS(msg_len);
+}
+
+void shmchan_client_room_check(struct shmchan_client *c) {
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == SHMCHAN_WAIT_ROOM)
+		daemon_doorbell_ring(c);
 }
 
 // Look at the next frame without taking it. Returns 1 and its message length
 // and cells, 0 if the ring is empty, -EBADMSG for a bad frame.
-static int peek_frame(const struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
+static int peek_frame(struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
 	struct rte_ring *r = c->resp_ring;
-	uint32_t cons_head, prod_tail, entries;
+	uint32_t cons_head, entries;
 
 	// Our own index: we are the ring's only consumer.
 	cons_head = r->cons.head;
-	// Acquire pairs with the daemon's release of prod.tail: the frame length
-	// read next was written before it.
-	prod_tail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
-	entries = prod_tail - cons_head;
-	if (entries == 0)
-		return 0;
+	entries = c->resp_tail - cons_head;
+	if (entries == 0) {
+		// Acquire pairs with the daemon's release of prod.tail: the
+		// frames up to it were written before it.
+		c->resp_tail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+		entries = c->resp_tail - cons_head;
+		if (entries == 0)
+			return 0;
+	}
 	memcpy(len,
 	       shmchan_ring_cells(r) + (size_t)(cons_head & r->mask) * SHMCHAN_CELL_SIZE,
 	       sizeof(*len));
@@ -291,7 +378,9 @@ static int peek_frame(const struct shmchan_client *c, uint32_t *len, uint32_t *c
 }
 
 int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
-	uint32_t len, cells, dequeued;
+	struct rte_ring *r = c->resp_ring;
+	uint32_t len, cells, head;
+	struct zc_bytes z;
 	int ret;
 
 	ret = peek_frame(c, &len, &cells);
@@ -304,16 +393,16 @@ int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
 			len,
 			buf_len
 		);
-	dequeued = rte_ring_dequeue_bulk_elem(
-		c->resp_ring,
-		c->rx_frame,
-		SHMCHAN_CELL_SIZE,
-		cells,
-		NULL
-	);
-	if (dequeued != cells)
-		return shmchan_fail(-EBADMSG, "response ring: %" PRIu32 " cells vanished", cells);
-	memcpy(buf, c->rx_frame + SHMCHAN_FRAME_HDR, len);
+	// rte_ring's single-consumer dequeue, by hand: its functions read the
+	// producer tail again on every call, which is the one cache miss per
+	// message that resp_tail saves. Same stores, same order: the copy out of
+	// the cells, then cons.head, then a release store of cons.tail.
+	head = r->cons.head;
+	z = ring_bytes(r, head, cells);
+	zc_read(&z, SHMCHAN_FRAME_HDR, buf, len);
+	head += cells;
+	r->cons.head = head;
+	__atomic_store_n(&r->cons.tail, head, __ATOMIC_RELEASE);
 	return (int)len;
 }
 
@@ -330,11 +419,18 @@ int shmchan_client_peek_len(struct shmchan_client *c) {
 void shmchan_client_doorbell_arm(struct shmchan_client *c) {
 	__atomic_store_n(&c->ctrl->client_sleeping, 1, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the
-	// response ring (a load of prod.tail): the daemon may have published
-	// between our last poll and the flag store, and read the flag as 0. The
-	// fence keeps our re-check from completing before the flag is visible, so
-	// either the daemon sees the flag and rings, or we see its message.
+	// response ring (a load of prod.tail) or retried enqueue (a load of the
+	// request ring's cons.tail): the daemon may have moved its index between
+	// our last look and the flag store, and read the flag as 0. The fence
+	// keeps our re-check from completing before the flag is visible, so
+	// either the daemon sees the flag and rings, or we see its index.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	// The same fence orders our earlier stores of the response ring's
+	// cons.tail (the room we freed) before this load of the daemon's flag:
+	// the mirror of the daemon's arm for room (store flag, fence, load
+	// cons.tail). Either it sees the room, or we see it waiting and ring.
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == SHMCHAN_WAIT_ROOM)
+		daemon_doorbell_ring(c);
 }
 
 void shmchan_client_doorbell_disarm(struct shmchan_client *c) {

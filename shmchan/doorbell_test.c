@@ -43,6 +43,9 @@
 #define LOST_WAKEUP_MS 5000
 // Whole-test backstop, below the meson timeout (90 s).
 #define ALARM_SECONDS 75
+// Requests the daemon's consumer takes before it ends a batch (main/channel.c
+// CHANNEL_BATCH).
+#define POLLER_BATCH 32
 // Longest payload of a hand-off message: messages of 1 to 4 cells.
 #define PAYLOAD_MAX 48
 // Largest eventfd counter value (eventfd(2)): a write then fails with EAGAIN.
@@ -141,7 +144,7 @@ static void test_request_doorbell(void **state) {
 	assert_int_equal(doorbell_count(req_fd), 0);
 
 	shmchan_server_doorbell_arm(ch->srv);
-	assert_int_equal(ch->ctrl->daemon_sleeping, 1);
+	assert_int_equal(ch->ctrl->daemon_sleeping, SHMCHAN_WAIT_REQUEST);
 	assert_true(shmchan_server_has_request(ch->srv)); // the caller's re-check finds work
 	assert_int_equal(shmchan_server_stats(ch->srv)->sleeps, 1);
 	send_request(ch);
@@ -211,6 +214,85 @@ static void test_request_doorbell_edge_triggered(void **state) {
 		assert_int_equal(epoll_wait(ep, &ev, 1, 0), 0);
 	}
 	close(ep);
+}
+
+// A batch rings at most once, at its flush: enqueues alone never ring, and
+// a flush with nothing moved since the last one does nothing.
+static void test_batch_flush(void **state) {
+	struct chan *ch = *state;
+	int req_fd = shmchan_server_req_fd(ch->srv);
+	int resp_fd = shmchan_client_resp_fd(ch->cli);
+	uint8_t msg[SHMCHAN_MSG_MIN] = {0}, buf[SHMCHAN_MSG_MAX];
+
+	// The daemon is armed since create.
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(shmchan_client_enqueue(ch->cli, msg, sizeof(msg), NULL, 0), 0);
+	assert_int_equal(doorbell_count(req_fd), 0);
+	shmchan_client_flush(ch->cli);
+	assert_int_equal(doorbell_count(req_fd), 1);
+	shmchan_client_flush(ch->cli);
+	assert_int_equal(doorbell_count(req_fd), 0);
+
+	shmchan_client_doorbell_arm(ch->cli);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(shmchan_server_recv(ch->srv, buf, sizeof(buf)), SHMCHAN_MSG_MIN);
+		assert_int_equal(shmchan_server_enqueue(ch->srv, msg, sizeof(msg), NULL, 0), 0);
+	}
+	assert_false(fd_readable(resp_fd));
+	shmchan_server_flush(ch->srv);
+	assert_true(fd_readable(resp_fd));
+	shmchan_client_doorbell_drain(ch->cli);
+	shmchan_server_flush(ch->srv);
+	assert_false(fd_readable(resp_fd));
+	assert_int_equal(shmchan_server_stats(ch->srv)->doorbells_rung, 1);
+}
+
+// A client waiting for room in its request ring sleeps on its own doorbell:
+// the daemon's flush rings it when it took requests, with no response
+// published.
+static void test_room_freed_rings_client(void **state) {
+	struct chan *ch = *state;
+	int resp_fd = shmchan_client_resp_fd(ch->cli);
+	uint8_t buf[SHMCHAN_MSG_MAX];
+
+	send_request(ch);
+	shmchan_client_doorbell_arm(ch->cli);
+	assert_int_equal(shmchan_server_recv(ch->srv, buf, sizeof(buf)), SHMCHAN_MSG_MIN);
+	assert_false(fd_readable(resp_fd));
+	shmchan_server_flush(ch->srv);
+	assert_true(fd_readable(resp_fd));
+	assert_int_equal(shmchan_server_stats(ch->srv)->responses, 0);
+	assert_true(shmchan_client_can_enqueue(ch->cli, SHMCHAN_MSG_MAX));
+	assert_false(shmchan_client_can_enqueue(ch->cli, SHMCHAN_MSG_MAX + 1));
+}
+
+// A daemon waiting for room in the response ring says so in its flag; the
+// client rings it when it checks for that (room_check) and when it arms
+// (after its fence), and not for a daemon that waits for a request, whose
+// doorbell only a request rings.
+static void test_room_wanted_rings_daemon(void **state) {
+	struct chan *ch = *state;
+	int req_fd = shmchan_server_req_fd(ch->srv);
+
+	assert_int_equal(ch->ctrl->daemon_sleeping, SHMCHAN_WAIT_REQUEST);
+	shmchan_client_room_check(ch->cli);
+	shmchan_client_doorbell_arm(ch->cli);
+	shmchan_client_doorbell_disarm(ch->cli);
+	assert_int_equal(doorbell_count(req_fd), 0);
+
+	shmchan_server_doorbell_arm_room(ch->srv);
+	assert_int_equal(ch->ctrl->daemon_sleeping, SHMCHAN_WAIT_ROOM);
+	assert_int_equal(shmchan_server_stats(ch->srv)->sleeps, 1);
+	shmchan_client_room_check(ch->cli);
+	assert_int_equal(doorbell_count(req_fd), 1);
+	shmchan_client_doorbell_arm(ch->cli);
+	assert_int_equal(doorbell_count(req_fd), 1);
+	shmchan_client_doorbell_disarm(ch->cli);
+
+	shmchan_server_doorbell_disarm(ch->srv);
+	shmchan_client_room_check(ch->cli);
+	shmchan_client_doorbell_arm(ch->cli);
+	assert_int_equal(doorbell_count(req_fd), 0);
 }
 
 // ---- hand-offs, two threads ----
@@ -359,19 +441,37 @@ static void handoff_check(uint32_t expected, const uint8_t *msg, int len) {
 		fail_now("message %u: payload corrupted", expected);
 }
 
-typedef int (*send_fn)(struct chan *, const struct handoff_hdr *, const uint8_t *, size_t);
+// A producer enqueues without the doorbell and ends a batch with a flush
+// (fence, then the doorbell if the consumer sleeps), as the poller and the
+// client library do: after a random number of messages, before it waits for
+// the consumer, and when the ring is full.
+struct producer_ops {
+	int (*enqueue)(struct chan *, const struct handoff_hdr *, const uint8_t *, size_t);
+	void (*flush)(struct chan *);
+};
 
 static int
-server_send(struct chan *ch, const struct handoff_hdr *hdr, const uint8_t *payload, size_t len) {
-	return shmchan_server_send(ch->srv, hdr, sizeof(*hdr), payload, len);
+server_enqueue(struct chan *ch, const struct handoff_hdr *hdr, const uint8_t *payload, size_t len) {
+	return shmchan_server_enqueue(ch->srv, hdr, sizeof(*hdr), payload, len);
+}
+
+static void server_flush(struct chan *ch) {
+	shmchan_server_flush(ch->srv);
 }
 
 static int
-client_send(struct chan *ch, const struct handoff_hdr *hdr, const uint8_t *payload, size_t len) {
-	return shmchan_client_send(ch->cli, hdr, sizeof(*hdr), payload, len);
+client_enqueue(struct chan *ch, const struct handoff_hdr *hdr, const uint8_t *payload, size_t len) {
+	return shmchan_client_enqueue(ch->cli, hdr, sizeof(*hdr), payload, len);
 }
 
-static void produce(struct handoff *h, send_fn send, uint32_t rng) {
+static void client_flush(struct chan *ch) {
+	shmchan_client_flush(ch->cli);
+}
+
+static const struct producer_ops server_ops = {server_enqueue, server_flush};
+static const struct producer_ops client_ops = {client_enqueue, client_flush};
+
+static void produce(struct handoff *h, const struct producer_ops *ops, uint32_t rng) {
 	uint8_t payload[PAYLOAD_MAX];
 	struct handoff_hdr hdr;
 
@@ -379,28 +479,34 @@ static void produce(struct handoff *h, send_fn send, uint32_t rng) {
 		size_t len = handoff_fill(seq, &hdr, payload);
 		int ret;
 
-		while ((ret = send(h->ch, &hdr, payload, len)) == -ENOBUFS) {
+		while ((ret = ops->enqueue(h->ch, &hdr, payload, len)) == -ENOBUFS) {
 			__atomic_store_n(&h->full, h->full + 1, __ATOMIC_RELAXED);
+			ops->flush(h->ch);
 			sched_yield();
 		}
 		if (ret < 0)
 			fail_now("send %u: %s", seq, strerror(-ret));
+		// Batches of 1 to 4 messages.
+		if ((xorshift32(&rng) & 3) == 0)
+			ops->flush(h->ch);
 		if (ping_pong_phase(seq) && (xorshift32(&rng) & 1)) {
 			h->waits++;
+			ops->flush(h->ch);
 			while (__atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) <= seq)
 				__builtin_ia32_pause();
 		}
 		jitter(&rng, &producer_jitter);
 	}
+	ops->flush(h->ch);
 }
 
 static void *server_producer(void *arg) {
-	produce(arg, server_send, 0x9e3779b9);
+	produce(arg, &server_ops, 0x9e3779b9);
 	return NULL;
 }
 
 static void *client_producer(void *arg) {
-	produce(arg, client_send, 0x85ebca6b);
+	produce(arg, &client_ops, 0x85ebca6b);
 	return NULL;
 }
 
@@ -457,7 +563,7 @@ static void *server_consumer(void *arg) {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
 	static uint8_t buf[SHMCHAN_MSG_MAX];
 	uint32_t rng = 0x27d4eb2f;
-	uint32_t expected = 0, spins = 0;
+	uint32_t expected = 0, spins = 0, batch = 0;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, shmchan_server_req_fd(srv), &ev) < 0)
@@ -468,12 +574,20 @@ static void *server_consumer(void *arg) {
 		if (len > 0) {
 			handoff_check(expected++, buf, len);
 			mark_consumed(h, expected);
+			// The cells taken go back to the client at the end of a
+			// batch, as the poller's pass ends.
+			if (++batch == POLLER_BATCH) {
+				shmchan_server_flush(srv);
+				batch = 0;
+			}
 			spins = spin_budget(&rng);
 			jitter(&rng, &consumer_jitter);
 			continue;
 		}
 		if (len < 0)
 			fail_now("server recv: %s (%s)", strerror(-len), shmchan_last_error());
+		shmchan_server_flush(srv);
+		batch = 0;
 		if (spins > 0) {
 			spins--;
 			__builtin_ia32_pause();
@@ -546,6 +660,9 @@ int main(void) {
 		CHAN_TEST(test_response_doorbell),
 		CHAN_TEST(test_saturated_doorbells),
 		CHAN_TEST(test_request_doorbell_edge_triggered),
+		CHAN_TEST(test_batch_flush),
+		CHAN_TEST(test_room_freed_rings_client),
+		CHAN_TEST(test_room_wanted_rings_daemon),
 		CHAN_TEST(test_handoff_server_to_client),
 		CHAN_TEST(test_handoff_client_to_server),
 	};

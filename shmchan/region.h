@@ -53,6 +53,10 @@ _Static_assert(
 // Value of shmchan_ctrl.state once the daemon finished laying out the region.
 #define SHMCHAN_STATE_UP 1
 
+// Values of shmchan_ctrl.daemon_sleeping.
+#define SHMCHAN_WAIT_REQUEST 1
+#define SHMCHAN_WAIT_ROOM 2
+
 // The control block at offset 0 of every region.
 //
 // Who writes what: the setup fields are written by the daemon in
@@ -72,15 +76,20 @@ struct shmchan_ctrl {
 	uint64_t resp_ring_off;
 	uint32_t state; // SHMCHAN_STATE_UP
 
-	// Need-wakeup flag of the request direction: non-zero while the daemon
-	// sleeps (or is about to) on the request doorbell. Written by the daemon,
-	// read by the client after each send. On its own cache line so that the
-	// daemon arming it does not invalidate the line the client writes.
+	// Need-wakeup flag of the daemon: non-zero while the daemon sleeps (or
+	// is about to) on the request doorbell, SHMCHAN_WAIT_REQUEST when it
+	// waits for a request, SHMCHAN_WAIT_ROOM when it waits for room in the
+	// response ring (it holds responses that do not fit). Written by the
+	// daemon, read by the client after each batch of sends (any value) and
+	// before it sleeps (SHMCHAN_WAIT_ROOM: it has just freed room). On its
+	// own cache line so that the daemon arming it does not invalidate the
+	// line the client writes.
 	alignas(SHMCHAN_CACHE_LINE) uint32_t daemon_sleeping;
 
-	// Need-wakeup flag of the response direction: non-zero while the client
-	// sleeps on the response doorbell. Written by the client, read by the
-	// daemon after each send. Its own cache line, for the same reason.
+	// Need-wakeup flag of the client: non-zero while the client sleeps on the
+	// response doorbell, waiting for a response or for room in the request
+	// ring. Written by the client, read by the daemon after each batch of
+	// messages it moved. Its own cache line, for the same reason.
 	alignas(SHMCHAN_CACHE_LINE) uint32_t client_sleeping;
 };
 

@@ -6,6 +6,7 @@
 // longest message, and every check the daemon makes on what a hostile client
 // can write. The region lives in plain process memory: no EAL is needed.
 
+#include "client.h"
 #include "server.h"
 
 #include <rte_ring_elem.h>
@@ -120,10 +121,12 @@ static int server_send_msg(struct chan *ch, size_t len, uint32_t seed) {
 	);
 }
 
+// Takes one request and ends the batch, as a poller pass does.
 static void server_recv_expect(struct chan *ch, size_t len, uint32_t seed) {
 	msg_fill(ch->expect, len, seed);
 	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), (int)len);
 	assert_memory_equal(ch->buf, ch->expect, len);
+	shmchan_server_flush(ch->srv);
 }
 
 static void client_recv_expect(struct chan *ch, size_t len, uint32_t seed) {
@@ -156,8 +159,9 @@ static void set_all_indices(struct chan *ch, uint32_t pos) {
 		rings[i]->prod.head = rings[i]->prod.tail = pos;
 		rings[i]->cons.head = rings[i]->cons.tail = pos;
 	}
-	ch->srv->req.pos = pos;
-	ch->srv->resp.pos = pos;
+	ch->srv->req.pos = ch->srv->req.published = ch->srv->req.peer = pos;
+	ch->srv->resp.pos = ch->srv->resp.published = ch->srv->resp.peer = pos;
+	ch->cli->resp_tail = pos;
 }
 
 // Messages of the longest length that fits n_cells cells.
@@ -714,12 +718,17 @@ static void test_server_ignores_cons_index(void **state) {
 
 // ---- server side: what a hostile client can do to the response ring ----
 
+// The daemon reads the client's consumer tail only when a response does not
+// fit by the value it read last; then it checks it.
 static void test_server_cons_tail_past_producer(void **state) {
 	struct chan *ch = *state;
-	uint32_t pos;
+	uint32_t capacity = ch->g.ring_cells - 1, pos, seed = 0;
 
-	assert_int_equal(server_send_msg(ch, 40, 1), 0);
+	// Fill the ring (the client takes nothing) until a response is refused.
+	while (server_send_msg(ch, LEN_2_CELLS, seed) == 0)
+		seed++;
 	pos = ch->srv->resp.pos;
+	assert_true(pos >= capacity - 1);
 	ch->resp_ring->cons.tail = pos + 1;
 	assert_int_equal(server_send_msg(ch, 40, 2), -EBADMSG);
 	ch->resp_ring->cons.tail = pos + UINT32_MAX / 2;
@@ -730,9 +739,66 @@ static void test_server_cons_tail_past_producer(void **state) {
 	assert_int_equal(ch->srv->resp.pos, pos);
 	assert_int_equal(ch->resp_ring->prod.tail, pos);
 	// Exactly the capacity in use is a full ring, not corruption.
-	ch->resp_ring->cons.tail = pos - (ch->g.ring_cells - 1);
+	ch->resp_ring->cons.tail = pos - capacity;
 	assert_int_equal(server_send_msg(ch, 40, 2), -ENOBUFS);
-	assert_int_equal(shmchan_server_stats(ch->srv)->responses, 1);
+	assert_int_equal(shmchan_server_stats(ch->srv)->responses, seed);
+	// Room again: the send reads the tail again and goes through.
+	ch->resp_ring->cons.tail = pos;
+	assert_int_equal(server_send_msg(ch, 40, 2), 0);
+}
+
+// The cells of the requests taken go back to the client at the flush that
+// ends the batch, not at each take: the client sees the ring's room grow
+// once per batch.
+static void test_server_frees_cells_at_flush(void **state) {
+	struct chan *ch = *state;
+	uint32_t free_before;
+
+	free_before = rte_ring_free_count(ch->req_ring);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(client_send_msg(ch, 40, i), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		msg_fill(ch->expect, 40, i);
+		assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 40);
+		assert_memory_equal(ch->buf, ch->expect, 40);
+	}
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 0);
+	assert_int_equal(ch->req_ring->cons.tail, 0);
+	assert_int_equal(
+		rte_ring_free_count(ch->req_ring),
+		free_before - 3 * SHMCHAN_MSG_CELLS(40)
+	);
+	shmchan_server_flush(ch->srv);
+	assert_int_equal(ch->req_ring->cons.head, ch->srv->req.pos);
+	assert_int_equal(ch->req_ring->cons.tail, ch->srv->req.pos);
+	assert_int_equal(rte_ring_free_count(ch->req_ring), free_before);
+
+	// A large message's cells go back at once: the client can write the
+	// next one while the daemon handles it.
+	assert_int_equal(client_send_msg(ch, 4096, 7), 0);
+	msg_fill(ch->expect, 4096, 7);
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 4096);
+	assert_memory_equal(ch->buf, ch->expect, 4096);
+	assert_int_equal(ch->req_ring->cons.tail, ch->srv->req.pos);
+	assert_int_equal(rte_ring_free_count(ch->req_ring), free_before);
+}
+
+// The daemon checks the client's producer tail when it reads it, then takes
+// the messages up to it from its own checked copy: rewriting the tail
+// afterwards cannot make it read cells that were never published.
+static void test_server_uses_checked_tail(void **state) {
+	struct chan *ch = *state;
+
+	assert_int_equal(client_send_msg(ch, 40, 1), 0);
+	assert_int_equal(client_send_msg(ch, 60, 2), 0);
+	server_recv_expect(ch, 40, 1);
+	// Moved back by a hostile client: the second message was published
+	// and checked, the daemon still takes it.
+	ch->req_ring->prod.tail = 0;
+	server_recv_expect(ch, 60, 2);
+	// Its checked copy used up, the daemon reads the tail again: a tail
+	// behind its index is corruption.
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), -EBADMSG);
 }
 
 // A client rewrites size, mask and capacity of both shared ring headers (and
@@ -812,6 +878,8 @@ int main(void) {
 		CHAN_TEST(test_server_prod_tail_past_capacity),
 		CHAN_TEST(test_server_ignores_cons_index),
 		CHAN_TEST(test_server_cons_tail_past_producer),
+		CHAN_TEST(test_server_frees_cells_at_flush),
+		CHAN_TEST(test_server_uses_checked_tail),
 		CHAN_TEST(test_server_ignores_ring_header),
 	};
 #undef CHAN_TEST

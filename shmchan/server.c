@@ -29,6 +29,9 @@
 // whole and costs what a plain store costs.
 #define STAT_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 #define RESP_RING_NAME "resp"
+// A request of at least this many cells (4 KiB) has its cells handed back
+// as soon as it is copied out, not at the flush that ends the batch.
+#define SERVER_FREE_NOW_CELLS 256
 
 static void ring_view_init(struct ring_view *v, struct rte_ring *shared, uint32_t ring_cells) {
 	v->shared = shared;
@@ -37,6 +40,8 @@ static void ring_view_init(struct ring_view *v, struct rte_ring *shared, uint32_
 	v->mask = ring_cells - 1;
 	v->capacity = ring_cells - 1;
 	v->pos = 0;
+	v->published = 0;
+	v->peer = 0;
 }
 
 static size_t ring_bytes(const struct ring_view *v) {
@@ -152,7 +157,7 @@ int shmchan_server_create(
 
 	// Armed from the start: the daemon is asleep on this channel until its
 	// poller first serves it, so the client's first request rings the bell.
-	ctrl->daemon_sleeping = 1;
+	ctrl->daemon_sleeping = SHMCHAN_WAIT_REQUEST;
 	ctrl->client_sleeping = 0;
 
 	// Non-blocking: a client can saturate either counter, and a write must
@@ -195,17 +200,26 @@ int shmchan_server_resp_fd(const struct shmchan_server *s) {
 	return s->resp_fd;
 }
 
-int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
-	struct ring_view *v = &s->req;
-	uint32_t prod_tail, entries, len, cells;
-	size_t max_len, frame_off;
+// Hand the request cells taken so far back to the client.
+static void request_cells_free(struct ring_view *v) {
+	if (v->published == v->pos)
+		return;
+	// Release: our copies out of the cells are done before the client sees
+	// them free and overwrites them.
+	__atomic_store_n(&v->shared->cons.head, v->pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&v->shared->cons.tail, v->pos, __ATOMIC_RELEASE);
+	v->published = v->pos;
+}
 
+// Read the client's producer tail of the request ring into v->peer, after
+// checking it. Returns 1 if the ring holds cells past our index, 0 if not,
+// -EBADMSG if the tail moved backwards or past the capacity.
+static int request_tail_load(struct ring_view *v) {
 	// Acquire pairs with the client's release of prod.tail: the cells it
 	// published are visible before we copy them.
-	prod_tail = __atomic_load_n(&v->shared->prod.tail, __ATOMIC_ACQUIRE);
-	entries = prod_tail - v->pos;
-	if (entries == 0)
-		return 0;
+	uint32_t prod_tail = __atomic_load_n(&v->shared->prod.tail, __ATOMIC_ACQUIRE);
+	uint32_t entries = prod_tail - v->pos;
+
 	if (entries > v->capacity)
 		return shmchan_fail(
 			-EBADMSG,
@@ -216,6 +230,24 @@ int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 			v->pos,
 			v->capacity
 		);
+	v->peer = prod_tail;
+	return entries != 0;
+}
+
+int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
+	struct ring_view *v = &s->req;
+	uint32_t entries, len, cells;
+	size_t max_len, frame_off;
+	int ret;
+
+	// Cells up to the tail read last time are published and checked; read
+	// the client's cache line again only when they are used up.
+	if (v->peer == v->pos) {
+		ret = request_tail_load(v);
+		if (ret <= 0)
+			return ret;
+	}
+	entries = v->peer - v->pos;
 
 	frame_off = (size_t)(v->pos & v->mask) * SHMCHAN_CELL_SIZE;
 	// One load into a private variable, checked and used from there: the
@@ -232,8 +264,9 @@ int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 			max_len
 		);
 	cells = SHMCHAN_MSG_CELLS(len);
-	// A message is published whole: fewer cells than its frame means the
-	// client wrote the length or moved the tail by hand.
+	// A message is published whole (the tail moves by whole frames): fewer
+	// cells than its frame means the client wrote the length or moved the
+	// tail by hand.
 	if (cells > entries)
 		return shmchan_fail(
 			-EBADMSG,
@@ -244,10 +277,13 @@ int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 
 	ring_copy_out(v, frame_off + SHMCHAN_FRAME_HDR, buf, len);
 	v->pos += cells;
-	// Release: our copies out of the cells are done before the client sees
-	// them free and overwrites them.
-	__atomic_store_n(&v->shared->cons.head, v->pos, __ATOMIC_RELEASE);
-	__atomic_store_n(&v->shared->cons.tail, v->pos, __ATOMIC_RELEASE);
+	s->unflushed = true;
+	// The cells go back to the client at the next flush; those of a large
+	// message at once, so that the client can write its next request while
+	// this one is handled (beside a copy of 4 KiB or more, the store of the
+	// index costs nothing).
+	if (cells >= SERVER_FREE_NOW_CELLS)
+		request_cells_free(v);
 
 	STAT_ADD(s->stats.requests, 1);
 	STAT_ADD(s->stats.req_bytes, len);
@@ -255,19 +291,30 @@ int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 }
 
 bool shmchan_server_has_request(const struct shmchan_server *s) {
-	return __atomic_load_n(&s->req.shared->prod.tail, __ATOMIC_ACQUIRE) != s->req.pos;
+	return s->req.peer != s->req.pos ||
+	       __atomic_load_n(&s->req.shared->prod.tail, __ATOMIC_ACQUIRE) != s->req.pos;
 }
 
-static void client_doorbell_ring(struct shmchan_server *s) {
+void shmchan_server_flush(struct shmchan_server *s) {
 	static const uint64_t one = 1;
+	struct ring_view *req = &s->req;
 	ssize_t ret;
 
-	// Full fence between our store of prod.tail and our load of
-	// client_sleeping. The client arms with the mirror sequence: store
-	// client_sleeping, fence, load prod.tail. Without this fence our load
-	// could complete before our tail store is visible, the client's re-check
-	// could miss the message while we miss its flag, and it would sleep on a
-	// non-empty ring (lost wake-up). A store then a load: needed on x86 too.
+	if (!s->unflushed)
+		return;
+	s->unflushed = false;
+	request_cells_free(req);
+
+	// Full fence between our stores of the indices (response prod.tail,
+	// request cons.tail) and our load of client_sleeping. The client arms
+	// with the mirror sequence: store client_sleeping, fence, load the
+	// index it waits on. Without this fence our load could complete before
+	// our index stores are visible, the client's re-check could miss them
+	// while we miss its flag, and it would sleep on a non-empty response
+	// ring or a request ring with room (lost wake-up). A store then a load:
+	// needed on x86 too. One fence per batch, not per message: a fence
+	// waits for every store before it, cells included, to leave the store
+	// buffer.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) == 0)
 		return;
@@ -279,7 +326,7 @@ static void client_doorbell_ring(struct shmchan_server *s) {
 	(void)ret;
 }
 
-int shmchan_server_send(
+int shmchan_server_enqueue(
 	struct shmchan_server *s,
 	const void *hdr,
 	size_t hdr_len,
@@ -298,23 +345,30 @@ int shmchan_server_send(
 	len = (size_t)msg_len;
 	cells = SHMCHAN_MSG_CELLS(len);
 
-	// Acquire pairs with the client's release of cons.tail: its copies out
-	// of the cells it freed are done before we overwrite them.
-	cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
-	used = v->pos - cons_tail;
-	if (used > v->capacity)
-		return shmchan_fail(
-			-EBADMSG,
-			"response ring: consumer tail %" PRIu32 " is %" PRIu32
-			" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
-			cons_tail,
-			used,
-			v->pos,
-			v->capacity
-		);
+	// Room by the consumer tail read last time (checked then, and the
+	// client only moves it forward); read the client's cache line again only
+	// when the message does not fit by it.
+	used = v->pos - v->peer;
 	if (cells > v->capacity - used) {
-		STAT_ADD(s->stats.overflows, 1);
-		return -ENOBUFS;
+		// Acquire pairs with the client's release of cons.tail: its copies
+		// out of the cells it freed are done before we overwrite them.
+		cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
+		used = v->pos - cons_tail;
+		if (used > v->capacity)
+			return shmchan_fail(
+				-EBADMSG,
+				"response ring: consumer tail %" PRIu32 " is %" PRIu32
+				" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
+				cons_tail,
+				used,
+				v->pos,
+				v->capacity
+			);
+		v->peer = cons_tail;
+		if (cells > v->capacity - used) {
+			STAT_ADD(s->stats.overflows, 1);
+			return -ENOBUFS;
+		}
 	}
 
 	len32 = (uint32_t)len;
@@ -325,24 +379,50 @@ int shmchan_server_send(
 	ring_copy_in(v, off, zeros, (size_t)cells * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR - len);
 	v->pos += cells;
 	// Release: the cells are written before the client sees the new tail.
+	// Published per message (a plain store on x86), so that the client can
+	// take each response while the daemon handles the next request.
 	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
 	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
+	v->published = v->pos;
+	s->unflushed = true;
 
 	STAT_ADD(s->stats.responses, 1);
 	STAT_ADD(s->stats.resp_bytes, len);
-	client_doorbell_ring(s);
 	return 0;
 }
 
-void shmchan_server_doorbell_arm(struct shmchan_server *s) {
-	__atomic_store_n(&s->ctrl->daemon_sleeping, 1, __ATOMIC_RELAXED);
-	// Full fence between this flag store and the caller's re-check of the
-	// request ring (a load of prod.tail): the client may have published
-	// between our last poll and the flag store, and read the flag as 0. The
-	// fence keeps our re-check from completing before the flag is visible, so
-	// either the client sees the flag and rings, or we see its message.
+int shmchan_server_send(
+	struct shmchan_server *s,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+) {
+	int ret = shmchan_server_enqueue(s, hdr, hdr_len, payload, payload_len);
+
+	if (ret == 0)
+		shmchan_server_flush(s);
+	return ret;
+}
+
+static void daemon_arm(struct shmchan_server *s, uint32_t why) {
+	__atomic_store_n(&s->ctrl->daemon_sleeping, why, __ATOMIC_RELAXED);
+	// Full fence between this flag store and the caller's re-check (a load
+	// of the request ring's prod.tail, or of the response ring's cons.tail
+	// by a retried send): the client may have moved its index between our
+	// last look and the flag store, and read the flag as 0. The fence keeps
+	// our re-check from completing before the flag is visible, so either the
+	// client sees the flag and rings, or we see its index.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	STAT_ADD(s->stats.sleeps, 1);
+}
+
+void shmchan_server_doorbell_arm(struct shmchan_server *s) {
+	daemon_arm(s, SHMCHAN_WAIT_REQUEST);
+}
+
+void shmchan_server_doorbell_arm_room(struct shmchan_server *s) {
+	daemon_arm(s, SHMCHAN_WAIT_ROOM);
 }
 
 void shmchan_server_doorbell_disarm(struct shmchan_server *s) {

@@ -23,6 +23,16 @@ struct ring_view {
 	// position on the response ring. Published to the region, never read
 	// back from it.
 	uint32_t pos;
+	// The value of pos last published to the region. On the request ring
+	// the consumer index is published once per batch (shmchan_server_flush),
+	// not per message: the client reads it on every enqueue, and fewer
+	// stores mean fewer transfers of its cache line.
+	uint32_t published;
+	// The peer's index as last read and checked: the producer tail of the
+	// request ring, the consumer tail of the response ring. Read again only
+	// when the ring looks empty (request) or full (response), so that a
+	// batch costs one read of the peer's cache line, not one per message.
+	uint32_t peer;
 };
 
 struct shmchan_server {
@@ -31,5 +41,8 @@ struct shmchan_server {
 	struct ring_view resp; // we produce
 	int req_fd; // eventfd the client rings, we sleep on it
 	int resp_fd; // eventfd we ring, the client sleeps on it
+	// Messages moved (either ring) since the last flush: the client may be
+	// waiting for them or for the room they freed.
+	bool unflushed;
 	struct shmchan_server_stats stats;
 };

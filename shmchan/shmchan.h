@@ -19,7 +19,10 @@
 #include <stdint.h>
 
 #define SHMCHAN_MAGIC 0x53484d43u // "SHMC"
-#define SHMCHAN_LAYOUT_VERSION 1
+// 2: the daemon's need-wakeup flag tells what it waits for (a request, or
+// room in the response ring), and a client about to sleep rings the daemon
+// when it waits for room.
+#define SHMCHAN_LAYOUT_VERSION 2
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
 #define SHMCHAN_CELL_SIZE 16
@@ -131,6 +134,8 @@ int shmchan_server_resp_fd(const struct shmchan_server *);
 // Returns the message length (header + payload, >= 12), 0 if the ring is
 // empty, or -EBADMSG if the client corrupted the ring (bad frame length,
 // producer index moved backwards or past capacity): the caller detaches.
+// The cells taken are handed back to the client by the next
+// shmchan_server_flush(), those of a message of 4 KiB or more at once.
 // Poller thread only.
 int shmchan_server_recv(struct shmchan_server *, void *buf, size_t buf_len);
 
@@ -138,12 +143,28 @@ int shmchan_server_recv(struct shmchan_server *, void *buf, size_t buf_len);
 bool shmchan_server_has_request(const struct shmchan_server *);
 
 // Put one message (hdr_len bytes of header, then payload) in the response
-// ring, whole, and ring the client's doorbell if it is asleep.
+// ring, whole, and publish it. Does not ring the client's doorbell: call
+// shmchan_server_flush() after a batch.
 // Returns 0, -ENOBUFS if the ring has no room for it now (nothing written:
 // the caller keeps it in its backlog and retries), -EMSGSIZE if it can never
 // fit, -EINVAL if shorter than SHMCHAN_MSG_MIN, -EBADMSG if the client
-// corrupted the ring. Makes a system call (one eventfd write) only when the
-// client sleeps. Poller thread only.
+// corrupted the ring. No system call. Poller thread only.
+int shmchan_server_enqueue(
+	struct shmchan_server *,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+);
+
+// End a batch: hand the request cells taken since the last flush back to the
+// client, then one full fence, and ring the client's doorbell if it sleeps
+// (waiting for a response or for room in the request ring). Does nothing if
+// no message moved since the last flush. Makes a system call (one eventfd
+// write) only when the client sleeps. Poller thread only.
+void shmchan_server_flush(struct shmchan_server *);
+
+// shmchan_server_enqueue() then, on success, shmchan_server_flush().
 int shmchan_server_send(
 	struct shmchan_server *,
 	const void *hdr,
@@ -152,20 +173,24 @@ int shmchan_server_send(
 	size_t payload_len
 );
 
-// Doorbell, daemon side. arm: say "I am going to sleep" (need-wakeup flag),
-// then a full fence; the caller must then re-check the ring with
-// shmchan_server_has_request() before sleeping. disarm: clear the flag after
-// waking. Poller thread only.
+// Doorbell, daemon side. arm: say "I am going to sleep, waiting for a
+// request" (need-wakeup flag), then a full fence; the caller must then
+// re-check the ring with shmchan_server_has_request() before sleeping.
+// arm_room: the same, waiting for room in the response ring; the caller
+// re-checks by trying its send again. disarm: clear the flag after waking.
+// Poller thread only.
 void shmchan_server_doorbell_arm(struct shmchan_server *);
+void shmchan_server_doorbell_arm_room(struct shmchan_server *);
 void shmchan_server_doorbell_disarm(struct shmchan_server *);
 
 const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_server *);
 
 // ---- client side ----
 
-// One thread at a time sends (shmchan_client_send) and one thread at a time
-// receives (recv, peek_len, the doorbell calls); they may be two different
-// threads: the two directions share nothing.
+// One thread at a time sends (enqueue, flush, send) and one thread at a time
+// receives (recv, peek_len, room_check, the doorbell calls); they may be two
+// different threads: the two directions share nothing but the eventfd the
+// daemon sleeps on, which both may write.
 struct shmchan_client;
 
 // Map a channel: for the memfd backing base is NULL and fd is the memfd (it is
@@ -185,11 +210,27 @@ int shmchan_client_open(
 // Unmap (memfd backing), close the fds, free.
 void shmchan_client_close(struct shmchan_client *);
 
-// Put one request message in the request ring, whole, and ring the daemon's
-// doorbell if it is asleep. Returns 0, -ENOBUFS (no room now; retry after
-// the daemon drained some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX), -EINVAL
-// (shorter than SHMCHAN_MSG_MIN). Makes a system call (one eventfd write)
-// only when the daemon sleeps. Never blocks.
+// Put one request message in the request ring, whole, and publish it.
+// Does not ring the daemon's doorbell: call shmchan_client_flush() after a
+// batch (a spinning daemon serves it at once; a sleeping one only after the
+// flush). Returns 0, -ENOBUFS (no room now; retry after the daemon drained
+// some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX), -EINVAL (shorter than
+// SHMCHAN_MSG_MIN). No system call, never blocks. Sending thread.
+int shmchan_client_enqueue(
+	struct shmchan_client *,
+	const void *hdr,
+	size_t hdr_len,
+	const void *payload,
+	size_t payload_len
+);
+
+// End a batch of enqueues: one full fence, then ring the daemon's doorbell
+// if it sleeps. Does nothing if nothing was enqueued since the last flush.
+// Makes a system call (one eventfd write) only when the daemon sleeps.
+// Sending thread.
+void shmchan_client_flush(struct shmchan_client *);
+
+// shmchan_client_enqueue() then, on success, shmchan_client_flush().
 int shmchan_client_send(
 	struct shmchan_client *,
 	const void *hdr,
@@ -197,6 +238,17 @@ int shmchan_client_send(
 	const void *payload,
 	size_t payload_len
 );
+
+// True if a message of msg_len bytes fits in the request ring now. Reads
+// the daemon's consumer tail: call it after shmchan_client_doorbell_arm() to
+// re-check before sleeping for room. Sending thread.
+bool shmchan_client_can_enqueue(const struct shmchan_client *, size_t msg_len);
+
+// If the daemon waits for room in the response ring, ring its doorbell.
+// No fence: a cheap early check for a client that found its ring empty and
+// starts to wait; the check in shmchan_client_doorbell_arm() is the one that
+// cannot miss. Receiving thread.
+void shmchan_client_room_check(struct shmchan_client *);
 
 // Take one message out of the response ring into buf. Returns its length,
 // 0 if the ring is empty, -EMSGSIZE if buf_len is too small (the message
@@ -209,7 +261,12 @@ int shmchan_client_peek_len(struct shmchan_client *);
 
 // Doorbell, client side, same protocol as the server's. The client sleeps
 // (poll) on shmchan_client_resp_fd() and drains it with
-// shmchan_client_doorbell_drain() after waking.
+// shmchan_client_doorbell_drain() after waking. The daemon rings it when it
+// published a response or freed room in the request ring. arm also rings the
+// daemon's doorbell when the daemon waits for room in the response ring
+// (after its fence, so that it cannot miss): a client arms only after it
+// took every response it could, so it has just made room. A client waiting
+// for room in the request ring arms, then re-checks by enqueueing again.
 void shmchan_client_doorbell_arm(struct shmchan_client *);
 void shmchan_client_doorbell_disarm(struct shmchan_client *);
 bool shmchan_client_has_response(const struct shmchan_client *);

@@ -61,6 +61,9 @@ STRACE_CALLS_LONG=120000
 # ping2_perf --idle's gaps (IDLE_GAP_MS).
 IDLE_GAP_US=20000
 IDLE_GAP_ROUNDS=20
+# ref_bench --depth of the echo references: the requests in flight of the
+# matrix's depth-32 cells, whose raw ceiling they measure.
+ECHO_DEPTH=32
 
 transports=(socket memfd memzone)
 depths=(1 32)
@@ -132,6 +135,9 @@ for z in "${sizes[@]}"; do
 	run_ref "chan-stream-z$z" -z "$z" chan-stream
 	run_ref "unix-z$z" -z "$z" unix
 done
+# A pipelined call's raw equivalent, at the size of the depth-32 goal.
+run_ref ring-echo-z64 -z 64 --depth "$ECHO_DEPTH" ring-echo
+run_ref chan-echo-z64 -z 64 --depth "$ECHO_DEPTH" chan-echo
 run_ref ring-local ring-local
 run_ref chan-local chan-local
 run_ref eventfd eventfd
@@ -223,6 +229,7 @@ for name in cacheline ring-pingpong-z64 chan-pingpong-z64; do
 	run_ref "$name-end" -z 64 "${name%-z64}"
 done
 run_ref ring-stream-z64-end -z 64 ring-stream
+run_ref ring-echo-z64-end -z 64 --depth "$ECHO_DEPTH" ring-echo
 run_ref eventfd-nopin-end --no-pin eventfd
 
 # ---- system calls of a busy channel, under strace ----

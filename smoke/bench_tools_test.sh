@@ -51,6 +51,23 @@ check "$out" "r['count'] == 3 and r['gap_us'] == 100 and r['cpus'] is None and r
 if "$ref" --gap-us 100 cacheline 2>/dev/null; then
 	shmt_fail "ref_bench accepted --gap-us for a spinning test"
 fi
+# The echoes: calls answered with DEPTH in flight, 32 unless --depth says.
+for t in ring-echo chan-echo; do
+	for depth in "" 1 8; do
+		out=$("$ref" --json -n "$REF_OPS" -w 10 ${depth:+--depth "$depth"} "$t") ||
+			shmt_fail "ref_bench ${depth:+--depth $depth }$t failed"
+		check "$out" "r['test'] == '$t' and r['unit'] == 'call' and r['count'] == $REF_OPS \
+and r['depth'] == ${depth:-32} and r['ns_per_op'] > 0 and r['ops_per_s'] > 0" \
+			"ref_bench ${depth:+--depth $depth }$t: wrong depth, count or rate"
+	done
+done
+if "$ref" --depth 8 ring-stream 2>/dev/null; then
+	shmt_fail "ref_bench accepted --depth for a test that does not pipeline"
+fi
+# 2 messages of 8193 cells cannot both fit a ring: refused, not a deadlock.
+if "$ref" -z 131072 --depth 2 ring-echo 2>/dev/null; then
+	shmt_fail "ref_bench accepted a --depth whose messages do not fit a ring"
+fi
 
 start_daemon
 out=$("$perf" -s "$SHMT_SOCK" -t shm -c 2 -d 4 -T 0.1 -w 10 -q --json --cdf) ||

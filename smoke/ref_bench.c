@@ -21,6 +21,11 @@
 //                  rte_ring elem functions; spins with rte_pause()
 //   ring-stream    the same messages one way, as fast as the consumer takes
 //                  them: the streaming rate of one ring
+//   ring-echo      the rings of ring-pingpong with --depth requests in
+//                  flight, each echoed back: a pipelined call moves two
+//                  messages and each side enqueues and dequeues once per
+//                  call, so this, not ring-stream, is the raw ceiling of a
+//                  client keeping DEPTH requests in flight
 //   chan-pingpong  a round trip through a real channel with the channel
 //   chan-stream    library alone (shmchan_client_send/recv on one side,
 //                  shmchan_server_recv/send on the other, the region in a
@@ -28,6 +33,7 @@
 //                  channel's framing, hardened daemon ring code and doorbell
 //                  checks add to the raw rings, without the daemon's poller,
 //                  dispatch and handler or the client library
+//   chan-echo      ring-echo through the channel library, as chan-pingpong
 //   ring-local     one process doing both sides of a ring-pingpong, or of a
 //   chan-local     chan-pingpong, in turn: the instructions alone, every
 //                  cache line local
@@ -92,6 +98,11 @@
 #define NSEC_PER_USEC 1000ull
 // Longest --gap-us: one second.
 #define MAX_GAP_US 1000000
+// *-echo: requests in flight unless --depth says otherwise, as the depth-32
+// cells of make bench and the depth-32 goal of issue 5.
+#define DEFAULT_DEPTH 32
+// Most --depth: as many of the shortest messages (one cell) as fit a ring.
+#define MAX_DEPTH (SHMCHAN_RING_CELLS - 1)
 
 static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...) {
 	va_list ap;
@@ -122,6 +133,7 @@ struct options {
 	bool pin;
 	int cpus[2]; // leader, follower
 	uint64_t gap_us; // sleep before each operation, 0: none
+	unsigned depth; // *-echo: requests in flight; 0 elsewhere
 	bool json;
 };
 
@@ -147,7 +159,8 @@ struct ctx {
 	struct shared *sh;
 	struct rte_ring *req_ring; // leader -> follower
 	struct rte_ring *resp_ring; // follower -> leader
-	unsigned cells; // ring-*: cells per message
+	unsigned cells; // ring-*, chan-*: cells per message
+	unsigned in_flight; // *-echo: the leader's requests not answered yet
 	uint8_t *tx_frame; // ring-*: a frame the leader enqueues
 	uint8_t *rx_frame; // ring-*: where each side dequeues
 	uint8_t *stop_frame; // ring-*: a frame of FRAME_STOP_LEN
@@ -158,6 +171,7 @@ struct ctx {
 	struct shmchan_server *server; // chan-*: the follower's end
 	struct shmchan_client *client; // chan-*: the leader's end
 	uint8_t *chan_buf; // chan-*: SHMCHAN_MSG_MAX bytes, where each side receives
+	unsigned srv_batch; // chan-*: requests the follower took since its last flush
 };
 
 struct bench {
@@ -166,6 +180,7 @@ struct bench {
 	bool two_processes;
 	bool sizes; // takes -z
 	bool sleeps; // the follower blocks in the kernel: --gap-us makes sense
+	bool pipelined; // the leader keeps --depth requests in flight
 	void (*leader_op)(struct ctx *);
 	void (*leader_stop)(struct ctx *);
 	void (*follower)(struct ctx *);
@@ -222,15 +237,24 @@ static uint32_t frame_len(const uint8_t *frame) {
 	return len;
 }
 
-static void ring_pingpong_leader_op(struct ctx *c) {
+static void ring_send_request(struct ctx *c) {
 	ring_enqueue(c->req_ring, c->tx_frame, c->cells);
+}
+
+static void ring_recv_response(struct ctx *c) {
 	ring_dequeue(c->resp_ring, c->rx_frame, c->cells);
+}
+
+static void ring_pingpong_leader_op(struct ctx *c) {
+	ring_send_request(c);
+	ring_recv_response(c);
 }
 
 static void ring_leader_stop(struct ctx *c) {
 	ring_enqueue(c->req_ring, c->stop_frame, c->cells);
 }
 
+// ring-pingpong and ring-echo: answer each request with itself.
 static void ring_pingpong_follower(struct ctx *c) {
 	uint64_t n = 0;
 
@@ -242,10 +266,6 @@ static void ring_pingpong_follower(struct ctx *c) {
 		n++;
 	}
 	c->sh->follower_ops = n;
-}
-
-static void ring_stream_leader_op(struct ctx *c) {
-	ring_enqueue(c->req_ring, c->tx_frame, c->cells);
 }
 
 // The consumer times the messages after the warmup ones: its steady rate,
@@ -278,7 +298,16 @@ static void ring_stream_result(struct ctx *c, uint64_t *ops, uint64_t *elapsed_n
 #define CHAN_STOP_ID 0
 #define CHAN_REQ_ID 1
 
-static void chan_send_request(struct ctx *c, uint32_t id) {
+// Requests the follower takes before it flushes, as a poller's pass
+// (main/channel.c CHANNEL_BATCH).
+#define CHAN_BATCH 32
+
+// The channel is driven as the daemon and the client library drive it: a
+// side enqueues, and flushes (one fence, a doorbell if the peer sleeps, which
+// it never does here) when it has to wait, and the follower also after
+// CHAN_BATCH requests. A ping-pong thus flushes once per message each way, a
+// stream or a pipeline once per batch.
+static void chan_send_request(struct ctx *c, uint32_t id, bool flush) {
 	struct gr_api_request hdr = {
 		.id = id,
 		.type = GR_PING2,
@@ -286,30 +315,46 @@ static void chan_send_request(struct ctx *c, uint32_t id) {
 	};
 	int ret;
 
-	while ((ret = shmchan_client_send(c->client, &hdr, sizeof(hdr), c->msg, c->o->size)) ==
-	       -ENOBUFS)
+	while ((ret = shmchan_client_enqueue(c->client, &hdr, sizeof(hdr), c->msg, c->o->size)) ==
+	       -ENOBUFS) {
+		shmchan_client_flush(c->client);
 		rte_pause();
+	}
 	if (ret < 0)
-		fail("shmchan_client_send: %s", shmchan_last_error());
+		fail("shmchan_client_enqueue: %s", shmchan_last_error());
+	if (flush)
+		shmchan_client_flush(c->client);
 }
 
 static void chan_recv_response(struct ctx *c) {
 	int n;
 
-	while ((n = shmchan_client_recv(c->client, c->chan_buf, SHMCHAN_MSG_MAX)) == 0)
+	while ((n = shmchan_client_recv(c->client, c->chan_buf, SHMCHAN_MSG_MAX)) == 0) {
+		shmchan_client_flush(c->client);
 		rte_pause();
+	}
 	if (n < 0)
 		fail("shmchan_client_recv: %s", shmchan_last_error());
+}
+
+static void chan_follower_flush(struct ctx *c) {
+	shmchan_server_flush(c->server);
+	c->srv_batch = 0;
 }
 
 // Returns the request's id.
 static uint32_t chan_recv_request(struct ctx *c, int *len) {
 	struct gr_api_request hdr;
 
-	while ((*len = shmchan_server_recv(c->server, c->chan_buf, SHMCHAN_MSG_MAX)) == 0)
+	while ((*len = shmchan_server_recv(c->server, c->chan_buf, SHMCHAN_MSG_MAX)) == 0) {
+		if (c->srv_batch > 0)
+			chan_follower_flush(c);
 		rte_pause();
+	}
 	if (*len < 0)
 		fail("shmchan_server_recv: %s", shmchan_last_error());
+	if (++c->srv_batch == CHAN_BATCH)
+		chan_follower_flush(c);
 	memcpy(&hdr, c->chan_buf, sizeof(hdr));
 	return hdr.id;
 }
@@ -322,27 +367,35 @@ static void chan_send_response(struct ctx *c, int len) {
 	};
 	int ret;
 
-	while ((ret = shmchan_server_send(
+	while ((ret = shmchan_server_enqueue(
 			c->server,
 			&hdr,
 			sizeof(hdr),
 			c->chan_buf + sizeof(struct gr_api_request),
 			hdr.payload_len
-		)) == -ENOBUFS)
+		)) == -ENOBUFS) {
+		chan_follower_flush(c);
 		rte_pause();
+	}
 	if (ret < 0)
-		fail("shmchan_server_send: %s", shmchan_last_error());
+		fail("shmchan_server_enqueue: %s", shmchan_last_error());
+}
+
+// Batched: the next wait flushes.
+static void chan_send_call(struct ctx *c) {
+	chan_send_request(c, CHAN_REQ_ID, false);
 }
 
 static void chan_pingpong_leader_op(struct ctx *c) {
-	chan_send_request(c, CHAN_REQ_ID);
+	chan_send_call(c);
 	chan_recv_response(c);
 }
 
 static void chan_leader_stop(struct ctx *c) {
-	chan_send_request(c, CHAN_STOP_ID);
+	chan_send_request(c, CHAN_STOP_ID, true);
 }
 
+// chan-pingpong and chan-echo: answer each request with its payload.
 static void chan_pingpong_follower(struct ctx *c) {
 	uint64_t n = 0;
 	int len;
@@ -352,10 +405,6 @@ static void chan_pingpong_follower(struct ctx *c) {
 		n++;
 	}
 	c->sh->follower_ops = n;
-}
-
-static void chan_stream_leader_op(struct ctx *c) {
-	chan_send_request(c, CHAN_REQ_ID);
 }
 
 static void chan_stream_follower(struct ctx *c) {
@@ -372,6 +421,46 @@ static void chan_stream_follower(struct ctx *c) {
 	c->sh->follower_ops = n;
 }
 
+// ---- echo: DEPTH requests in flight ----
+
+// One completed call: top the pipeline up to depth requests, then take one
+// answer. The follower is the ping-pong's, which echoes whatever comes; with
+// --depth 1 this is the ping-pong. Inlined with the ring or channel
+// functions, so the reference pays no indirect call.
+static inline __attribute__((always_inline)) void
+echo_leader_op(struct ctx *c, void (*send)(struct ctx *), void (*recv)(struct ctx *)) {
+	for (; c->in_flight < c->o->depth; c->in_flight++)
+		send(c);
+	recv(c);
+	c->in_flight--;
+}
+
+// Take the answers still in flight before the stop request: every request
+// sent is answered, and each ring needs room for depth messages, not depth +
+// 1 (the stop request behind them while the answers fill the other ring).
+static inline __attribute__((always_inline)) void
+echo_leader_stop(struct ctx *c, void (*recv)(struct ctx *), void (*stop)(struct ctx *)) {
+	for (; c->in_flight > 0; c->in_flight--)
+		recv(c);
+	stop(c);
+}
+
+static void ring_echo_leader_op(struct ctx *c) {
+	echo_leader_op(c, ring_send_request, ring_recv_response);
+}
+
+static void ring_echo_leader_stop(struct ctx *c) {
+	echo_leader_stop(c, ring_recv_response, ring_leader_stop);
+}
+
+static void chan_echo_leader_op(struct ctx *c) {
+	echo_leader_op(c, chan_send_call, chan_recv_response);
+}
+
+static void chan_echo_leader_stop(struct ctx *c) {
+	echo_leader_stop(c, chan_recv_response, chan_leader_stop);
+}
+
 // ---- one process, both sides ----
 
 static void ring_local_op(struct ctx *c) {
@@ -384,9 +473,10 @@ static void ring_local_op(struct ctx *c) {
 static void chan_local_op(struct ctx *c) {
 	int len;
 
-	chan_send_request(c, CHAN_REQ_ID);
+	chan_send_request(c, CHAN_REQ_ID, true);
 	chan_recv_request(c, &len);
 	chan_send_response(c, len);
+	chan_follower_flush(c);
 	chan_recv_response(c);
 }
 
@@ -504,6 +594,7 @@ static const struct bench benches[] = {
 	 true,
 	 false,
 	 false,
+	 false,
 	 cacheline_leader_op,
 	 cacheline_leader_stop,
 	 cacheline_follower,
@@ -512,6 +603,7 @@ static const struct bench benches[] = {
 	 "round_trip",
 	 true,
 	 true,
+	 false,
 	 false,
 	 ring_pingpong_leader_op,
 	 ring_leader_stop,
@@ -522,15 +614,27 @@ static const struct bench benches[] = {
 	 true,
 	 true,
 	 false,
-	 ring_stream_leader_op,
+	 false,
+	 ring_send_request,
 	 ring_leader_stop,
 	 ring_stream_follower,
 	 ring_stream_result},
+	{"ring-echo",
+	 "call",
+	 true,
+	 true,
+	 false,
+	 true,
+	 ring_echo_leader_op,
+	 ring_echo_leader_stop,
+	 ring_pingpong_follower,
+	 NULL},
 	{"eventfd",
 	 "round_trip",
 	 true,
 	 false,
 	 true,
+	 false,
 	 eventfd_leader_op,
 	 eventfd_leader_stop,
 	 eventfd_follower,
@@ -540,6 +644,7 @@ static const struct bench benches[] = {
 	 true,
 	 true,
 	 true,
+	 false,
 	 unix_leader_op,
 	 unix_leader_stop,
 	 unix_follower,
@@ -548,6 +653,7 @@ static const struct bench benches[] = {
 	 "round_trip",
 	 true,
 	 true,
+	 false,
 	 false,
 	 chan_pingpong_leader_op,
 	 chan_leader_stop,
@@ -558,14 +664,25 @@ static const struct bench benches[] = {
 	 true,
 	 true,
 	 false,
-	 chan_stream_leader_op,
+	 false,
+	 chan_send_call,
 	 chan_leader_stop,
 	 chan_stream_follower,
 	 ring_stream_result},
-	{"ring-local", "round_trip", false, true, false, ring_local_op, NULL, NULL, NULL},
-	{"chan-local", "round_trip", false, true, false, chan_local_op, NULL, NULL, NULL},
-	{"clock", "call", false, false, false, clock_leader_op, NULL, NULL, NULL},
-	{"syscall", "call", false, false, false, syscall_leader_op, NULL, NULL, NULL},
+	{"chan-echo",
+	 "call",
+	 true,
+	 true,
+	 false,
+	 true,
+	 chan_echo_leader_op,
+	 chan_echo_leader_stop,
+	 chan_pingpong_follower,
+	 NULL},
+	{"ring-local", "round_trip", false, true, false, false, ring_local_op, NULL, NULL, NULL},
+	{"chan-local", "round_trip", false, true, false, false, chan_local_op, NULL, NULL, NULL},
+	{"clock", "call", false, false, false, false, clock_leader_op, NULL, NULL, NULL},
+	{"syscall", "call", false, false, false, false, syscall_leader_op, NULL, NULL, NULL},
 };
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
 
@@ -656,6 +773,15 @@ static void setup(struct ctx *c, const struct options *o) {
 	c->cells = SHMCHAN_MSG_CELLS(msg);
 	if (c->cells > SHMCHAN_RING_CELLS - 1)
 		fail("-z %zu: a message of %u cells does not fit the ring", o->size, c->cells);
+	// All the requests in flight, or all their answers, may sit in one
+	// ring at once: if they do not fit, the leader and the follower both
+	// wait for room that only the other can make.
+	if ((uint64_t)o->depth * c->cells > SHMCHAN_RING_CELLS - 1)
+		fail("--depth %u: %u messages of %u cells do not fit a ring of %u cells",
+		     o->depth,
+		     o->depth,
+		     c->cells,
+		     SHMCHAN_RING_CELLS - 1);
 	size_t frame_bytes = (size_t)c->cells * SHMCHAN_CELL_SIZE;
 	c->tx_frame = frame_alloc(frame_bytes);
 	c->rx_frame = frame_alloc(frame_bytes);
@@ -704,9 +830,10 @@ static void usage(FILE *out) {
 	fprintf(out,
 		"usage: ref_bench [-T SECONDS | -n COUNT] [-w WARMUP] [-z SIZE] [--cpus A,B | "
 		"--no-pin]\n"
-		"                 [--gap-us US] [--json] TEST\n"
-		"  TEST        cacheline, ring-pingpong, ring-stream, chan-pingpong, chan-stream,\n"
-		"              ring-local, chan-local, eventfd, unix, clock or syscall\n"
+		"                 [--gap-us US] [--depth N] [--json] TEST\n"
+		"  TEST        cacheline, ring-pingpong, ring-stream, ring-echo, chan-pingpong,\n"
+		"              chan-stream, chan-echo, ring-local, chan-local, eventfd, unix,\n"
+		"              clock or syscall\n"
 		"  -T SECONDS  measure for this long (default %.1f)\n"
 		"  -n COUNT    measure exactly COUNT operations instead\n"
 		"  -w WARMUP   operations before measuring (default %d)\n"
@@ -718,17 +845,21 @@ static void usage(FILE *out) {
 		"  --no-pin    let the scheduler place both processes\n"
 		"  --gap-us US eventfd, unix: sleep US before each round trip, and time each\n"
 		"              round trip alone (the sleeps are not counted)\n"
+		"  --depth N   ring-echo, chan-echo only: keep N requests in flight (default %d;\n"
+		"              all N must fit one ring); an operation is one call answered\n"
 		"  --json      print one JSON object on stdout\n",
 		DEFAULT_SECONDS,
 		DEFAULT_WARMUP,
 		GR_PING2_LEN,
-		GR_API_MAX_MSG_LEN);
+		GR_API_MAX_MSG_LEN,
+		DEFAULT_DEPTH);
 }
 
 enum long_only_option {
 	OPT_CPUS = 256,
 	OPT_NO_PIN,
 	OPT_GAP_US,
+	OPT_DEPTH,
 	OPT_JSON,
 };
 
@@ -746,6 +877,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		{"cpus", required_argument, NULL, OPT_CPUS},
 		{"no-pin", no_argument, NULL, OPT_NO_PIN},
 		{"gap-us", required_argument, NULL, OPT_GAP_US},
+		{"depth", required_argument, NULL, OPT_DEPTH},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -791,6 +923,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		case OPT_GAP_US:
 			o->gap_us = parse_number("--gap-us", optarg, 1, MAX_GAP_US);
 			break;
+		case OPT_DEPTH:
+			// The bound of the message size is checked in setup().
+			o->depth = (unsigned)parse_number("--depth", optarg, 1, MAX_DEPTH);
+			break;
 		case OPT_JSON:
 			o->json = true;
 			break;
@@ -814,6 +950,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		fail("unknown test '%s' (see --help)", argv[optind]);
 	if (o->gap_us > 0 && !o->bench->sleeps)
 		fail("--gap-us: only eventfd and unix, whose follower sleeps");
+	if (o->depth > 0 && !o->bench->pipelined)
+		fail("--depth: only ring-echo and chan-echo, whose leader pipelines");
+	if (o->bench->pipelined && o->depth == 0)
+		o->depth = DEFAULT_DEPTH;
 	if (cpus_given && !o->pin)
 		fail("--cpus and --no-pin contradict each other");
 	if (o->pin && !cpus_given && !default_cpus(o->cpus)) {
@@ -946,6 +1086,8 @@ static void print_result(const struct ctx *c, const struct result *r) {
 		printf("%s", b->name);
 		if (b->sizes)
 			printf(", %zu bytes (%u cells)", o->size, c->cells);
+		if (b->pipelined)
+			printf(", %u in flight", o->depth);
 		if (o->pin)
 			printf(", CPUs %d,%d", o->cpus[0], o->cpus[1]);
 		if (o->gap_us > 0)
@@ -965,6 +1107,10 @@ static void print_result(const struct ctx *c, const struct result *r) {
 		printf(", \"size\": %zu, \"cells\": %u", o->size, c->cells);
 	else
 		printf(", \"size\": null, \"cells\": null");
+	if (b->pipelined)
+		printf(", \"depth\": %u", o->depth);
+	else
+		printf(", \"depth\": null");
 	if (o->pin)
 		printf(", \"cpus\": [%d, %d]", o->cpus[0], o->cpus[1]);
 	else
