@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The client's end of a channel. The client trusts the daemon. It is the
-// single producer of the request ring, which it drives with rte_ring's own
-// zero-copy enqueue (rte_ring_peek_zc.h): a frame is written straight into
-// the reserved cells, with no staging copy. It is the single consumer of the
-// response ring, which it drives by hand with rte_ring's single-consumer
-// sequence, so that it can keep the producer tail it read last (see
-// shmchan_client_recv()). It needs no EAL and links no DPDK library: built
-// with the ring headers only.
+// The client's end of a channel. The client trusts the daemon. It drives
+// both rings by hand with rte_ring's single-producer (request ring) and
+// single-consumer (response ring) sequences: the same loads and stores in
+// the same order, but it keeps the peer's index it read last and reads the
+// peer's cache line again only when the ring looks full (enqueue) or empty
+// (dequeue), where rte_ring's functions read it on every call, and it writes
+// a frame straight into its cells and reads it straight out of them, with no
+// staging copy. It needs no EAL and links no DPDK library: built with the
+// ring headers only.
 
 #include "client.h"
 
 #include <rte_ring_elem.h>
-#include <rte_ring_peek_zc.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,17 +24,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-// The cells a zero-copy start reserved, as bytes: len1 bytes at p1 up to the
-// end of the cell array, then the rest at p2 (NULL when they do not wrap).
+// A frame's cells, as bytes: len1 bytes at p1 up to the end of the cell
+// array, then the rest at p2.
 struct zc_bytes {
 	uint8_t *p1;
 	size_t len1;
 	uint8_t *p2;
 };
-
-static struct zc_bytes zc_bytes(const struct rte_ring_zc_data *zcd) {
-	return (struct zc_bytes){zcd->ptr1, (size_t)zcd->n1 * SHMCHAN_CELL_SIZE, zcd->ptr2};
-}
 
 // The bytes of n cells of r from index head on, split where the cell array
 // wraps (n is at most the ring's capacity).
@@ -49,7 +45,7 @@ static struct zc_bytes ring_bytes(struct rte_ring *r, uint32_t head, uint32_t n)
 	};
 }
 
-// Copy n bytes into the reserved cells at byte off (src NULL: zeros).
+// Copy n bytes into a frame's cells at byte off (src NULL: zeros).
 static void zc_write(const struct zc_bytes *z, size_t off, const void *src, size_t n) {
 	size_t first = off < z->len1 ? z->len1 - off : 0;
 
@@ -70,7 +66,7 @@ static void zc_write(const struct zc_bytes *z, size_t off, const void *src, size
 	}
 }
 
-// Copy n bytes out of the reserved cells from byte off.
+// Copy n bytes out of a frame's cells from byte off.
 static void zc_read(const struct zc_bytes *z, size_t off, void *dst, size_t n) {
 	size_t first = off < z->len1 ? z->len1 - off : 0;
 
@@ -232,6 +228,7 @@ int shmchan_client_open(
 	c->resp_fd = resp_fd;
 	c->unflushed = false;
 	c->resp_tail = c->resp_ring->prod.tail;
+	c->req_cons = c->req_ring->cons.tail;
 	*out = c;
 	return 0;
 
@@ -268,7 +265,8 @@ int shmchan_client_enqueue(
 	const void *payload,
 	size_t payload_len
 ) {
-	struct rte_ring_zc_data zcd = {0};
+	struct rte_ring *r = c->req_ring;
+	uint32_t head, free_cells;
 	struct zc_bytes z;
 	size_t len, frame_len;
 	unsigned cells;
@@ -282,23 +280,30 @@ int shmchan_client_enqueue(
 	cells = SHMCHAN_MSG_CELLS(len);
 	frame_len = (size_t)cells * SHMCHAN_CELL_SIZE;
 
-	// Reserve the frame's cells (all or none), write the frame into them,
-	// then publish it (the finish is a release store of prod.tail).
-	if (rte_ring_enqueue_zc_bulk_elem_start(
-		    c->req_ring,
-		    SHMCHAN_CELL_SIZE,
-		    cells,
-		    &zcd,
-		    NULL
-	    ) == 0)
-		return -ENOBUFS;
-	z = zc_bytes(&zcd);
+	// rte_ring's single-producer enqueue, by hand, as the dequeue in
+	// shmchan_client_recv(): room by the consumer tail read last, which is
+	// read again only when the frame does not fit by it.
+	head = r->prod.head;
+	free_cells = r->capacity + c->req_cons - head;
+	if (cells > free_cells) {
+		// Acquire pairs with the daemon's release of cons.tail: its copies
+		// out of the cells it freed are done before we overwrite them.
+		c->req_cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+		free_cells = r->capacity + c->req_cons - head;
+		if (cells > free_cells)
+			return -ENOBUFS;
+	}
+	// Write the frame straight into its cells, then publish it: prod.head,
+	// then a release store of prod.tail, as rte_ring does.
+	z = ring_bytes(r, head, cells);
 	len32 = (uint32_t)len;
 	zc_write(&z, 0, &len32, sizeof(len32));
 	zc_write(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
 	zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
 	zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
-	rte_ring_enqueue_zc_elem_finish(c->req_ring, cells);
+	head += cells;
+	r->prod.head = head;
+	__atomic_store_n(&r->prod.tail, head, __ATOMIC_RELEASE);
 	c->unflushed = true;
 	return 0;
 }

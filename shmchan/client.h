@@ -23,6 +23,9 @@ struct shmchan_client {
 	int req_fd; // the daemon's doorbell: we ring it
 	int resp_fd; // our doorbell: we sleep on it
 	bool unflushed; // enqueued since the last flush (sending thread)
+	// The request ring's consumer tail as last read (sending thread): read
+	// again only when a frame does not fit by it.
+	uint32_t req_cons;
 	// The response ring's producer tail as last read (receiving thread):
 	// read again only when the messages up to it are taken, so that a burst
 	// of responses costs one transfer of the daemon's index line.
