@@ -7,7 +7,9 @@
 # has hugepages) x daemon spin (-S 100 spinning, -S 0 sleeping) x requests in
 # flight (1, 32) x clients (1, 4, 16) x payload (64 B, 4 KiB, 128 KiB), each
 # cell for BENCH_CELL_S seconds; then the idle cost (16 attached clients, 10
-# s), and the system calls of a busy channel counted again under strace.
+# s), the placement cells (the daemon on a CPU of its own, the clients on
+# the others: 64 B, spinning, memfd, depths x clients), and the system calls
+# of a busy channel counted again under strace.
 # Writes every JSON into results/<timestamp>/, a summary.json, the plots
 # (gnuplot), and prints the goals table. About five minutes on 2 CPUs.
 #
@@ -147,8 +149,16 @@ run_ref eventfd-gap-nopin --no-pin -n "$IDLE_GAP_ROUNDS" --gap-us "$IDLE_GAP_US"
 
 # ---- the matrix ----
 
+# The placement cells ("pinned"): the daemon (its main thread and poller) on
+# the last CPU, EAL -l, the clients on the others (taskset), as a DPDK
+# deployment gives its poller a core of its own. Spinning daemon, memfd,
+# 64 B, depths x clients. Skipped on one CPU.
+ncpus=$(nproc)
+pinned_cells=$((${#depths[@]} * ${#clients[@]}))
+[ "$ncpus" -ge 2 ] || pinned_cells=0
+
 # Cells counted up front for the progress lines.
-n_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]}))
+n_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]} + pinned_cells))
 cell=0
 memzone_reason=
 
@@ -163,7 +173,7 @@ run_cell() {
 	memfd) args=(-t shm) ;;
 	memzone) args=(-t shm --secondary) ;;
 	esac
-	"$perf" -s "$SHMT_SOCK" "${args[@]}" -d "$depth" -c "$nclients" -z "$size" \
+	"${client_cpus[@]}" "$perf" -s "$SHMT_SOCK" "${args[@]}" -d "$depth" -c "$nclients" -z "$size" \
 		-T "$CELL_S" -w "$WARMUP" -q --json --cdf "$@" \
 		>"$results/$name.json" 2>"$results/$name.err" ||
 		shmt_fail "ping2_perf $transport $mode d$depth c$nclients z$size: $(tail -n 3 "$results/$name.err")"
@@ -173,6 +183,9 @@ r = json.load(open(sys.argv[1]))
 print("%s: %.0f calls/s, p50 %d ns" % (sys.argv[2], r["calls_per_s"], r["latency_ns"]["p50"]))' \
 		"$results/$name.json" "bench: [$cell/$n_cells] $name" >&2
 }
+
+# Prefix of the clients' command line: empty, or taskset for the pinned cells.
+client_cpus=()
 
 # The memzone column needs a daemon with hugepages: a short --secondary run
 # says whether it has them, and why not.
@@ -220,6 +233,21 @@ for mode in spinning sleeping; do
 	stop_daemon
 done
 [ -z "$memzone_reason" ] || printf '%s\n' "$memzone_reason" >"$results/memzone-skipped.txt"
+
+if [ "$pinned_cells" -gt 0 ]; then
+	daemon_cpu=$((ncpus - 1))
+	start_daemon -S "$SPINNING_US" -- -l "$daemon_cpu"
+	echo "bench: daemon -S $SPINNING_US on CPU $daemon_cpu, clients on CPUs 0-$((daemon_cpu - 1))" >&2
+	client_cpus=(taskset -c "0-$((daemon_cpu - 1))")
+	for depth in "${depths[@]}"; do
+		for n in "${clients[@]}"; do
+			cell=$((cell + 1))
+			run_cell pinned memfd "$depth" "$n" 64
+		done
+	done
+	client_cpus=()
+	stop_daemon
+fi
 
 # The references of the goals again: on a virtual machine the hypervisor may
 # move the two virtual CPUs to other physical cores during the run, and a
