@@ -214,18 +214,20 @@ int client_shm_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 	}
 }
 
-// Move every response waiting in the response ring to the stash.
+// Move every response waiting in the response ring to the stash. Returns
+// how many, or -errno.
 static int shm_drain(struct gr_api_client *c) {
 	struct client_msg msg;
-	int n;
+	int n, taken = 0;
 	while ((n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX)) != 0) {
 		int ret = shm_msg(c, n, &msg);
 		if (ret == 0)
 			ret = client_route(c, &msg, 0);
 		if (ret < 0)
 			return ret;
+		taken++;
 	}
-	return 0;
+	return taken;
 }
 
 int client_shm_send(
@@ -250,7 +252,11 @@ int client_shm_send(
 		ret = shm_drain(c);
 		if (ret < 0)
 			return ret;
-		shmchan_client_room_check(c->chan);
+		// Tell a daemon waiting for room about the room just made: once
+		// per drain that took something, not on every turn of this loop
+		// (the daemon's flag stays set until it wakes).
+		if (ret > 0)
+			shmchan_client_room_check(c->chan);
 		if (!waiting) {
 			shm_wait_start(c);
 			waiting = true;

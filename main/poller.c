@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,14 +76,13 @@ static void *poller_main(void *arg) {
 	last_work = rte_rdtsc();
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
-		bool idle = false, worked = false;
+		bool idle = false;
 		int timeout_ms;
 
 		rcu_read_lock();
 		for (unsigned pass = 0; pass < POLLER_PASSES_PER_LOCK; pass++) {
 			if (channel_poll(p->id, p->req_buf) > 0) {
 				last_work = rte_rdtsc();
-				worked = true;
 				break;
 			}
 			if (rte_rdtsc() - last_work >= spin_cycles) {
@@ -94,17 +92,8 @@ static void *poller_main(void *arg) {
 			rte_pause();
 		}
 		rcu_read_unlock();
-		if (!idle) {
-			// A whole batch of empty passes: give the CPU to another
-			// thread that waits for it, if any (sched_yield returns at
-			// once otherwise). With more spinning threads than CPUs, a
-			// client waiting on this CPU's run queue would otherwise
-			// wait for the scheduler tick while the poller spins for
-			// its request (docs/spin-budgets.md).
-			if (!worked)
-				sched_yield();
+		if (!idle)
 			continue;
-		}
 
 		// Idle past the spin budget: arm every doorbell, then re-check
 		// every ring (channel_arm does both, the fence in between). A
