@@ -26,6 +26,8 @@ SIZES = (64, 4096, 131072)
 TRANSPORTS = ("socket", "memfd", "memzone")
 MODES = ("spinning", "sleeping")
 CONFIGS = [(1, 1), (1, 4), (1, 16), (32, 1), (32, 4), (32, 16)]
+# Requests in flight of the echo reference (bench.sh ECHO_DEPTH).
+ECHO_DEPTH = 32
 
 
 def load(name):
@@ -54,21 +56,24 @@ if os.path.exists(os.path.join(results, "memzone-skipped.txt")):
 
 def ref(name):
     # A reference measured at the start of the run and, for the goals', again
-    # at the end: their mean, with the drift between the two noted.
-    start, end = refs.get(name), refs.get(name + "-end")
-    if start is None or end is None:
-        return start
-    mean = dict(start)
-    mean["ns_per_op"] = (start["ns_per_op"] + end["ns_per_op"]) / 2
-    mean["ops_per_s"] = (start["ops_per_s"] + end["ops_per_s"]) / 2
-    mean["drift"] = end["ns_per_op"] / start["ns_per_op"]
-    return mean
+    # between the two daemons and at the end: the median of the three (one
+    # disturbed measurement cannot move it), with their spread noted.
+    runs = [r for r in (refs.get(name), refs.get(name + "-mid"), refs.get(name + "-end")) if r]
+    if len(runs) < 2:
+        return runs[0] if runs else None
+    ns = sorted(r["ns_per_op"] for r in runs)
+    med = dict(runs[0])
+    med["ns_per_op"] = ns[len(ns) // 2] if len(ns) % 2 else (ns[len(ns) // 2 - 1] + ns[len(ns) // 2]) / 2
+    med["ops_per_s"] = 1e9 / med["ns_per_op"]
+    med["spread"] = (ns[0], ns[-1], len(ns))
+    return med
 
 
 def ref_detail(r):
-    if r is None or "drift" not in r:
+    if r is None or "spread" not in r:
         return ""
-    return f" (mean of start and end of the run; end / start {r['drift']:.2f})"
+    lo, hi, n = r["spread"]
+    return f" (median of {n} measurements over the run: {lo:.0f} to {hi:.0f} ns)"
 
 
 def cell(transport, mode, depth, clients, size):
@@ -171,10 +176,51 @@ sleep1 = cell("memfd", "sleeping", 1, 1, 64)
 both1 = cell("memfd", "bothsleep", 1, 1, 64)
 shm32 = cell("memfd", "spinning", 32, 1, 64)
 shm16 = cell("memfd", "spinning", 1, 16, 64)
+def triple(name):
+    # A goal measured side by side (bench.sh goal_triple): its reference just
+    # before and just after its cell.
+    r1, c, r2 = (load(f"goal-{name}-{part}.json") for part in ("ref1", "cell", "ref2"))
+    if not (r1 and c and r2):
+        return None
+    tries_path = os.path.join(results, f"goal-{name}-tries")
+    tries = int(open(tries_path).read()) if os.path.exists(tries_path) else 1
+    a, b = r1["ns_per_op"], r2["ns_per_op"]
+    return {"cell": c, "ref_ns": (a + b) / 2, "ref_ops_per_s": 2e9 / (a + b), "ref1_ns": a,
+            "ref2_ns": b, "tries": tries, "stable": abs(a - b) <= 0.2 * min(a, b)}
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def rounds(name):
+    # The goal's triples, one per round (bench.sh goal_round).
+    return [t for t in (triple(f"{name}-r{i}") for i in (1, 2, 3)) if t]
+
+
+def round_text(ratio_value, num, den, t):
+    moved = "" if t["stable"] else ", the vCPUs moved"
+    return (f"{ratio_value:.2f} ({num} / {den:.0f}; reference {t['ref1_ns']:.0f} ns before, "
+            f"{t['ref2_ns']:.0f} ns after{moved})")
+
+
+rtt_rounds = rounds("rtt")
 cl = ref("cacheline")
-if shm1 and cl:
+if rtt_rounds:
+    parts, values = [], []
+    for t in rtt_rounds:
+        c = t["cell"]
+        values.append(rtt_ns(c) / t["ref_ns"])
+        parts.append(round_text(values[-1], f"{rtt_ns(c):.0f} ns, p50 {c['latency_ns']['p50']} ns",
+                                t["ref_ns"], t))
+    goal("shm ping2 round trip / raw cache-line ping-pong", median(values), "<=", 3.0,
+         f"median of {len(values)} rounds, each beside its reference: " + "; ".join(parts))
+elif shm1 and cl:
     goal("shm ping2 round trip / raw cache-line ping-pong", ratio(rtt_ns(shm1), cl["ns_per_op"]),
          "<=", 3.0, f"{rtt_ns(shm1):.0f} ns / {cl['ns_per_op']:.0f} ns" + ref_detail(cl))
+
 if shm1 and sock1:
     goal("shm ping2 calls/s / socket calls/s", ratio(shm1["calls_per_s"], sock1["calls_per_s"]),
          ">=", 25.0, f"{shm1['calls_per_s']:.0f} / {sock1['calls_per_s']:.0f}")
@@ -184,21 +230,24 @@ if shm1:
     goal("syscalls per call, busy channel (client, daemon)", worst, "<", 0.01,
          f"client {c}, daemon {d} (tracepoint); strace: client {strace['client']}, "
          f"daemon {strace['daemon']}")
+stream_rounds, echo_rounds = rounds("stream"), rounds("echo")
 rs = ref("ring-stream-z64")
-ring_echo = ref("ring-echo-z64")
-if shm32 and rs:
-    # The goal is issue 5's, against one ring streaming; a pipelined call
-    # moves a request and its answer, so the raw echo at the same depth is
-    # its ceiling, shown beside it.
-    echo_detail = ""
-    vs_echo = ratio(shm32["calls_per_s"], ring_echo["ops_per_s"]) if ring_echo else None
-    if vs_echo is not None:
-        echo_detail = (f"; vs raw ring echo, {ring_echo['depth']} in flight: {vs_echo:.2f} "
-                       f"({shm32['calls_per_s']:.0f} / {ring_echo['ops_per_s']:.0f})" +
-                       ref_detail(ring_echo))
+if stream_rounds:
+    parts, values = [], []
+    for t in stream_rounds:
+        c = t["cell"]
+        values.append(c["calls_per_s"] / t["ref_ops_per_s"])
+        parts.append(round_text(values[-1], f"{c['calls_per_s']:.0f}", t["ref_ops_per_s"], t))
+    detail = f"median of {len(values)} rounds, each beside its reference: " + "; ".join(parts)
+    if echo_rounds:
+        echo_values = [t["cell"]["calls_per_s"] / t["ref_ops_per_s"] for t in echo_rounds]
+        detail += (f". Against the raw ring echo with {ECHO_DEPTH} in flight, its ceiling: "
+                   + ", ".join(f"{v:.2f}" for v in echo_values)
+                   + f" (median {median(echo_values):.2f})")
+    goal("shm depth 32 requests/s / raw ring streaming", median(values), ">=", 0.5, detail)
+elif shm32 and rs:
     goal("shm depth 32 requests/s / raw ring streaming", ratio(shm32["calls_per_s"], rs["ops_per_s"]),
-         ">=", 0.5, f"{shm32['calls_per_s']:.0f} / {rs['ops_per_s']:.0f}" + ref_detail(rs) +
-         echo_detail)
+         ">=", 0.5, f"{shm32['calls_per_s']:.0f} / {rs['ops_per_s']:.0f}" + ref_detail(rs))
 efd = ref("eventfd-nopin")
 if sleep1 and efd:
     goal("sleeping-daemon round trip / raw eventfd round trip",
@@ -319,13 +368,16 @@ lines.append("### References (ref_bench)")
 lines.append("")
 lines.append("| reference | size | CPUs | per operation | operations/s | CPU per op (leader / follower) |")
 lines.append("|---|---|---|---|---|---|")
-ref_order = ["cacheline", "cacheline-end", "ring-pingpong-z64", "ring-pingpong-z64-end",
+ref_order = ["cacheline", "cacheline-mid", "cacheline-end", "ring-pingpong-z64",
+             "ring-pingpong-z64-mid", "ring-pingpong-z64-end",
              "ring-pingpong-z4096", "ring-pingpong-z131072", "ring-stream-z64",
-             "ring-stream-z64-end", "ring-stream-z4096", "ring-stream-z131072", "ring-echo-z64",
-             "ring-echo-z64-end", "chan-pingpong-z64", "chan-pingpong-z64-end",
+             "ring-stream-z64-mid", "ring-stream-z64-end", "ring-stream-z4096",
+             "ring-stream-z131072", "ring-echo-z64", "ring-echo-z64-mid", "ring-echo-z64-end",
+             "chan-pingpong-z64", "chan-pingpong-z64-mid", "chan-pingpong-z64-end",
              "chan-pingpong-z4096", "chan-pingpong-z131072", "chan-stream-z64",
              "chan-stream-z4096", "chan-stream-z131072", "chan-echo-z64", "ring-local",
-             "chan-local", "eventfd", "eventfd-nopin", "eventfd-nopin-end", "eventfd-gap",
+             "chan-local", "eventfd", "eventfd-nopin", "eventfd-nopin-mid", "eventfd-nopin-end",
+             "eventfd-gap",
              "eventfd-gap-nopin", "unix-z64", "unix-z4096", "unix-z131072", "clock", "syscall"]
 for name in ref_order:
     r = refs.get(name)
@@ -335,6 +387,7 @@ for name in ref_order:
     size = "-" if r["size"] is None else str(r["size"])
     gap = f", after {r['gap_us'] // 1000} ms idle" if r.get("gap_us") else ""
     gap += f", {r['depth']} in flight" if r.get("depth") else ""
+    gap += " (again, between the daemons)" if name.endswith("-mid") else ""
     gap += " (again, at the end)" if name.endswith("-end") else ""
     follower = r["follower_cpu_ns_per_op"]
     cpu = fmt_ns(r["leader_cpu_ns_per_op"]) + (f" / {fmt_ns(follower)}" if follower else "")
