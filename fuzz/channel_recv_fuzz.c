@@ -6,7 +6,8 @@
 // region (cells, frame lengths, ring headers, indices, need-wakeup flags),
 // publishes frames honest or not, moves the producer tail of the request ring
 // and the consumer tail of the response ring to any value, between the
-// daemon's calls of shmchan_server_recv() and shmchan_server_send(). After
+// daemon's calls of shmchan_server_recv(), shmchan_server_send() and
+// shmchan_server_flush(). After
 // each recv the harness applies the channel's own validation of a request (as
 // channel_serve() in main/channel.c: frame length against payload_len, then
 // api_check_header() of main/api.c).
@@ -51,6 +52,7 @@ enum fuzz_op {
 	OP_SCRIBBLE, // u32 offset, u8 n, n bytes: anywhere in the region
 	OP_SLEEP_FLAG, // u32: client_sleeping
 	OP_ARM, // the daemon arms its doorbell and re-checks the ring
+	OP_FLUSH, // the daemon ends a batch
 	OP_COUNT,
 };
 
@@ -183,8 +185,11 @@ static void shadow_check(const char *after) {
 }
 
 static void op_recv(void) {
-	uint32_t pos = h.s->req.pos;
-	uint32_t tail = h.req->prod.tail;
+	uint32_t pos = h.s->req.pos, published = h.req->cons.tail;
+	// The daemon reads the client's tail only when the cells up to the tail
+	// it read (and checked) last are used up (docs/protocol.md).
+	bool reload = h.s->req.peer == pos;
+	uint32_t tail = reload ? h.req->prod.tail : h.s->req.peer;
 	uint32_t entries = tail - pos, len;
 	int want;
 
@@ -214,12 +219,23 @@ static void op_recv(void) {
 	}
 	FUZZ_CHECK(memcmp(h.buf, h.want, len) == 0, "recv copied other bytes than the frame's");
 	FUZZ_CHECK(h.s->req.pos == pos + SHMCHAN_MSG_CELLS(len), "index not moved past the frame");
-	shadow_allow(h.g.req_ring_off + offsetof(struct rte_ring, cons), sizeof(h.req->cons));
+	// The cells go back to the client at the flush, a large frame's at once.
+	if (SHMCHAN_MSG_CELLS(len) >= SERVER_FREE_NOW_CELLS) {
+		shadow_allow(
+			h.g.req_ring_off + offsetof(struct rte_ring, cons),
+			sizeof(h.req->cons)
+		);
+		FUZZ_CHECK(
+			h.req->cons.tail == h.s->req.pos && h.req->cons.head == h.s->req.pos,
+			"consumer index of a large frame not published"
+		);
+	} else {
+		FUZZ_CHECK(
+			h.req->cons.tail == published,
+			"consumer index published before the flush"
+		);
+	}
 	shadow_check("recv");
-	FUZZ_CHECK(
-		h.req->cons.tail == h.s->req.pos && h.req->cons.head == h.s->req.pos,
-		"consumer index not published"
-	);
 
 	// The channel's validation of the private copy (channel_serve()).
 	struct gr_api_request req;
@@ -242,18 +258,25 @@ static void op_send(uint32_t payload_len) {
 		.for_id = payload_len,
 		.status = 0,
 		.payload_len = payload_len};
-	uint32_t pos = h.s->resp.pos, cons = h.resp->cons.tail, used = pos - cons;
+	uint32_t pos = h.s->resp.pos, used = pos - h.s->resp.peer;
 	uint32_t len = (uint32_t)sizeof(hdr) + payload_len;
 	int want;
 
-	if (payload_len > SHMCHAN_MSG_MAX - sizeof(hdr))
+	// Room by the consumer tail read (and checked) last; the client's tail
+	// is read only when the frame does not fit by it.
+	if (payload_len > SHMCHAN_MSG_MAX - sizeof(hdr)) {
 		want = -EMSGSIZE;
-	else if (used > capacity())
-		want = -EBADMSG;
-	else if (SHMCHAN_MSG_CELLS(len) > capacity() - used)
-		want = -ENOBUFS;
-	else
+	} else if (SHMCHAN_MSG_CELLS(len) <= capacity() - used) {
 		want = 0;
+	} else {
+		used = pos - h.resp->cons.tail;
+		if (used > capacity())
+			want = -EBADMSG;
+		else if (SHMCHAN_MSG_CELLS(len) > capacity() - used)
+			want = -ENOBUFS;
+		else
+			want = 0;
+	}
 
 	memcpy(h.shadow, h.region, h.g.region_size);
 	int got = shmchan_server_send(h.s, &hdr, sizeof(hdr), h.payload, payload_len);
@@ -285,7 +308,21 @@ static void op_send(uint32_t payload_len) {
 	free(copy);
 	shadow_allow_cells(h.resp_cells, pos, cells);
 	shadow_allow(h.g.resp_ring_off + offsetof(struct rte_ring, prod), sizeof(h.resp->prod));
+	// A send ends its batch: the request cells taken go back too.
+	shadow_allow(h.g.req_ring_off + offsetof(struct rte_ring, cons), sizeof(h.req->cons));
+	FUZZ_CHECK(h.req->cons.tail == h.s->req.pos, "request cells not handed back by the flush");
 	shadow_check("send");
+}
+
+static void op_flush(void) {
+	memcpy(h.shadow, h.region, h.g.region_size);
+	shmchan_server_flush(h.s);
+	shadow_allow(h.g.req_ring_off + offsetof(struct rte_ring, cons), sizeof(h.req->cons));
+	FUZZ_CHECK(
+		h.req->cons.tail == h.s->req.pos && h.req->cons.head == h.s->req.pos,
+		"request cells not handed back by the flush"
+	);
+	shadow_check("flush");
 }
 
 // A frame of n bytes (below 64 KiB, so always under SHMCHAN_MSG_MAX) that
@@ -330,8 +367,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		rings[i]->prod.head = rings[i]->prod.tail = start;
 		rings[i]->cons.head = rings[i]->cons.tail = start;
 	}
-	h.s->req.pos = start;
-	h.s->resp.pos = start;
+	h.s->req.pos = h.s->req.published = h.s->req.peer = start;
+	h.s->resp.pos = h.s->resp.published = h.s->resp.peer = start;
 	h.client_pos = start;
 
 	for (unsigned i = 0; i < FUZZ_OPS_MAX && r.left > 0; i++) {
@@ -367,13 +404,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 			shmchan_server_doorbell_arm(h.s);
 			bool pending = shmchan_server_has_request(h.s);
 			FUZZ_CHECK(
-				pending == (h.req->prod.tail != h.s->req.pos),
+				pending == (h.s->req.peer != h.s->req.pos ||
+					    h.req->prod.tail != h.s->req.pos),
 				"has_request says %d",
 				pending
 			);
 			shmchan_server_doorbell_disarm(h.s);
 			break;
 		}
+		case OP_FLUSH:
+			op_flush();
+			break;
 		case OP_COUNT:
 			break;
 		}

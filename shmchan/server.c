@@ -29,9 +29,6 @@
 // whole and costs what a plain store costs.
 #define STAT_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 #define RESP_RING_NAME "resp"
-// A request of at least this many cells (4 KiB) has its cells handed back
-// as soon as it is copied out, not at the flush that ends the batch.
-#define SERVER_FREE_NOW_CELLS 256
 
 static void ring_view_init(struct ring_view *v, struct rte_ring *shared, uint32_t ring_cells) {
 	v->shared = shared;

@@ -9,6 +9,10 @@
 
 #include "region.h"
 
+// A request of at least this many cells (4 KiB) has its cells handed back
+// as soon as it is copied out, not at the flush that ends the batch.
+#define SERVER_FREE_NOW_CELLS 256
+
 // The daemon's view of one ring. Everything here lives in the daemon's own
 // memory: the geometry is copied from the shmchan_geometry at create time,
 // never read back from the shared rte_ring header (a client can rewrite
