@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +24,9 @@
 
 // Below the meson timeout of the end-to-end tests (test/meson.build).
 #define TEST_WATCHDOG_S 20
+
+// Children children_guard() tracks at once.
+#define CHILDREN_MAX 16
 
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \
@@ -61,4 +66,76 @@ static inline pid_t daemon_pid_from_env(void) {
 	pid = strtol(s, &end, 10);
 	CHECK(*end == '\0' && pid > 0, "SHMT_DAEMON_PID '%s' is not a pid", s);
 	return (pid_t)pid;
+}
+
+// In a child, right after fork(): the kernel sends it SIGKILL when its parent
+// dies, however the parent ends: a failed check, SIGKILL, or an _exit() that
+// runs no atexit handler (the watchdog's). The parent may have died before
+// the prctl: then this process has another parent already, and ends here.
+// parent is the parent's getpid(), taken before the fork.
+static inline void child_die_with_parent(pid_t parent) {
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(EXIT_FAILURE);
+}
+
+// The children of children_add() not reaped yet: 0 is a free entry. Written
+// by the guarding process outside its signal handlers, one sig_atomic_t store
+// at a time: children_kill() sees each entry either empty or a whole pid.
+static volatile sig_atomic_t children_pids[CHILDREN_MAX];
+// The process of children_guard(); set before any handler can read it.
+static pid_t children_owner;
+
+// Kill and reap every child recorded. Async-signal-safe. A child inherits the
+// atexit handler and the signal handlers: the getpid() test keeps it from
+// killing its siblings.
+static inline void children_kill(void) {
+	if (getpid() != children_owner)
+		return;
+	for (unsigned i = 0; i < CHILDREN_MAX; i++) {
+		pid_t pid = children_pids[i];
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			children_pids[i] = 0;
+		}
+	}
+}
+
+// SA_RESETHAND: the signal raised again ends the process as it would have.
+static inline void children_on_signal(int sig) {
+	children_kill();
+	raise(sig);
+}
+
+// No child of children_add() outlives this process, however it ends: a failed
+// check (exit()) and SIGTERM, SIGINT or SIGHUP (meson's or timeout's) kill
+// them by pid here. SIGKILL, an _exit(), and the window between fork() and
+// children_add() are covered by each child's child_die_with_parent().
+static inline void children_guard(void) {
+	struct sigaction sa = {.sa_handler = children_on_signal, .sa_flags = SA_RESETHAND};
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+
+	children_owner = getpid();
+	CHECK(atexit(children_kill) == 0, "atexit failed");
+	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		CHECK(sigaction(sigs[i], &sa, NULL) == 0, "sigaction: %s", strerror(errno));
+}
+
+// Record a child of this process for children_guard(), right after fork().
+static inline void children_add(pid_t pid) {
+	unsigned i = 0;
+
+	CHECK(getpid() == children_owner, "children_add() without children_guard()");
+	while (i < CHILDREN_MAX && children_pids[i] != 0)
+		i++;
+	CHECK(i < CHILDREN_MAX, "more than %d children at once", CHILDREN_MAX);
+	children_pids[i] = pid;
+}
+
+// Drop a child the caller reaped itself: its pid may be reused by then, and
+// must not be killed at exit.
+static inline void children_forget(pid_t pid) {
+	for (unsigned i = 0; i < CHILDREN_MAX; i++)
+		if (children_pids[i] == pid)
+			children_pids[i] = 0;
 }

@@ -48,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,7 +116,7 @@ struct slot_shared {
 
 struct slot {
 	enum transport transport;
-	volatile sig_atomic_t pid; // 0: no child; read by churn_on_signal()
+	pid_t pid; // 0: no child
 	int ready_fd; // a secondary writes one byte here once attached, or -1
 	uint64_t kill_at_ns; // 0: not armed yet (a secondary not attached yet)
 	uint64_t eal_deadline_ns;
@@ -136,7 +135,6 @@ static pid_t daemon_pid;
 static struct gr_api_client *ctl; // the churn's own control client, on the socket
 static struct slot_shared *shared; // SOAK_SLOTS entries
 static struct slot slots[SOAK_SLOTS];
-static pid_t churn_pid; // the churn's parent process
 static uint64_t kills[T_COUNT][STAGE_COUNT];
 
 // ---- healthy ----
@@ -403,40 +401,6 @@ daemon_settle(const struct daemon_state *want, bool channels_only, struct daemon
 
 // ---- churn: the children ----
 
-// No child outlives the churn, however it ends: a failed check (exit()) and
-// SIGTERM (meson's or timeout's) kill them by PID below; SIGKILL, or the
-// window between fork() and the slot's record, is covered by each child's
-// parent-death signal (slot_spawn()). The getpid() test keeps a child, which
-// inherits the handlers, from killing its siblings.
-static void churn_children_kill(void) {
-	if (getpid() != churn_pid)
-		return;
-	for (unsigned i = 0; i < SOAK_SLOTS; i++) {
-		pid_t pid = slots[i].pid;
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			slots[i].pid = 0;
-		}
-	}
-}
-
-// SA_RESETHAND: the signal raised again ends the churn as it would have.
-static void churn_on_signal(int sig) {
-	churn_children_kill();
-	raise(sig);
-}
-
-static void churn_guard_children(void) {
-	struct sigaction sa = {.sa_handler = churn_on_signal, .sa_flags = SA_RESETHAND};
-	const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-
-	churn_pid = getpid();
-	CHECK(atexit(churn_children_kill) == 0, "atexit failed");
-	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		CHECK(sigaction(sigs[i], &sa, NULL) == 0, "sigaction: %s", strerror(errno));
-}
-
 static void __attribute__((noreturn)) child_run(enum transport t, unsigned slot, int ready_fd) {
 	static const volatile sig_atomic_t never;
 	struct slot_shared *me = &shared[slot];
@@ -467,18 +431,17 @@ static void slot_spawn(struct slot *s, unsigned idx) {
 		// Non-blocking: the churn loop polls it, and a secondary stuck in
 		// its EAL init must fail the test, not hang it.
 		CHECK(pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) == 0, "pipe: %s", strerror(errno));
+	pid_t parent = getpid();
 	fflush(stdout);
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		// SIGKILL when the churn dies. It may have died before the prctl:
-		// then this process has another parent already.
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != churn_pid)
-			_exit(EXIT_FAILURE);
+		child_die_with_parent(parent);
 		if (pipe_fds[0] >= 0)
 			close(pipe_fds[0]);
 		child_run(s->transport, idx, pipe_fds[1]);
 	}
+	children_add(pid);
 	s->pid = pid;
 	s->ready_fd = pipe_fds[0];
 	if (pipe_fds[1] >= 0)
@@ -525,7 +488,8 @@ static void slot_kill(struct slot *s, unsigned idx) {
 
 	CHECK(kill(pid, SIGKILL) == 0, "kill %d: %s", (int)pid, strerror(errno));
 	CHECK(waitpid(pid, &status, 0) == pid, "waitpid %d: %s", (int)pid, strerror(errno));
-	// Reaped: churn_children_kill() must not signal its pid again.
+	// Reaped: its pid may be reused, the exit path must not kill it.
+	children_forget(pid);
 	s->pid = 0;
 	// A child that exited on its own met an error (its message is above).
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
@@ -590,7 +554,8 @@ static int churn_main(unsigned seconds) {
 	struct daemon_state pre, base, after;
 	struct gr_shm_daemon_info info;
 
-	churn_guard_children();
+	// No churn child outlives the churn, however it ends.
+	children_guard();
 	secondary_daemon_info(sock_path, &info);
 	daemon_pid = info.pid;
 	bool memzone = (info.backings & GR_SHM_BACKING_MEMZONE) != 0;

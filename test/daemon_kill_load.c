@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -208,12 +207,7 @@ static int kill_main(void) {
 		CHECK(pid >= 0, "fork: %s", strerror(errno));
 		if (pid == 0) {
 			is_client = true;
-			// SIGKILL when the parent dies, whatever kills it (the
-			// watchdog's _exit() runs no atexit handler). It may have
-			// died before the prctl: then this process has another
-			// parent already.
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-				_exit(EXIT_FAILURE);
+			child_die_with_parent(parent);
 			client_run(r);
 		}
 		r->pid = pid;
@@ -327,11 +321,7 @@ static int serve_main(void) {
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		// SIGKILL when the parent dies, whatever kills it (the watchdog's
-		// _exit() runs no atexit handler). It may have died before the
-		// prctl: then this process has another parent already.
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-			_exit(EXIT_FAILURE);
+		child_die_with_parent(parent);
 		secondary_eal_init(sock_path);
 		struct gr_api_client *c = transport_connect(T_MEMZONE, "restarted");
 		secondary_pipeline(c, GR_PING2, GR_PING2_LEN, SERVE_CALLS);

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define KILL_ROUNDS 20
@@ -169,11 +168,7 @@ static void kill_round(unsigned round) {
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		// SIGKILL when the parent dies, whatever ends it (a failed check
-		// before the kill, the watchdog). It may have died before the
-		// prctl: then this process has another parent already.
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-			_exit(EXIT_FAILURE);
+		child_die_with_parent(parent);
 		close(pipe_fds[0]);
 		child_run(pipe_fds[1]);
 		_exit(EXIT_FAILURE);

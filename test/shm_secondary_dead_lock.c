@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,48 +56,13 @@ static const char *sock_path;
 
 // A forked helper: its pid, and the two ends of its pipes.
 struct helper {
-	volatile sig_atomic_t pid; // 0: reaped; read by on_signal()
+	pid_t pid;
 	int from; // the helper writes one byte per step it reached
 	int to; // the parent writes one byte to let it go on
 };
 
 static struct helper helpers[4];
 static unsigned n_helpers;
-static pid_t parent_pid;
-
-// No helper outlives the test, however it ends: a failed check (exit()) and
-// SIGTERM (timeout's) kill them by PID here; SIGKILL and the watchdog's
-// _exit() are covered by each helper's parent-death signal (helper_start()).
-// The victim would otherwise pause for ever. The getpid() test keeps a
-// helper, which inherits the handlers, from killing the others.
-static void helpers_kill(void) {
-	if (getpid() != parent_pid)
-		return;
-	for (unsigned i = 0; i < n_helpers; i++) {
-		pid_t pid = helpers[i].pid;
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			helpers[i].pid = 0;
-		}
-	}
-}
-
-// SA_RESETHAND: the signal raised again ends the test as it would have.
-static void on_signal(int sig) {
-	helpers_kill();
-	raise(sig);
-}
-
-static void helpers_guard(void) {
-	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND};
-	const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-
-	parent_pid = getpid();
-	CHECK(atexit(helpers_kill) == 0, "atexit failed");
-	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		CHECK(sigaction(sigs[i], &sa, NULL) == 0, "sigaction: %s", strerror(errno));
-}
 
 static void say(int fd, char what) {
 	CHECK(write(fd, &what, 1) == 1, "helper: write: %s", strerror(errno));
@@ -116,19 +80,18 @@ static struct helper *helper_start(helper_func run) {
 
 	CHECK(n_helpers < sizeof(helpers) / sizeof(helpers[0]), "too many helpers");
 	CHECK(pipe(up) == 0 && pipe(down) == 0, "pipe: %s", strerror(errno));
+	pid_t parent = getpid();
 	fflush(stdout);
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		// SIGKILL when the test dies. It may have died before the prctl:
-		// then this process has another parent already.
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent_pid)
-			_exit(EXIT_FAILURE);
+		child_die_with_parent(parent);
 		close(up[0]);
 		close(down[1]);
 		run(up[1], down[0]);
 		exit(EXIT_SUCCESS);
 	}
+	children_add(pid);
 	close(up[1]);
 	close(down[0]);
 	struct helper *h = &helpers[n_helpers++];
@@ -154,7 +117,7 @@ static void helper_reap(struct helper *h, const char *what) {
 	int status;
 
 	CHECK(waitpid(h->pid, &status, 0) == h->pid, "waitpid: %s", strerror(errno));
-	h->pid = 0;
+	children_forget(h->pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "%s: the helper ended with status %#x",
 	      what,
@@ -252,7 +215,8 @@ int main(int argc, char **argv) {
 	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
 	sock_path = argv[1];
 	watchdog_start(TEST_WATCHDOG_S);
-	helpers_guard();
+	// No helper outlives the test: the victim would pause for ever.
+	children_guard();
 
 	struct helper *attached = helper_start(attached_secondary);
 	CHECK(helper_says(attached, 'a', EAL_INIT_BOUND_MS, "attached secondary"),
@@ -270,7 +234,7 @@ int main(int argc, char **argv) {
 	CHECK(kill(v->pid, SIGKILL) == 0, "kill: %s", strerror(errno));
 	int status;
 	CHECK(waitpid(v->pid, &status, 0) == v->pid, "waitpid: %s", strerror(errno));
-	v->pid = 0;
+	children_forget(v->pid);
 	printf("a secondary died holding DPDK's memzone lock\n");
 	stats_answered("after the death");
 

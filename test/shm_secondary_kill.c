@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,11 +72,7 @@ int main(int argc, char **argv) {
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		// SIGKILL when the parent dies, whatever kills it (the watchdog's
-		// _exit() runs no atexit handler). It may have died before the
-		// prctl: then this process has another parent already.
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-			_exit(EXIT_FAILURE);
+		child_die_with_parent(parent);
 		close(ready[0]);
 		victim(sock, ready[1]);
 	}

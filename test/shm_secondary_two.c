@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,12 +74,7 @@ int main(int argc, char **argv) {
 		pids[i] = fork();
 		CHECK(pids[i] >= 0, "fork: %s", strerror(errno));
 		if (pids[i] == 0) {
-			// SIGKILL when the parent dies, whatever kills it (the
-			// watchdog's _exit() runs no atexit handler). It may have
-			// died before the prctl: then this process has another
-			// parent already.
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-				_exit(EXIT_FAILURE);
+			child_die_with_parent(parent);
 			close(ready[0]);
 			close(go[1]);
 			secondary(sock, ready[1], go[0]);
