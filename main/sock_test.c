@@ -586,7 +586,11 @@ static void fds_behind_queued_output_closes(void **state) {
 	// response finds the stream's output queued, more than the socket takes.
 	write_all(fd, reqs, sizeof(reqs));
 	// The fds cannot pass behind it: the server closes the connection
-	// instead of answering, dropping what it had not written.
+	// instead of answering, dropping what it had not written. Read nothing
+	// before the close: a client reading meanwhile could drain the stream as
+	// fast as the server writes it, and the fds would then pass (seen under
+	// AddressSanitizer, where the server is slower).
+	wait_fd(fd, POLLRDHUP, WAIT_MS);
 	for (;;) {
 		wait_fd(fd, POLLIN, WAIT_MS);
 		n = recv(fd, buf, sizeof(buf), 0);
