@@ -107,6 +107,8 @@ struct channel {
 	struct backlog_msg **backlog_tail;
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
+	// Main thread, at detach: the counters added to the totals then.
+	struct shmchan_server_stats retired_at;
 };
 
 // The memzone pool. Taken from by the main thread (attach), given back to by
@@ -124,6 +126,11 @@ static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
 static uint64_t slow_limit_cycles;
 
+// The per-channel counters (struct shmchan_server_stats) that the totals of
+// GR_SHM_STATS (struct gr_shm_counters) add up.
+#define CHANNEL_COUNTERS(X)                                                                        \
+	X(requests) X(req_bytes) X(responses) X(resp_bytes) X(doorbells_rung) X(sleeps) X(overflows)
+
 // Counters of channels already freed (added at detach by the main thread,
 // read by the stats handlers on any thread).
 static struct gr_shm_counters retired;
@@ -131,21 +138,31 @@ static struct gr_shm_counters retired;
 // Add a channel's counters (written by its poller) into to. Any thread: the
 // loads are atomic, and so are the adds, since the retired totals are read
 // by the stats handlers on other threads.
-static void counters_add(struct gr_shm_counters *to, const struct shmchan_server_stats *s) {
+// With since not NULL, add only what s counted after the snapshot since.
+static void counters_add_since(
+	struct gr_shm_counters *to,
+	const struct shmchan_server_stats *s,
+	const struct shmchan_server_stats *since
+) {
 #define COUNTER_ADD(field)                                                                         \
 	__atomic_fetch_add(                                                                        \
 		&to->field,                                                                        \
-		__atomic_load_n(&s->field, __ATOMIC_RELAXED),                                      \
+		__atomic_load_n(&s->field, __ATOMIC_RELAXED) - (since != NULL ? since->field : 0), \
 		__ATOMIC_RELAXED                                                                   \
-	)
-	COUNTER_ADD(requests);
-	COUNTER_ADD(req_bytes);
-	COUNTER_ADD(responses);
-	COUNTER_ADD(resp_bytes);
-	COUNTER_ADD(doorbells_rung);
-	COUNTER_ADD(sleeps);
-	COUNTER_ADD(overflows);
+	);
+	CHANNEL_COUNTERS(COUNTER_ADD)
 #undef COUNTER_ADD
+}
+
+static void counters_add(struct gr_shm_counters *to, const struct shmchan_server_stats *s) {
+	counters_add_since(to, s, NULL);
+}
+
+// A copy of a channel's counters while its poller may still write them.
+static void stats_snapshot(struct shmchan_server_stats *to, const struct shmchan_server_stats *s) {
+#define STAT_LOAD(field) to->field = __atomic_load_n(&s->field, __ATOMIC_RELAXED);
+	CHANNEL_COUNTERS(STAT_LOAD)
+#undef STAT_LOAD
 }
 
 // Poller: stop serving the channel and end its lease. The client sees EOF on
@@ -523,6 +540,8 @@ static void memzone_pool_init(void) {
 static void channel_free(struct rcu_head *head) {
 	struct channel *ch = caa_container_of(head, struct channel, rcu);
 
+	// After the grace period no poller touches the counters any more.
+	counters_add_since(&retired, shmchan_server_stats(ch->server), &ch->retired_at);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
 	channel_mem_free(&ch->mem);
@@ -542,10 +561,12 @@ static void channel_detach(void *arg) {
 	poller_unwatch(ch->poller, ch->fds[0]);
 	n_channels--;
 
-	// The poller may still be in its last pass over the channel; its
-	// counters are final only after the grace period, but they are
-	// counters: what a racing pass adds here is at most one batch.
-	counters_add(&retired, shmchan_server_stats(ch->server));
+	// The poller may still be in its last pass over the channel: its
+	// counters are final only after the grace period. Retire them now, so
+	// that the totals never drop, and what a racing pass adds when the
+	// channel is freed (channel_free()).
+	stats_snapshot(&ch->retired_at, shmchan_server_stats(ch->server));
+	counters_add(&retired, &ch->retired_at);
 	__atomic_fetch_add(&retired.detaches, 1, __ATOMIC_RELAXED);
 	if (prev == CHANNEL_FAULTED) {
 		if (ch->fault == FAULT_SLOW)
@@ -734,14 +755,8 @@ static struct api_out channel_stats(const void *request, uint32_t len, struct ap
 	resp->total.detach_corrupt = __atomic_load_n(&retired.detach_corrupt, __ATOMIC_RELAXED);
 	resp->total.detach_slow = __atomic_load_n(&retired.detach_slow, __ATOMIC_RELAXED);
 	resp->total.detach_lease = __atomic_load_n(&retired.detach_lease, __ATOMIC_RELAXED);
-#define RETIRED_LOAD(field) (resp->total.field = __atomic_load_n(&retired.field, __ATOMIC_RELAXED))
-	RETIRED_LOAD(requests);
-	RETIRED_LOAD(req_bytes);
-	RETIRED_LOAD(responses);
-	RETIRED_LOAD(resp_bytes);
-	RETIRED_LOAD(doorbells_rung);
-	RETIRED_LOAD(sleeps);
-	RETIRED_LOAD(overflows);
+#define RETIRED_LOAD(field) resp->total.field = __atomic_load_n(&retired.field, __ATOMIC_RELAXED);
+	CHANNEL_COUNTERS(RETIRED_LOAD)
 #undef RETIRED_LOAD
 	rcu_read_lock();
 	cds_list_for_each_entry_rcu (ch, &registry, node) {

@@ -49,6 +49,11 @@ struct daemon_state {
 static const char *sock_path;
 static pid_t daemon_pid;
 static struct gr_api_client *ctl; // control client, on the socket
+// Requests of the last client, counted exactly in the totals after it
+// detached; watched that long (the channel is freed within a grace period).
+#define COUNTED_CALLS 100
+#define COUNT_WATCH_POLLS 20
+#define COUNT_WATCH_US 10000
 // The channels of the killed clients, from GR_SHM_CHANNEL_LIST.
 static char channel_names[KILL_ROUNDS][GR_SHM_NAME_LEN];
 static unsigned n_channel_names;
@@ -283,9 +288,32 @@ int main(int argc, char **argv) {
 	opts.transport = GR_API_TRANSPORT_SHM;
 	struct gr_api_client *c = gr_api_client_connect_opts(sock_path, &opts);
 	CHECK(c != NULL, "fresh client: connect over shm: %s", strerror(errno));
-	len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
-	CHECK(len == 0, "fresh client GR_PING: %ld: %s", len, strerror(errno));
+	daemon_state_get(&base);
+	for (int i = 0; i < COUNTED_CALLS; i++) {
+		len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+		CHECK(len == 0, "fresh client GR_PING: %ld: %s", len, strerror(errno));
+	}
 	gr_api_client_disconnect(c);
+
+	// Its requests stay counted exactly once: retired at the detach, and
+	// what the poller counted since added when the channel is freed after
+	// the grace period (none here: every request was answered).
+	for (int i = 0; i < COUNT_WATCH_POLLS; i++) {
+		daemon_state_get(&now);
+		CHECK(now.stats.channels <= base.stats.channels,
+		      "%u channels after the disconnect, %u before",
+		      now.stats.channels,
+		      base.stats.channels);
+		if (now.stats.channels == base.stats.channels - 1)
+			CHECK(now.stats.total.requests - base.stats.total.requests == COUNTED_CALLS,
+			      "%llu requests counted for %d served",
+			      (unsigned long long
+			      )(now.stats.total.requests - base.stats.total.requests),
+			      COUNTED_CALLS);
+		usleep(COUNT_WATCH_US);
+	}
+	CHECK(now.stats.channels == base.stats.channels - 1,
+	      "the fresh client's channel was not detached");
 	gr_api_client_disconnect(ctl);
 	return EXIT_SUCCESS;
 }
