@@ -380,7 +380,6 @@ int shmchan_server_enqueue(
 	// take each response while the daemon handles the next request.
 	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
 	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
-	v->published = v->pos;
 	s->unflushed = true;
 
 	STAT_ADD(s->stats.responses, 1);

@@ -27,10 +27,10 @@ struct ring_view {
 	// position on the response ring. Published to the region, never read
 	// back from it.
 	uint32_t pos;
-	// The value of pos last published to the region. On the request ring
-	// the consumer index is published once per batch (shmchan_server_flush),
-	// not per message: the client reads it on every enqueue, and fewer
-	// stores mean fewer transfers of its cache line.
+	// Request ring only: the value of pos last published to the region.
+	// The consumer index is published once per batch (shmchan_server_flush),
+	// not per message: fewer stores mean fewer transfers of its cache line.
+	// (The response ring's producer index is published with each message.)
 	uint32_t published;
 	// The peer's index as last read and checked: the producer tail of the
 	// request ring, the consumer tail of the response ring. Read again only
