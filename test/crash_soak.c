@@ -88,15 +88,6 @@
 // and attach are being waited for).
 #define SOAK_IDLE_WAIT_US 1000
 
-enum transport {
-	T_SOCKET,
-	T_MEMFD,
-	T_MEMZONE,
-	T_COUNT,
-};
-
-static const char *const transport_names[T_COUNT] = {"socket", "memfd", "memzone"};
-
 // What a child had reached when it was killed.
 enum child_stage {
 	STAGE_STARTED, // before or inside connect (hello, attach)

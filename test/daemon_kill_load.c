@@ -57,15 +57,6 @@
 // Answers each client of a restarted daemon checks.
 #define SERVE_CALLS 1000
 
-enum transport {
-	T_SOCKET,
-	T_MEMFD,
-	T_MEMZONE,
-	T_COUNT,
-};
-
-static const char *const transport_names[T_COUNT] = {"socket", "memfd", "memzone"};
-
 // One client, shared with the parent (MAP_SHARED | MAP_ANONYMOUS). The client
 // writes every field but pid; the parent reads them once the client ended.
 struct client_report {

@@ -14,6 +14,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+// The three ways a test client reaches the daemon: the socket, a memfd
+// channel, a memzone channel (as a secondary).
+enum transport {
+	T_SOCKET,
+	T_MEMFD,
+	T_MEMZONE,
+	T_COUNT,
+};
+
+static const char *const transport_names[T_COUNT] = {"socket", "memfd", "memzone"};
+
 // Requests kept in flight by secondary_pipeline().
 #define SECONDARY_DEPTH 16
 
