@@ -155,19 +155,6 @@ static void __attribute__((noreturn)) client_run(struct client_report *r) {
 	_exit(EXIT_SUCCESS);
 }
 
-static struct client_report *reports;
-static unsigned n_reports;
-static bool is_client; // in a forked client, not the parent
-
-// A failed check of the parent leaves no client behind.
-static void kill_clients(void) {
-	if (is_client)
-		return;
-	for (unsigned i = 0; i < n_reports; i++)
-		if (reports[i].pid > 0)
-			kill(reports[i].pid, SIGKILL);
-}
-
 static int kill_main(void) {
 	struct gr_shm_daemon_info info;
 	pid_t parent = getpid();
@@ -175,8 +162,8 @@ static int kill_main(void) {
 	secondary_daemon_info(sock_path, &info);
 	bool memzone = (info.backings & GR_SHM_BACKING_MEMZONE) != 0;
 	unsigned n_transports = memzone ? T_COUNT : T_MEMZONE;
-	n_reports = n_transports * KILL_CLIENTS_PER_TRANSPORT;
-	reports =
+	unsigned n_reports = n_transports * KILL_CLIENTS_PER_TRANSPORT;
+	struct client_report *reports =
 		mmap(NULL,
 		     n_reports * sizeof(*reports),
 		     PROT_READ | PROT_WRITE,
@@ -184,7 +171,6 @@ static int kill_main(void) {
 		     -1,
 		     0);
 	CHECK(reports != MAP_FAILED, "mmap: %s", strerror(errno));
-	atexit(kill_clients);
 	printf("daemon pid %d, memzone channels %s\n",
 	       (int)info.pid,
 	       memzone ? "offered" : "not offered (no hugepages)");
@@ -197,10 +183,10 @@ static int kill_main(void) {
 		pid_t pid = fork();
 		CHECK(pid >= 0, "fork: %s", strerror(errno));
 		if (pid == 0) {
-			is_client = true;
 			child_die_with_parent(parent);
 			client_run(r);
 		}
+		children_add(pid);
 		r->pid = pid;
 	}
 
@@ -242,6 +228,7 @@ static int kill_main(void) {
 			CHECK(got >= 0, "waitpid %d: %s", (int)r->pid, strerror(errno));
 			if (got == 0)
 				continue;
+			children_forget(r->pid);
 			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			      "%s client %d ended with status %#x",
 			      transport_names[r->transport],
@@ -289,8 +276,6 @@ static int kill_main(void) {
 	       (double)worst / 1e6,
 	       KILL_PROMPT_MS);
 	munmap(reports, n_reports * sizeof(*reports));
-	reports = NULL;
-	n_reports = 0;
 	return EXIT_SUCCESS;
 }
 
@@ -320,8 +305,10 @@ static int serve_main(void) {
 		printf("restarted daemon serves a new memzone client: ok\n");
 		exit(EXIT_SUCCESS);
 	}
+	children_add(pid);
 	int status;
 	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	children_forget(pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "the memzone client failed (status %#x)",
 	      status);
@@ -331,6 +318,8 @@ static int serve_main(void) {
 int main(int argc, char **argv) {
 	CHECK(argc == 3, "usage: %s kill|serve SOCK", argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
+	// No client outlives the test, however it fails.
+	children_guard();
 	sock_path = argv[2];
 	if (strcmp(argv[1], "kill") == 0)
 		return kill_main();

@@ -33,14 +33,21 @@ else
 	hugepages=off
 fi
 
+# In the background, waited for: the program dies with this script (lib.sh),
+# and a signal to the script runs its traps at once. Its watchdog bounds it.
+run_client() {
+	shmt_spawn "$client" "$@"
+	wait "$SHMT_SPAWNED"
+}
+
 start_daemon --hugepages "$hugepages"
 prefix=$SHMT_PREFIX
-"$client" kill "$SHMT_SOCK" || shmt_fail "clients of the killed daemon"
+run_client kill "$SHMT_SOCK" || shmt_fail "clients of the killed daemon"
 reap_killed_daemon
 
 # Every client, secondaries included, has exited: the prefix is free again
 # (the last --file-prefix wins, for EAL and for shmchand).
 start_daemon --hugepages "$hugepages" -- --file-prefix "$prefix"
 SHMT_PREFIX=$prefix
-"$client" serve "$SHMT_SOCK" || shmt_fail "the daemon restarted on file prefix $prefix"
+run_client serve "$SHMT_SOCK" || shmt_fail "the daemon restarted on file prefix $prefix"
 stop_daemon

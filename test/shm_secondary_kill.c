@@ -48,18 +48,12 @@ static void __attribute__((noreturn)) victim(const char *sock, int ready_fd) {
 		secondary_pipeline(c, GR_SHM_ECHO, ECHO_SIZE, WARM_CALLS);
 }
 
-static pid_t victim_pid;
-
-// A failed check leaves no victim behind.
-static void stop_victim(void) {
-	if (victim_pid > 0)
-		kill(victim_pid, SIGKILL);
-}
-
 int main(int argc, char **argv) {
 	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
 	const char *sock = argv[1];
 	watchdog_start(TEST_WATCHDOG_S);
+	// No victim outlives the test, however it fails.
+	children_guard();
 
 	// The parent is no secondary: it watches from the socket.
 	struct gr_api_client *mon = secondary_connect(sock, GR_API_TRANSPORT_SOCKET, "monitor");
@@ -76,8 +70,7 @@ int main(int argc, char **argv) {
 		close(ready[0]);
 		victim(sock, ready[1]);
 	}
-	victim_pid = pid;
-	atexit(stop_victim);
+	children_add(pid);
 	close(ready[1]);
 	char byte;
 	CHECK(read(ready[0], &byte, 1) == 1, "the victim died before it was busy");
@@ -97,7 +90,7 @@ int main(int argc, char **argv) {
 	CHECK(kill(pid, SIGKILL) == 0, "kill -9 %d: %s", (int)pid, strerror(errno));
 	int status;
 	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
-	victim_pid = 0;
+	children_forget(pid);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 	      "the victim ended with status %#x before the kill",
 	      status);

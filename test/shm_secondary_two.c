@@ -17,7 +17,6 @@
 
 #include <rte_eal.h>
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,20 +52,14 @@ static void __attribute__((noreturn)) secondary(const char *sock, int ready_fd, 
 	exit(EXIT_SUCCESS);
 }
 
-static pid_t pids[SECONDARIES];
-
-// A failed check leaves no secondary behind.
-static void stop_secondaries(void) {
-	for (unsigned i = 0; i < SECONDARIES; i++)
-		if (pids[i] > 0)
-			kill(pids[i], SIGKILL);
-}
-
 int main(int argc, char **argv) {
 	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
 	const char *sock = argv[1];
 	watchdog_start(TEST_WATCHDOG_S);
+	// No secondary outlives the test, however it fails.
+	children_guard();
 
+	pid_t pids[SECONDARIES];
 	int ready[2], go[2];
 	CHECK(pipe(ready) == 0 && pipe(go) == 0, "pipe: %s", strerror(errno));
 	pid_t parent = getpid();
@@ -79,8 +72,8 @@ int main(int argc, char **argv) {
 			close(go[1]);
 			secondary(sock, ready[1], go[0]);
 		}
+		children_add(pids[i]);
 	}
-	atexit(stop_secondaries);
 	close(ready[1]);
 	close(go[0]);
 
@@ -119,11 +112,11 @@ int main(int argc, char **argv) {
 	for (unsigned i = 0; i < SECONDARIES; i++) {
 		int status;
 		CHECK(waitpid(pids[i], &status, 0) == pids[i], "waitpid: %s", strerror(errno));
+		children_forget(pids[i]);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "secondary %d ended with status %#x",
 		      (int)pids[i],
 		      status);
-		pids[i] = 0;
 	}
 	printf("3 clients, every answer checked: ok\n");
 

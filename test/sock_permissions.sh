@@ -78,15 +78,6 @@ for want in (1, 2):
 ' "$SHMT_SOCK"
 }
 
-log_wait() {
-	local polls=$((LOG_WAIT_S * SHMT_POLLS_PER_S))
-	until grep -qF "$1" "$SHMT_LOG"; do
-		[ "$polls" -gt 0 ] || return 1
-		polls=$((polls - 1))
-		sleep "$SHMT_POLL_S"
-	done
-}
-
 expect_refused() {
 	local out
 	out=$(client_as "$1" "$2") || shmt_fail "$3: the client failed: $out"
@@ -101,8 +92,7 @@ expect_served() {
 	[ -n "$pid" ] || shmt_fail "$3: not connected: $out"
 	echo "$out" | grep -qx "answer 1 0 0" || shmt_fail "$3: hello not answered 0: $out"
 	echo "$out" | grep -qx "answer 2 0 0" || shmt_fail "$3: ping not answered 0: $out"
-	log_wait "client connected: pid $pid uid $1 gid $2" ||
-		shmt_fail "$3: the daemon did not log pid $pid uid $1 gid $2"
+	shmt_log_expect "$3" "$LOG_WAIT_S" "client connected: pid $pid uid $1 gid $2"
 	echo "$3: served, and logged as pid $pid uid $1 gid $2: ok"
 }
 

@@ -16,9 +16,9 @@
 set -eu
 
 # Bound of the test program, below meson's timeout (test/meson.build) so the
-# daemon is still stopped and cleaned up here; then SIGKILL after a grace.
+# daemon is still stopped and cleaned up here; then SIGKILL after lib.sh's
+# grace (SHMT_KILL_AFTER_S).
 SHMT_TEST_TIMEOUT_S=${SHMT_TEST_TIMEOUT_S:-25}
-SHMT_KILL_AFTER_S=2
 
 daemon_killed=0
 if [ "${1:-}" = --daemon-killed ]; then
@@ -53,7 +53,9 @@ for arg in "$@"; do
 done
 export SHMT_DAEMON_PID=$SHMT_PID
 rc=0
-timeout --kill-after="$SHMT_KILL_AFTER_S" "$SHMT_TEST_TIMEOUT_S" "$test_bin" "${test_args[@]}" || rc=$?
+# In the script's process group, and killed with the script: nothing of the
+# test outlives a meson timeout.
+shmt_run_bounded "$SHMT_TEST_TIMEOUT_S" "$test_bin" "${test_args[@]}" || rc=$?
 case $rc in
 124) shmt_log "test did not end within $SHMT_TEST_TIMEOUT_S s: stopped" ;;
 137) shmt_log "test killed by SIGKILL (timeout without exit, or out of memory)" ;;
