@@ -17,13 +17,28 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-static STAILQ_HEAD(, api_handler) handlers = STAILQ_HEAD_INITIALIZER(handlers);
+// The registry: an open-addressing hash table of request types, at most
+// half full, so a lookup ends after one or two probes on average (the first
+// empty slot ends a miss).
+#define HANDLER_SLOTS (2 * API_HANDLERS_MAX)
+#define HANDLER_SLOT_BITS 9
+_Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot index");
+
+static const struct api_handler *handlers[HANDLER_SLOTS];
+static unsigned n_handlers;
 
 // Held while a handler runs and while any response is sent.
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 
+// Fibonacci hashing: the types of one module differ in their low bits only,
+// and the multiply spreads them over the top bits kept.
+static unsigned handler_slot(uint32_t request_type) {
+	return (uint32_t)(request_type * 2654435761u) >> (32 - HANDLER_SLOT_BITS);
+}
+
 void api_handler_register(struct api_handler *handler) {
 	const struct api_handler *other = api_handler_lookup(handler->request_type);
+	unsigned slot;
 
 	if (other != NULL) {
 		LOG(CRIT,
@@ -33,17 +48,35 @@ void api_handler_register(struct api_handler *handler) {
 		    handler->request_type);
 		abort();
 	}
-	STAILQ_INSERT_TAIL(&handlers, handler, next);
+	if (n_handlers >= API_HANDLERS_MAX) {
+		LOG(CRIT,
+		    "%s: more than %u request handlers (API_HANDLERS_MAX)",
+		    handler->name,
+		    API_HANDLERS_MAX);
+		abort();
+	}
+	slot = handler_slot(handler->request_type);
+	while (handlers[slot] != NULL)
+		slot = (slot + 1) % HANDLER_SLOTS;
+	handlers[slot] = handler;
+	n_handlers++;
 }
 
 const struct api_handler *api_handler_lookup(uint32_t request_type) {
 	const struct api_handler *handler;
+	unsigned slot = handler_slot(request_type);
 
-	STAILQ_FOREACH (handler, &handlers, next) {
+	// Ends: the table always has empty slots (at most half full).
+	while ((handler = handlers[slot]) != NULL) {
 		if (handler->request_type == request_type)
 			return handler;
+		slot = (slot + 1) % HANDLER_SLOTS;
 	}
 	return NULL;
+}
+
+unsigned api_handler_count(void) {
+	return n_handlers;
 }
 
 int api_check_header(const struct gr_api_request *req) {
@@ -80,9 +113,8 @@ int api_reject(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
 }
 
 int api_send(struct api_ctx *ctx, uint32_t len, const void *payload) {
-	// The transport copies the payload before returning and never frees
-	// it, so the cast only satisfies api_out's field type.
-	struct api_out out = api_out(0, len, (void *)payload);
+	// The transport copies the payload before returning.
+	struct api_out out = api_out_borrowed(0, len, payload);
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
@@ -126,7 +158,8 @@ int api_dispatch_locked(
 	ctx->req_id = req->id;
 	out = handler->callback(payload, req->payload_len, ctx);
 	ret = send_locked(ctx, req->id, &out);
-	free(out.payload);
+	if (!out.borrowed)
+		free(out.payload);
 	return ret;
 }
 

@@ -11,24 +11,40 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/queue.h>
 #include <sys/types.h>
 
 // What a handler returns: a status (0 or an errno value) and a response
 // payload of len bytes. payload is malloc'ed by the handler (or NULL when len
-// is 0) and freed by the dispatcher once sent. fds, if any, travel with the
-// response as SCM_RIGHTS (socket transport only); they stay owned by the
-// handler's state and are not closed by the dispatcher.
+// is 0) and freed by the dispatcher once sent, unless borrowed is set (see
+// api_out_borrowed()). fds, if any, travel with the response as SCM_RIGHTS
+// (socket transport only); they stay owned by the handler's state and are
+// not closed by the dispatcher.
 struct api_out {
 	uint32_t status;
 	uint32_t len;
 	void *payload;
 	const int *fds;
 	unsigned n_fds;
+	bool borrowed; // payload is not the dispatcher's to free
 };
 
 static inline struct api_out api_out(uint32_t status, uint32_t len, void *payload) {
 	struct api_out out = {.status = status, .len = len, .payload = payload};
+	return out;
+}
+
+// A response whose payload the handler does not give away: the request's own
+// payload (an echo), or state that outlives the dispatch. Every transport
+// copies the payload before the dispatch returns and the dispatcher never
+// frees it, so an answer costs no allocation. The cast only satisfies the
+// field's type: nothing writes through it.
+static inline struct api_out api_out_borrowed(uint32_t status, uint32_t len, const void *payload) {
+	struct api_out out = {
+		.status = status,
+		.len = len,
+		.payload = (void *)payload,
+		.borrowed = true,
+	};
 	return out;
 }
 
@@ -66,15 +82,22 @@ struct api_handler {
 	uint32_t request_type;
 	uint32_t request_len; // shortest payload accepted; shorter gets EMSGSIZE
 	api_handler_func callback;
-	STAILQ_ENTRY(api_handler) next;
 };
 
+// Most handlers the registry holds: a programming limit, far above the
+// requests of every module together.
+#define API_HANDLERS_MAX 256
+
 // Register a handler. Called from constructors (API_HANDLER); aborts on a
-// duplicate type, which is a programming error.
+// duplicate type or past API_HANDLERS_MAX, which are programming errors.
 void api_handler_register(struct api_handler *);
 
-// Look up a handler, NULL if none.
+// Look up a handler, NULL if none. A hash table: one or two probes, no list
+// walk, on every request of every transport.
 const struct api_handler *api_handler_lookup(uint32_t request_type);
+
+// Handlers registered so far.
+unsigned api_handler_count(void);
 
 // Register handler func for request code (declared with GR_REQ), in a
 // constructor beside the handler.

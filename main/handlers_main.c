@@ -9,7 +9,6 @@
 #include "shmchand.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 // Main thread or poller, under the handler lock.
@@ -52,16 +51,14 @@ static struct api_out ping(const void *request, uint32_t len, struct api_ctx *ct
 	return api_out(0, 0, NULL);
 }
 
-// Echo exactly GR_PING2_LEN bytes, whatever the request's length beyond it.
+// Echo exactly GR_PING2_LEN bytes, whatever the request's length beyond it
+// (the dispatcher checked it has at least that many). The response is the
+// request's own payload: the transport copies it out before the dispatch
+// returns, so the busiest request of a benchmark allocates nothing.
 static struct api_out ping2(const void *request, uint32_t len, struct api_ctx *ctx) {
-	struct gr_ping2 *resp = malloc(sizeof(*resp));
-
 	(void)len;
 	(void)ctx;
-	if (resp == NULL)
-		return api_out(ENOMEM, 0, NULL);
-	memcpy(resp, request, sizeof(*resp));
-	return api_out(0, sizeof(*resp), resp);
+	return api_out_borrowed(0, sizeof(struct gr_ping2), request);
 }
 
 API_HANDLER(GR_HELLO, hello);
