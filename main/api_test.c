@@ -9,6 +9,9 @@
 #include "api.h"
 #include "shmchand.h"
 
+// child_die_with_parent(), shared with the integration tests.
+#include "check.h"
+
 #include <gr_shm.h>
 
 #include <errno.h>
@@ -345,6 +348,7 @@ static void duplicate_type_aborts(void **state) {
 		.request_type = TEST_COUNT,
 		.callback = count_handler,
 	};
+	pid_t parent = getpid();
 	int status;
 	pid_t pid;
 
@@ -352,6 +356,7 @@ static void duplicate_type_aborts(void **state) {
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		child_die_with_parent(parent);
 		api_handler_register(&again);
 		_exit(0);
 	}

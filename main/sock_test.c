@@ -13,6 +13,9 @@
 #include "shmchand.h"
 #include "sock.h"
 
+// child_die_with_parent(), shared with the integration tests.
+#include "check.h"
+
 #include <gr_shm.h>
 #include <shmchan.h>
 
@@ -169,6 +172,7 @@ static void __attribute__((noreturn)) server_child(const char *path, mode_t mode
 }
 
 static void server_start(struct server *s, const char *name, mode_t mode) {
+	pid_t parent = getpid();
 	int ready[2], lease[2];
 	char byte;
 
@@ -178,6 +182,7 @@ static void server_start(struct server *s, const char *name, mode_t mode) {
 	s->pid = fork();
 	assert_true(s->pid >= 0);
 	if (s->pid == 0) {
+		child_die_with_parent(parent);
 		close(ready[0]);
 		close(lease[0]);
 		lease_pipe_wr = lease[1];

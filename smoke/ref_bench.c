@@ -63,6 +63,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -72,6 +73,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -1013,6 +1015,19 @@ static void gap_run(struct ctx *c, struct result *r, uint64_t start) {
 	}
 }
 
+// In the follower, right after fork(): the kernel sends it SIGKILL when the
+// leader dies, however it dies (a SIGKILL, a meson timeout), so no follower
+// spins on a pinned CPU as an orphan. The leader may have died before the
+// prctl: then the follower has another parent already, and ends here. A
+// copy of test/check.h's child_die_with_parent(): this is a tool, not a
+// test, and includes nothing from test/.
+static void follower_die_with_leader(pid_t leader) {
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		fail("prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+	if (getppid() != leader)
+		_exit(EXIT_FAILURE);
+}
+
 static void run(struct ctx *c, struct result *r) {
 	const struct options *o = c->o;
 	const struct bench *b = o->bench;
@@ -1022,12 +1037,16 @@ static void run(struct ctx *c, struct result *r) {
 
 	*r = (struct result){0};
 	if (b->two_processes) {
+		pid_t leader = getpid();
+
 		fflush(NULL);
 		pid = fork();
 		if (pid < 0)
 			fail("fork: %s", strerror(errno));
-		if (pid == 0)
+		if (pid == 0) {
+			follower_die_with_leader(leader);
 			follower_main(c);
+		}
 		close(c->sock[1]);
 		if (o->pin)
 			pin(o->cpus[0]);
