@@ -29,6 +29,12 @@ SHMT_NAME=bench_tools
 # Operations of each tiny reference run: enough to cross every code path
 # (start, stop, results) many times, few enough to take milliseconds.
 REF_OPS=200
+# Length of each -T reference run, the loop that stops on the clock (make
+# bench's): read every 64 operations, so 64 of them at the least.
+REF_SECONDS=0.05
+# Nanoseconds per operation above which a reference run is stalled, not
+# slow: REF_OPS of them would take 20 s of the test's 30.
+REF_NS_PER_OP_MAX=100000000
 
 # check JSON PYTHON_CONDITION MESSAGE: fail unless the condition holds for r,
 # the parsed JSON.
@@ -42,6 +48,53 @@ for t in cacheline ring-pingpong ring-stream eventfd unix clock syscall; do
 	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
 	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
 		"ref_bench $t: wrong count or time"
+done
+# check_ref_report JSON TWO_PROCESSES WHAT: what make bench's report reads
+# of a ref_bench run besides its test and count. The default frame (64
+# bytes after the 12-byte header: 5 cells of 16 bytes), no --depth or
+# --gap-us, one time per operation printed two ways (ns_per_op to 0.01 ns,
+# ops_per_s to 0.1/s: they agree to 1%), the leader's rusage, and, for a test
+# of two processes (TWO_PROCESSES True) only, the follower's rusage and the
+# two CPUs (none when it could not pin).
+check_ref_report() {
+	check "$1" "r['size'] == 64 and r['cells'] == 5 and r['depth'] is None and \
+r['gap_us'] is None and r['max_ns'] is None" "$3: wrong frame or options"
+	check "$1" "0 < r['ns_per_op'] < $REF_NS_PER_OP_MAX and r['ops_per_s'] > 0 and \
+abs(1e9 / r['ops_per_s'] - r['ns_per_op']) <= 0.01 + r['ns_per_op'] / 100 and r['seconds'] >= 0" \
+		"$3: time per operation"
+	check "$1" "r['leader_cpu_ns_per_op'] >= 0 and r['leader_vcsw_per_op'] >= 0" \
+		"$3: leader rusage"
+	if [ "$2" = True ]; then
+		check "$1" "(r['cpus'] is None or len(set(r['cpus'])) == 2) and \
+r['follower_cpu_ns_per_op'] >= 0 and r['follower_vcsw_per_op'] >= 0" "$3: CPUs or follower"
+	else
+		check "$1" "r['cpus'] is None and r['follower_cpu_ns_per_op'] is None and \
+r['follower_vcsw_per_op'] is None" "$3: a follower or CPUs for one process"
+	fi
+}
+
+# The channel library alone (chan-pingpong, chan-stream) and the round trips
+# in one process (ring-local, chan-local), by count and by time. A -T run
+# stops at the first clock read past REF_SECONDS, so it measured at least
+# that long; chan-stream's time is the follower's (the consumer's rate), so
+# it may be shorter.
+for t in chan-pingpong chan-stream ring-local chan-local; do
+	case $t in
+	*-local) two_processes=False ;;
+	*) two_processes=True ;;
+	esac
+	case $t in
+	chan-stream) unit=message min_seconds=0 ;;
+	*) unit=round_trip min_seconds=$REF_SECONDS ;;
+	esac
+	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
+	check "$out" "r['test'] == '$t' and r['unit'] == '$unit' and r['count'] == $REF_OPS" \
+		"ref_bench $t: wrong test, unit or count"
+	check_ref_report "$out" "$two_processes" "ref_bench $t"
+	out=$("$ref" --json -T "$REF_SECONDS" -w 10 "$t") || shmt_fail "ref_bench -T $t failed"
+	check "$out" "r['test'] == '$t' and r['unit'] == '$unit' and r['count'] > 0 and \
+r['seconds'] >= $min_seconds" "ref_bench -T $t: no operation or too short"
+	check_ref_report "$out" "$two_processes" "ref_bench -T $t"
 done
 out=$("$ref" --json -n "$REF_OPS" -w 10 -z 4096 ring-pingpong) || shmt_fail "ref_bench -z failed"
 check "$out" "r['size'] == 4096 and r['cells'] == 257" "ref_bench -z 4096: wrong frame"
