@@ -269,8 +269,10 @@ for where, one, sixteen in (("poller on a CPU of its own", pin1, pin16),
              ratio(sixteen["calls_per_s"], one["calls_per_s"]), ">=", 0.7,
              f"{sixteen['calls_per_s']:.0f} / {one['calls_per_s']:.0f}")
     if sixteen:
+        per_cpu = sixteen.get("fastest_over_slowest_per_cpu")
         goal(f"16 clients fastest / slowest, {where}", sixteen["fastest_over_slowest"], "<=",
-             1.5, f"runnable but waiting for a CPU: "
+             1.5, f"{sixteen['seconds']:.0f} s window; per second of each client's CPU time: "
+             + (f"{per_cpu:.2f}" if per_cpu else "n/a") + "; runnable but waiting for a CPU: "
              f"{sixteen.get('client_runq_wait_ns_per_call')} ns per call")
 
 summary = {

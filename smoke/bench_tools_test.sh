@@ -126,7 +126,9 @@ start_daemon
 out=$("$perf" -s "$SHMT_SOCK" -t shm -c 2 -d 4 -T 0.1 -w 10 -q --json --cdf) ||
 	shmt_fail "ping2_perf -T --cdf failed"
 check "$out" "r['mode'] == 'calls' and r['count'] > 0 and len(r['per_client_calls_per_s']) == 2 \
-and min(r['per_client_calls_per_s']) > 0 and r['fastest_over_slowest'] >= 1" \
+and min(r['per_client_calls_per_s']) > 0 and r['fastest_over_slowest'] >= 1 \
+and len(r['per_client_calls_per_cpu_s']) == 2 and min(r['per_client_calls_per_cpu_s']) > 0 \
+and r['fastest_over_slowest_per_cpu'] >= 1" \
 	"ping2_perf -T: per-client rates"
 check "$out" "r['latency_cdf'][-1][1] == 1.0 and \
 all(a[0] < b[0] and a[1] < b[1] for a, b in zip(r['latency_cdf'], r['latency_cdf'][1:]))" \

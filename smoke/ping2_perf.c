@@ -1052,6 +1052,9 @@ struct summary {
 	int64_t runq_wait_ns; // -1: not measurable
 	int64_t syscalls; // -1: not measurable
 	double client_rates[MAX_CLIENTS]; // calls/s of each client over its own run
+	// Calls per second of CPU time each client got: its share of the
+	// daemon's service, whatever share of a CPU the scheduler gave it.
+	double client_cpu_rates[MAX_CLIENTS];
 	uint64_t first_ns; // --idle: client 0's first request after the idle period
 	uint64_t client0_vcsw; // --idle: client 0's sleeps, its IDLE_GAP_MS ones included
 	int64_t client0_syscalls; // --idle: client 0's system calls, -1: not measurable
@@ -1105,9 +1108,25 @@ static void print_json_cdf(const struct histogram *h) {
 	printf("]");
 }
 
+// The clients' rates as list_name, and the fastest's over the slowest's as
+// ratio_name (0 when a client made no call).
+static void
+print_json_spread(const char *list_name, const char *ratio_name, const double *rates, unsigned n) {
+	double fastest = 0, slowest = 0;
+
+	printf(", \"%s\": [", list_name);
+	for (unsigned i = 0; i < n; i++) {
+		printf("%s%.1f", i > 0 ? ", " : "", rates[i]);
+		if (i == 0 || rates[i] > fastest)
+			fastest = rates[i];
+		if (i == 0 || rates[i] < slowest)
+			slowest = rates[i];
+	}
+	printf("], \"%s\": %.3f", ratio_name, slowest > 0 ? fastest / slowest : 0.0);
+}
+
 static void print_json(const struct options *o, const struct summary *sum) {
 	double calls = (double)sum->calls;
-	double fastest = 0, slowest = 0;
 
 	print_json_head(o, sum, "calls");
 	printf(", \"count\": %" PRIu64 ", \"seconds\": %.6f, \"calls_per_s\": %.1f",
@@ -1142,16 +1161,18 @@ static void print_json(const struct options *o, const struct summary *sum) {
 		calls
 	);
 	print_json_per_call("resp_ring_full_per_call", chan ? (int64_t)k->overflows : -1, calls);
-	printf(", \"per_client_calls_per_s\": [");
-	for (unsigned i = 0; i < o->clients; i++) {
-		double r = sum->client_rates[i];
-		printf("%s%.1f", i > 0 ? ", " : "", r);
-		if (i == 0 || r > fastest)
-			fastest = r;
-		if (i == 0 || r < slowest)
-			slowest = r;
-	}
-	printf("], \"fastest_over_slowest\": %.3f", slowest > 0 ? fastest / slowest : 0.0);
+	print_json_spread(
+		"per_client_calls_per_s",
+		"fastest_over_slowest",
+		sum->client_rates,
+		o->clients
+	);
+	print_json_spread(
+		"per_client_calls_per_cpu_s",
+		"fastest_over_slowest_per_cpu",
+		sum->client_cpu_rates,
+		o->clients
+	);
 	if (o->cdf)
 		print_json_cdf(&sum->hist);
 	printf("}\n");
@@ -1529,6 +1550,9 @@ static void collect_results(
 				last_end = res.end_ns;
 			sum->client_rates[i] = (double)res.calls * NSEC_PER_SEC /
 					       (double)(res.end_ns - res.start_ns);
+			if (res.cpu_ns > 0)
+				sum->client_cpu_rates[i] =
+					(double)res.calls * NSEC_PER_SEC / (double)res.cpu_ns;
 		}
 		if (i == 0) {
 			sum->first_ns = res.first_ns;
