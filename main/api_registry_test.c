@@ -125,43 +125,43 @@ static void unknown_types_missed(void **state) {
 	assert_null(api_handler_lookup(GR_MSG_TYPE(GR_MAIN_MODULE, 0xffff)));
 }
 
-// In a child, which aborts: registering past the bound is a programming
-// error, never a silent overwrite or an endless probe.
-static void full_registry_aborts(void **state) {
+// Fill the registry to API_HANDLERS_MAX, check every handler is still
+// found, then register one more: in a child, which must abort there.
+static void fill_then_one_more(void *arg) {
 	static struct api_handler extra[API_HANDLERS_MAX];
-	pid_t parent = getpid();
-	int status;
-	pid_t pid;
+	static struct api_handler one_more = {
+		.name = "one more",
+		.request_type = GR_MSG_TYPE(0x7e71, 0),
+		.callback = nothing,
+	};
+	unsigned n = 0;
 
-	(void)state;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		child_die_with_parent(parent);
-		for (unsigned i = 0; api_handler_count() < API_HANDLERS_MAX; i++) {
-			extra[i] = (struct api_handler){
-				.name = "extra",
-				.request_type = GR_MSG_TYPE(0x7e70, i),
-				.callback = nothing,
-			};
-			api_handler_register(&extra[i]);
-		}
-		// Full: every one of them is still found.
-		for (unsigned i = 0; i < API_HANDLERS_MAX - other_handlers - TEST_HANDLERS; i++) {
-			if (api_handler_lookup(GR_MSG_TYPE(0x7e70, i)) != &extra[i])
-				_exit(1);
-		}
-		if (api_handler_lookup(GR_MSG_TYPE(0x7e71, 0)) != NULL)
-			_exit(2);
-		static struct api_handler one_more = {
-			.name = "one more",
-			.request_type = GR_MSG_TYPE(0x7e71, 0),
+	(void)arg;
+	while (api_handler_count() < API_HANDLERS_MAX) {
+		extra[n] = (struct api_handler){
+			.name = "extra",
+			.request_type = GR_MSG_TYPE(0x7e70, n),
 			.callback = nothing,
 		};
-		api_handler_register(&one_more);
-		_exit(3);
+		api_handler_register(&extra[n++]);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	for (unsigned i = 0; i < n; i++) {
+		if (api_handler_lookup(GR_MSG_TYPE(0x7e70, i)) != &extra[i])
+			_exit(1);
+	}
+	if (api_handler_lookup(one_more.request_type) != NULL)
+		_exit(2);
+	api_handler_register(&one_more);
+	_exit(3);
+}
+
+// Registering past the bound is a programming error, never a silent
+// overwrite or an endless probe.
+static void full_registry_aborts(void **state) {
+	int status;
+
+	(void)state;
+	status = child_status_of(fill_then_one_more, NULL);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGABRT);
 }

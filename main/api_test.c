@@ -342,25 +342,20 @@ static void send_error_is_returned(void **state) {
 	assert_int_equal(api_reject(&client.ctx, 3, EINVAL), -EPIPE);
 }
 
+static void register_handler(void *handler) {
+	api_handler_register(handler);
+}
+
 static void duplicate_type_aborts(void **state) {
 	static struct api_handler again = {
 		.name = "TEST_COUNT again",
 		.request_type = TEST_COUNT,
 		.callback = count_handler,
 	};
-	pid_t parent = getpid();
 	int status;
-	pid_t pid;
 
 	(void)state;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		child_die_with_parent(parent);
-		api_handler_register(&again);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	status = child_status_of(register_handler, &again);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGABRT);
 }

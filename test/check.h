@@ -78,6 +78,27 @@ static inline void child_die_with_parent(pid_t parent) {
 		_exit(EXIT_FAILURE);
 }
 
+// Run fn(arg) in a child that dies with this process, and return the child's
+// wait status: for a test that expects fn to abort, or to exit in some way.
+// The child exits 0 if fn returns. -1 if fork or waitpid failed.
+static inline int child_status_of(void (*fn)(void *), void *arg) {
+	pid_t parent = getpid();
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		child_die_with_parent(parent);
+		fn(arg);
+		_exit(EXIT_SUCCESS);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
 // The children of children_add() not reaped yet: 0 is a free entry. Written
 // by the guarding process outside its signal handlers, one sig_atomic_t store
 // at a time: children_kill() sees each entry either empty or a whole pid.
