@@ -31,6 +31,8 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include "bench_util.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +42,6 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,7 +55,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NSEC_PER_SEC 1000000000ull
 #define DEFAULT_COUNT 100000
 #define DEFAULT_WARMUP 1000
 // Bounds of the options: enough for any benchmark on one machine, small
@@ -201,23 +201,7 @@ struct client_result {
 // result never blocks, even before the parent reads.
 _Static_assert(sizeof(struct client_result) < 65536, "a result fits an empty pipe");
 
-static const char *log_prefix = "ping2_perf";
-
-static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", log_prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(EXIT_FAILURE);
-}
-
-static uint64_t now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
+const char *log_prefix = "ping2_perf";
 
 // The per-call stamps come from the TSC, scaled to CLOCK_MONOTONIC
 // nanoseconds: clock_gettime() costs 25-35 ns through the vDSO here, and two
@@ -245,10 +229,6 @@ static void tsc_calibrate(void) {
 static uint64_t call_ns(void) {
 	return tsc_clock.ns0 +
 	       (uint64_t)((double)(rte_rdtsc() - tsc_clock.tsc0) * tsc_clock.ns_per_tick);
-}
-
-static uint64_t timeval_ns(const struct timeval *tv) {
-	return (uint64_t)tv->tv_sec * NSEC_PER_SEC + (uint64_t)tv->tv_usec * 1000;
 }
 
 static const char *transport_name(enum gr_api_transport t) {
@@ -669,8 +649,7 @@ static void __attribute__((noreturn)) client_main(
 	s.fifo = calloc(o->depth, sizeof(*s.fifo));
 	if (res == NULL || s.tx == NULL || s.rx == NULL || s.fifo == NULL)
 		fail("%s", strerror(ENOMEM));
-	for (size_t i = 0; i < o->size; i++)
-		s.tx[i] = (uint8_t)(i * 7 + 1);
+	payload_fill(s.tx, o->size);
 	tsc_calibrate();
 
 	if (o->secondary)
@@ -724,8 +703,7 @@ static void __attribute__((noreturn)) client_main(
 	int64_t wait_after = runq_wait_ns();
 	res->runq_wait_ns = wait_before >= 0 && wait_after >= 0 ? wait_after - wait_before : -1;
 
-	res->cpu_ns = timeval_ns(&ru_after.ru_utime) + timeval_ns(&ru_after.ru_stime) -
-		      timeval_ns(&ru_before.ru_utime) - timeval_ns(&ru_before.ru_stime);
+	res->cpu_ns = rusage_cpu_ns(&ru_after) - rusage_cpu_ns(&ru_before);
 	res->vcsw = (uint64_t)(ru_after.ru_nvcsw - ru_before.ru_nvcsw);
 	res->syscalls = -1;
 	if (counter >= 0 && read(counter, &syscalls, sizeof(syscalls)) == sizeof(syscalls))
@@ -1347,27 +1325,15 @@ static void usage(FILE *out) {
 		RTE_MAX_LCORE - 1);
 }
 
-static uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uint64_t max) {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || v < min || v > max)
-		fail("%s: '%s' is not a number from %" PRIu64 " to %" PRIu64, opt, arg, min, max);
-	return v;
-}
-
-// Seconds, a fraction allowed, from 0 (excluded) to max.
+// The seconds of option opt, a fraction allowed, from 0 (excluded) to max.
+// Exits with a reason when arg is not such a number.
 static double parse_seconds(const char *opt, const char *arg, double max) {
-	char *end;
-	errno = 0;
-	double v = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || !(v > 0) || v > max)
+	double v;
+
+	if (seconds_from_string(arg, max, &v) < 0)
 		fail("%s: '%s' is not a number of seconds above 0, at most %.0f", opt, arg, max);
 	return v;
 }
-
-// Longest -T and --idle: an hour, far beyond any benchmark.
-#define MAX_SECONDS 3600
 
 enum long_only_option {
 	OPT_SPIN = 256,

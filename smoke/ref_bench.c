@@ -59,13 +59,14 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "bench_util.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdalign.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,7 +82,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NSEC_PER_SEC 1000000000ull
 #define DEFAULT_SECONDS 0.5
 #define DEFAULT_WARMUP 1000
 // The leader reads the clock once per CLOCK_CHECK_MASK + 1 operations in a
@@ -106,25 +106,7 @@
 // Most --depth: as many of the shortest messages (one cell) as fit a ring.
 #define MAX_DEPTH (SHMCHAN_RING_CELLS - 1)
 
-static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "ref_bench: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(EXIT_FAILURE);
-}
-
-static uint64_t now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t timeval_ns(const struct timeval *tv) {
-	return (uint64_t)tv->tv_sec * NSEC_PER_SEC + (uint64_t)tv->tv_usec * 1000;
-}
+const char *log_prefix = "ref_bench";
 
 struct options {
 	const struct bench *bench;
@@ -790,8 +772,7 @@ static void setup(struct ctx *c, const struct options *o) {
 	c->stop_frame = frame_alloc(frame_bytes);
 	memcpy(c->tx_frame, &len32, sizeof(len32));
 	memcpy(c->tx_frame + SHMCHAN_FRAME_HDR, &hdr, sizeof(hdr));
-	for (size_t i = 0; i < o->size; i++)
-		c->tx_frame[SHMCHAN_FRAME_HDR + sizeof(hdr) + i] = (uint8_t)(i * 7 + 1);
+	payload_fill(c->tx_frame + SHMCHAN_FRAME_HDR + sizeof(hdr), o->size);
 
 	c->efd_req = eventfd(0, EFD_CLOEXEC);
 	c->efd_resp = eventfd(0, EFD_CLOEXEC);
@@ -865,15 +846,6 @@ enum long_only_option {
 	OPT_JSON,
 };
 
-static uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uint64_t max) {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || v < min || v > max)
-		fail("%s: '%s' is not a number from %" PRIu64 " to %" PRIu64, opt, arg, min, max);
-	return v;
-}
-
 static void parse_options(int argc, char **argv, struct options *o) {
 	static const struct option long_options[] = {
 		{"cpus", required_argument, NULL, OPT_CPUS},
@@ -885,7 +857,6 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		{NULL, 0, NULL, 0},
 	};
 	bool cpus_given = false;
-	char *end;
 	int ch;
 
 	*o = (struct options){
@@ -897,11 +868,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
 	while ((ch = getopt_long(argc, argv, "T:n:w:z:h", long_options, NULL)) != -1) {
 		switch (ch) {
 		case 'T':
-			errno = 0;
-			o->seconds = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' || !(o->seconds > 0) ||
-			    o->seconds > 3600)
-				fail("-T: '%s' is not a number of seconds from 0 to 3600", optarg);
+			if (seconds_from_string(optarg, MAX_SECONDS, &o->seconds) < 0)
+				fail("-T: '%s' is not a number of seconds from 0 to %d",
+				     optarg,
+				     MAX_SECONDS);
 			break;
 		case 'n':
 			o->count = parse_number("-n", optarg, 1, UINT64_MAX);
@@ -976,7 +946,7 @@ static void __attribute__((noreturn)) follower_main(struct ctx *c) {
 	close(c->sock[0]);
 	c->o->bench->follower(c);
 	getrusage(RUSAGE_SELF, &ru);
-	c->sh->follower_cpu_ns = timeval_ns(&ru.ru_utime) + timeval_ns(&ru.ru_stime);
+	c->sh->follower_cpu_ns = rusage_cpu_ns(&ru);
 	c->sh->follower_vcsw = (uint64_t)ru.ru_nvcsw;
 	exit(EXIT_SUCCESS);
 }
@@ -1078,8 +1048,7 @@ static void run(struct ctx *c, struct result *r) {
 	r->elapsed_ns = end - start;
 	if (o->gap_us > 0)
 		r->elapsed_ns = r->gap_op_ns;
-	r->leader_cpu_ns = timeval_ns(&after.ru_utime) + timeval_ns(&after.ru_stime) -
-			   timeval_ns(&before.ru_utime) - timeval_ns(&before.ru_stime);
+	r->leader_cpu_ns = rusage_cpu_ns(&after) - rusage_cpu_ns(&before);
 	r->leader_vcsw = (uint64_t)(after.ru_nvcsw - before.ru_nvcsw);
 
 	if (!b->two_processes)
