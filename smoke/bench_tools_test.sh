@@ -9,11 +9,10 @@
 #   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
 set -eu
 
-if [ $# -ne 3 ]; then
-	echo "usage: $0 SHMCHAND REF_BENCH PING2_PERF" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
+SHMT_NAME=bench_tools
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../test/lib.sh"
+shmt_args "SHMCHAND REF_BENCH PING2_PERF" "$@"
 ref=$2
 perf=$3
 # In the sanitized build (make test SANITIZE=1 sets ASAN_OPTIONS), ref_bench
@@ -22,9 +21,6 @@ perf=$3
 if [ -n "${ASAN_OPTIONS:-}" ]; then
 	export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 fi
-SHMT_NAME=bench_tools
-# shellcheck source=test/lib.sh
-. "$(dirname "$0")/../test/lib.sh"
 
 # Operations of each tiny reference run: enough to cross every code path
 # (start, stop, results) many times, few enough to take milliseconds.

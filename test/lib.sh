@@ -10,6 +10,10 @@
 # its own EXIT trap.
 #
 #   SHMT_DAEMON=path/to/shmchand     the daemon binary (required)
+#   shmt_args "DAEMON_BIN NAME..." "$@"
+#                                    check the script's arguments, one per name (the
+#                                    daemon's first): exit 2 with a usage line if
+#                                    they do not match; sets SHMT_DAEMON
 #   SHMT_NAME=name                   names the folder and prefix (default: script name)
 #   start_daemon [daemon options] [-- EAL args]
 #                                    sets SHMT_SOCK, SHMT_PID, SHMT_PREFIX, SHMT_LOG
@@ -96,6 +100,19 @@ shmt_fail() {
 	shmt_log "FAIL: $*"
 	shmt_dump_log
 	exit 1
+}
+
+# The names are the usage line's; the script takes its other arguments
+# from $2 on itself.
+shmt_args() {
+	local usage=$1 names
+	shift
+	read -r -a names <<<"$usage"
+	if [ $# -ne "${#names[@]}" ]; then
+		echo "usage: $0 $usage" >&2
+		exit 2
+	fi
+	SHMT_DAEMON=$1
 }
 
 # True while process $1 exists and is not a zombie.

@@ -27,16 +27,12 @@
 #   shm_hostile.sh DAEMON_BIN HOSTILE_BIN CRASH_SOAK_BIN LATENCY_PROBE_BIN
 set -eu
 
-if [ $# -ne 4 ]; then
-	echo "usage: $0 DAEMON_BIN HOSTILE_BIN CRASH_SOAK_BIN LATENCY_PROBE_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN HOSTILE_BIN CRASH_SOAK_BIN LATENCY_PROBE_BIN" "$@"
 hostile_bin=$2
 soak_bin=$3
 probe_bin=$4
-# shellcheck source=test/lib.sh
-. "$(dirname "$0")/lib.sh"
 
 # Bounds: one hostile run (it bounds each of its waits, and has a watchdog),
 # the healthy clients' attach, the daemon's log line after the lease ended.

@@ -12,15 +12,11 @@
 #   shm_ring_garbage.sh DAEMON_BIN HOSTILE_BIN PING2_LOOP_BIN
 set -eu
 
-if [ $# -ne 3 ]; then
-	echo "usage: $0 DAEMON_BIN HOSTILE_BIN PING2_LOOP_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
-hostile_bin=$2
-loop_bin=$3
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN HOSTILE_BIN PING2_LOOP_BIN" "$@"
+hostile_bin=$2
+loop_bin=$3
 
 # Bounds: one hostile run (it bounds each of its waits, and has a watchdog),
 # the healthy client's attach, the daemon's log line after the lease ended.
