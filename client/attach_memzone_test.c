@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,16 +34,6 @@
 #define ZONE_NAME "shmc-1-0"
 // Attach requests one script answers at most: a refused memzone, then memfd.
 #define MAX_ATTACHES 2
-
-// A failed check in the daemon thread: cmocka cannot fail a test from
-// another thread, so abort the whole test program.
-#define DAEMON_CHECK(cond)                                                                         \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "daemon: %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 // What the fake daemon expects and answers, in order.
 struct script {
@@ -79,59 +68,19 @@ static void fake_probe(struct client_dpdk *dpdk) {
 	dpdk->memzone_lookup = fake_lookup;
 }
 
-static void read_exact(int fd, void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = read(fd, buf, len);
-		DAEMON_CHECK(n > 0);
-		buf = (uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
-}
-
-static void write_response(
-	int sock,
-	uint32_t id,
-	uint32_t status,
-	const void *payload,
-	size_t len,
-	const int *fds,
-	unsigned n_fds
-) {
-	uint8_t
-		buf[sizeof(struct gr_api_response) + sizeof(struct gr_shm_attach_resp) +
-		    sizeof(struct gr_shm_daemon_info)];
-	struct gr_api_response hdr = {.for_id = id, .status = status, .payload_len = (uint32_t)len};
-	size_t total = sizeof(hdr) + len, sent = 0;
-
-	memcpy(buf, &hdr, sizeof(hdr));
-	if (len > 0)
-		memcpy(buf + sizeof(hdr), payload, len);
-	while (sent < total) {
-		long n = shmchan_send_fds(
-			sock,
-			buf + sent,
-			total - sent,
-			fds,
-			sent == 0 ? n_fds : 0
-		);
-		DAEMON_CHECK(n > 0);
-		sent += (size_t)n;
-	}
-}
-
 // The daemon thread: answer the scripted requests, in order.
 static void *daemon_main(void *arg) {
 	struct script *s = arg;
 	struct gr_api_request hdr;
 
 	if (s->info) {
-		read_exact(s->d.sock, &hdr, sizeof(hdr));
-		DAEMON_CHECK(hdr.type == GR_SHM_DAEMON_INFO && hdr.payload_len == 0);
+		fake_daemon_read_all(s->d.sock, &hdr, sizeof(hdr));
+		FAKE_DAEMON_CHECK(hdr.type == GR_SHM_DAEMON_INFO && hdr.payload_len == 0);
 		if (s->info_status != 0)
-			write_response(s->d.sock, hdr.id, s->info_status, NULL, 0, NULL, 0);
+			fake_daemon_write(&s->d, hdr.id, s->info_status, NULL, 0, NULL, 0);
 		else
-			write_response(
-				s->d.sock,
+			fake_daemon_write(
+				&s->d,
 				hdr.id,
 				0,
 				&s->info_resp,
@@ -142,9 +91,9 @@ static void *daemon_main(void *arg) {
 	}
 	for (unsigned i = 0; i < s->n_attaches; i++) {
 		struct gr_shm_attach_req req;
-		read_exact(s->d.sock, &hdr, sizeof(hdr));
-		DAEMON_CHECK(hdr.type == GR_SHM_ATTACH && hdr.payload_len == sizeof(req));
-		read_exact(s->d.sock, &req, sizeof(req));
+		fake_daemon_read_all(s->d.sock, &hdr, sizeof(hdr));
+		FAKE_DAEMON_CHECK(hdr.type == GR_SHM_ATTACH && hdr.payload_len == sizeof(req));
+		fake_daemon_read_all(s->d.sock, &req, sizeof(req));
 		if (req.backings != s->attach[i].want_backings) {
 			fprintf(stderr,
 				"daemon: attach %u asks for backings %#x, expected %#x\n",
@@ -154,10 +103,10 @@ static void *daemon_main(void *arg) {
 			abort();
 		}
 		if (s->attach[i].status != 0)
-			write_response(s->d.sock, hdr.id, s->attach[i].status, NULL, 0, NULL, 0);
+			fake_daemon_write(&s->d, hdr.id, s->attach[i].status, NULL, 0, NULL, 0);
 		else
-			write_response(
-				s->d.sock,
+			fake_daemon_write(
+				&s->d,
 				hdr.id,
 				0,
 				&s->attach[i].resp,
@@ -254,7 +203,7 @@ static void socket_ping(struct script *s) {
 	long id = gr_api_client_send(s->d.client, GR_PING, 0, NULL);
 	assert_true(id > 0);
 	struct gr_api_request hdr;
-	read_exact(s->d.sock, &hdr, sizeof(hdr));
+	fake_daemon_read_all(s->d.sock, &hdr, sizeof(hdr));
 	assert_int_equal(hdr.type, GR_PING);
 	fake_daemon_write(&s->d, (uint32_t)id, 0, NULL, 0, NULL, 0);
 	assert_int_equal(gr_api_client_recv(s->d.client, (uint32_t)id, NULL), 0);

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -21,21 +20,6 @@
 #include <stddef.h>
 
 #include <cmocka.h>
-
-static int setup(void **state) {
-	struct fake_daemon *d = malloc(sizeof(*d));
-	assert_non_null(d);
-	fake_daemon_init(d, 0);
-	*state = d;
-	return 0;
-}
-
-static int teardown(void **state) {
-	struct fake_daemon *d = *state;
-	fake_daemon_fini(d);
-	free(d);
-	return 0;
-}
 
 // Attach with this response and these fds; expect failure err and a reason
 // starting with why. Then check the client is still on a working socket and
@@ -229,20 +213,20 @@ static void eof_during_attach(void **state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(attach_ok, setup, teardown),
-		cmocka_unit_test_setup_teardown(refused_enotsup, setup, teardown),
-		cmocka_unit_test_setup_teardown(refused_other, setup, teardown),
-		cmocka_unit_test_setup_teardown(layout_mismatch, setup, teardown),
-		cmocka_unit_test_setup_teardown(short_response, setup, teardown),
-		cmocka_unit_test_setup_teardown(memzone_backing, setup, teardown),
-		cmocka_unit_test_setup_teardown(missing_fd, setup, teardown),
-		cmocka_unit_test_setup_teardown(extra_fd, setup, teardown),
-		cmocka_unit_test_setup_teardown(n_fds_mismatch, setup, teardown),
-		cmocka_unit_test_setup_teardown(doorbell_not_eventfd, setup, teardown),
-		cmocka_unit_test_setup_teardown(memory_not_regular, setup, teardown),
-		cmocka_unit_test_setup_teardown(memfd_not_sealed, setup, teardown),
-		cmocka_unit_test_setup_teardown(bad_geometry, setup, teardown),
-		cmocka_unit_test_setup_teardown(eof_during_attach, setup, teardown),
+		FAKE_DAEMON_TEST(attach_ok),
+		FAKE_DAEMON_TEST(refused_enotsup),
+		FAKE_DAEMON_TEST(refused_other),
+		FAKE_DAEMON_TEST(layout_mismatch),
+		FAKE_DAEMON_TEST(short_response),
+		FAKE_DAEMON_TEST(memzone_backing),
+		FAKE_DAEMON_TEST(missing_fd),
+		FAKE_DAEMON_TEST(extra_fd),
+		FAKE_DAEMON_TEST(n_fds_mismatch),
+		FAKE_DAEMON_TEST(doorbell_not_eventfd),
+		FAKE_DAEMON_TEST(memory_not_regular),
+		FAKE_DAEMON_TEST(memfd_not_sealed),
+		FAKE_DAEMON_TEST(bad_geometry),
+		FAKE_DAEMON_TEST(eof_during_attach),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,45 +77,49 @@ static void *connector_run(void *arg) {
 	return NULL;
 }
 
+// The version gr_api_client_connect() says in its hello.
+#define DEFAULT_VERSION "shmchan-client " SHMCHAN_VERSION
+
 // Start a connect and accept it: d is the daemon's end, no client.
-static void
-connect_start(struct listener *l, struct connector *cn, const struct gr_api_client_opts *opts) {
+static void connect_start(
+	struct listener *l,
+	struct connector *cn,
+	struct fake_daemon *d,
+	const struct gr_api_client_opts *opts
+) {
 	*cn = (struct connector){.path = l->path, .opts = opts};
 	assert_int_equal(pthread_create(&cn->thread, NULL, connector_run, cn), 0);
-}
-
-static void accept_daemon(struct listener *l, struct fake_daemon *d) {
-	memset(d, 0, sizeof(*d));
-	d->mem.fd = -1;
-	d->sock = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	fake_daemon_init_sock(d, accept4(l->fd, NULL, NULL, SOCK_CLOEXEC));
 	assert_true(d->sock >= 0);
 	struct timeval tv = {.tv_sec = READ_TIMEOUT_S};
 	assert_int_equal(setsockopt(d->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 }
 
-static struct gr_api_client *connect_end(struct connector *cn) {
+// Join the connect, which must have succeeded: the client is d's from now
+// on, and fake_daemon_fini() disconnects it.
+static struct gr_api_client *connect_ok(struct connector *cn, struct fake_daemon *d) {
 	assert_int_equal(pthread_join(cn->thread, NULL), 0);
+	assert_non_null(cn->client);
+	d->client = cn->client;
 	return cn->client;
 }
 
-static void read_all(int fd, void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = read(fd, buf, len);
-		assert_true(n > 0);
-		buf = (uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
+// Join the connect, which must have failed with err.
+static void connect_fails(struct connector *cn, int err) {
+	assert_int_equal(pthread_join(cn->thread, NULL), 0);
+	assert_null(cn->client);
+	assert_int_equal(cn->err, err);
 }
 
 // Read the hello, check it, answer with status.
 static void daemon_hello(struct fake_daemon *d, const char *version, uint32_t status) {
 	struct gr_api_request hdr;
 	struct gr_hello_req hello;
-	read_all(d->sock, &hdr, sizeof(hdr));
+	fake_daemon_read_all(d->sock, &hdr, sizeof(hdr));
 	assert_int_equal(hdr.type, GR_HELLO);
 	assert_int_equal(hdr.id, 1);
 	assert_int_equal(hdr.payload_len, sizeof(hello));
-	read_all(d->sock, &hello, sizeof(hello));
+	fake_daemon_read_all(d->sock, &hello, sizeof(hello));
 	assert_int_equal(hello.api_version, GR_API_VERSION);
 	assert_non_null(memchr(hello.version, '\0', sizeof(hello.version)));
 	assert_string_equal(hello.version, version);
@@ -144,7 +148,7 @@ static void ping_on_socket(struct fake_daemon *d, struct gr_api_client *c) {
 	long id = gr_api_client_send(c, GR_PING, 0, NULL);
 	assert_true(id > 0);
 	struct gr_api_request hdr;
-	read_all(d->sock, &hdr, sizeof(hdr));
+	fake_daemon_read_all(d->sock, &hdr, sizeof(hdr));
 	assert_int_equal(hdr.type, GR_PING);
 	assert_int_equal(hdr.id, id);
 	fake_daemon_write(d, hdr.id, 0, NULL, 0, NULL, 0);
@@ -156,15 +160,12 @@ static void socket_by_env(void **state) {
 	struct connector cn;
 	struct fake_daemon d;
 	assert_int_equal(setenv("GR_API_TRANSPORT", "socket", 1), 0);
-	connect_start(l, &cn, NULL);
-	accept_daemon(l, &d);
-	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
-	struct gr_api_client *c = connect_end(&cn);
-	assert_non_null(c);
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, 0);
+	struct gr_api_client *c = connect_ok(&cn, &d);
 	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
 	assert_string_not_equal(gr_api_client_transport_reason(c), "");
 	ping_on_socket(&d, c);
-	assert_int_equal(gr_api_client_disconnect(c), 0);
 	fake_daemon_fini(&d);
 	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
 }
@@ -178,13 +179,9 @@ static void custom_version(void **state) {
 		.spin_us = -1,
 		.version = "my-controller 2.3",
 	};
-	connect_start(l, &cn, &opts);
-	accept_daemon(l, &d);
+	connect_start(l, &cn, &d, &opts);
 	daemon_hello(&d, "my-controller 2.3", 0);
-	struct gr_api_client *c = connect_end(&cn);
-	assert_non_null(c);
-	ping_on_socket(&d, c);
-	assert_int_equal(gr_api_client_disconnect(c), 0);
+	ping_on_socket(&d, connect_ok(&cn, &d));
 	fake_daemon_fini(&d);
 }
 
@@ -192,11 +189,9 @@ static void version_mismatch(void **state) {
 	struct listener *l = *state;
 	struct connector cn;
 	struct fake_daemon d;
-	connect_start(l, &cn, NULL);
-	accept_daemon(l, &d);
-	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, EBADMSG);
-	assert_null(connect_end(&cn));
-	assert_int_equal(cn.err, EBADMSG);
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
+	connect_fails(&cn, EBADMSG);
 	fake_daemon_fini(&d);
 }
 
@@ -204,19 +199,16 @@ static void auto_falls_back(void **state) {
 	struct listener *l = *state;
 	struct connector cn;
 	struct fake_daemon d;
-	connect_start(l, &cn, NULL);
-	accept_daemon(l, &d);
-	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, 0);
 	daemon_attach_refuse(&d, ENOTSUP);
-	struct gr_api_client *c = connect_end(&cn);
-	assert_non_null(c);
+	struct gr_api_client *c = connect_ok(&cn, &d);
 	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
 	assert_string_equal(
 		gr_api_client_transport_reason(c),
 		"daemon offers no shared-memory channel (ENOTSUP)"
 	);
 	ping_on_socket(&d, c);
-	assert_int_equal(gr_api_client_disconnect(c), 0);
 	fake_daemon_fini(&d);
 }
 
@@ -225,12 +217,10 @@ static void shm_forced_not_offered(void **state) {
 	struct connector cn;
 	struct fake_daemon d;
 	struct gr_api_client_opts opts = {.transport = GR_API_TRANSPORT_SHM, .spin_us = -1};
-	connect_start(l, &cn, &opts);
-	accept_daemon(l, &d);
-	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	connect_start(l, &cn, &d, &opts);
+	daemon_hello(&d, DEFAULT_VERSION, 0);
 	daemon_attach_refuse(&d, ENOTSUP);
-	assert_null(connect_end(&cn));
-	assert_int_equal(cn.err, ENOTSUP);
+	connect_fails(&cn, ENOTSUP);
 	fake_daemon_fini(&d);
 }
 
@@ -239,12 +229,10 @@ static void shm_forced_layout_mismatch(void **state) {
 	struct connector cn;
 	struct fake_daemon d;
 	assert_int_equal(setenv("GR_API_TRANSPORT", "shm", 1), 0);
-	connect_start(l, &cn, NULL);
-	accept_daemon(l, &d);
-	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, 0);
 	daemon_attach_answer(&d, SHMCHAN_LAYOUT_VERSION + 1);
-	assert_null(connect_end(&cn));
-	assert_int_equal(cn.err, EPROTO);
+	connect_fails(&cn, EPROTO);
 	fake_daemon_fini(&d);
 	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
 }
@@ -254,12 +242,10 @@ static void auto_attaches(void **state) {
 	struct listener *l = *state;
 	struct connector cn;
 	struct fake_daemon d;
-	connect_start(l, &cn, NULL);
-	accept_daemon(l, &d);
-	daemon_hello(&d, "shmchan-client " SHMCHAN_VERSION, 0);
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, 0);
 	daemon_attach_answer(&d, SHMCHAN_LAYOUT_VERSION);
-	struct gr_api_client *c = connect_end(&cn);
-	assert_non_null(c);
+	struct gr_api_client *c = connect_ok(&cn, &d);
 	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SHM);
 	assert_string_equal(gr_api_client_transport_reason(c), "");
 
@@ -272,7 +258,6 @@ static void auto_attaches(void **state) {
 	struct gr_api_response resp = {.for_id = hdr.id};
 	assert_int_equal(shmchan_server_send(d.server, &resp, sizeof(resp), NULL, 0), 0);
 	assert_int_equal(gr_api_client_recv(c, (uint32_t)id, NULL), 0);
-	assert_int_equal(gr_api_client_disconnect(c), 0);
 	fake_daemon_fini(&d);
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,14 +18,33 @@
 
 #include <cmocka.h>
 
-void fake_daemon_init(struct fake_daemon *d, int spin_us) {
-	int sv[2];
+void fake_daemon_init_sock(struct fake_daemon *d, int sock) {
 	memset(d, 0, sizeof(*d));
 	d->mem.fd = -1;
+	d->sock = sock;
+}
+
+void fake_daemon_init(struct fake_daemon *d, int spin_us) {
+	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fake_daemon_init_sock(d, sv[1]);
 	d->client = client_new(sv[0], spin_us);
 	assert_non_null(d->client);
-	d->sock = sv[1];
+}
+
+int fake_daemon_setup(void **state) {
+	struct fake_daemon *d = malloc(sizeof(*d));
+	assert_non_null(d);
+	fake_daemon_init(d, 0);
+	*state = d;
+	return 0;
+}
+
+int fake_daemon_teardown(void **state) {
+	struct fake_daemon *d = *state;
+	fake_daemon_fini(d);
+	free(d);
+	return 0;
 }
 
 void fake_daemon_channel(struct fake_daemon *d) {
@@ -53,6 +73,12 @@ void fake_daemon_attach_resp(
 	fds[2] = d->mem.fd;
 }
 
+// The largest payloads the tests send.
+union fake_daemon_payload {
+	struct gr_shm_attach_resp attach;
+	struct gr_shm_daemon_info info;
+};
+
 void fake_daemon_write(
 	struct fake_daemon *d,
 	uint32_t for_id,
@@ -62,9 +88,9 @@ void fake_daemon_write(
 	const int *fds,
 	unsigned n_fds
 ) {
-	uint8_t buf[sizeof(struct gr_api_response) + sizeof(struct gr_shm_attach_resp)];
+	uint8_t buf[sizeof(struct gr_api_response) + sizeof(union fake_daemon_payload)];
 	struct gr_api_response hdr = {.for_id = for_id, .status = status, .payload_len = len};
-	assert_true(len <= sizeof(buf) - sizeof(hdr));
+	FAKE_DAEMON_CHECK(len <= sizeof(buf) - sizeof(hdr));
 	memcpy(buf, &hdr, sizeof(hdr));
 	if (len > 0)
 		memcpy(buf + sizeof(hdr), payload, len);
@@ -77,15 +103,15 @@ void fake_daemon_write(
 			fds,
 			sent == 0 ? n_fds : 0
 		);
-		assert_true(n > 0);
+		FAKE_DAEMON_CHECK(n > 0);
 		sent += (size_t)n;
 	}
 }
 
-static void read_all(int fd, void *buf, size_t len) {
+void fake_daemon_read_all(int fd, void *buf, size_t len) {
 	while (len > 0) {
 		ssize_t n = read(fd, buf, len);
-		assert_true(n > 0);
+		FAKE_DAEMON_CHECK(n > 0);
 		buf = (uint8_t *)buf + n;
 		len -= (size_t)n;
 	}
@@ -94,10 +120,10 @@ static void read_all(int fd, void *buf, size_t len) {
 void fake_daemon_read_attach(struct fake_daemon *d) {
 	struct gr_api_request hdr;
 	struct gr_shm_attach_req req;
-	read_all(d->sock, &hdr, sizeof(hdr));
+	fake_daemon_read_all(d->sock, &hdr, sizeof(hdr));
 	assert_int_equal(hdr.type, GR_SHM_ATTACH);
 	assert_int_equal(hdr.payload_len, sizeof(req));
-	read_all(d->sock, &req, sizeof(req));
+	fake_daemon_read_all(d->sock, &req, sizeof(req));
 	assert_int_equal(req.backings, GR_SHM_BACKING_MEMFD);
 	assert_int_equal(req.layout_version, SHMCHAN_LAYOUT_VERSION);
 }

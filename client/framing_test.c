@@ -7,7 +7,7 @@
 // order, streams, events, EOF, malformed input. Passes with and without
 // SHMCHAN_CLIENT_READAHEAD and SHMCHAN_CLIENT_SINGLE_SEND.
 
-#include "client_priv.h"
+#include "fake_daemon.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -37,31 +37,11 @@
 // A flood still going after this long is a deadlock: SIGALRM ends the test.
 #define FLOOD_ALARM_S 10
 
-struct pair {
-	struct gr_api_client *client;
-	int daemon; // the test's end
-};
-
 static int setup(void **state) {
-	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fake_daemon_setup(state);
+	struct fake_daemon *d = *state;
 	struct timeval tv = {.tv_sec = RECV_TIMEOUT_S};
-	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-	struct pair *p = calloc(1, sizeof(*p));
-	assert_non_null(p);
-	p->client = client_new(sv[0], 0);
-	assert_non_null(p->client);
-	p->daemon = sv[1];
-	*state = p;
-	return 0;
-}
-
-static int teardown(void **state) {
-	struct pair *p = *state;
-	assert_int_equal(gr_api_client_disconnect(p->client), 0);
-	if (p->daemon >= 0)
-		close(p->daemon);
-	free(p);
+	assert_int_equal(setsockopt(d->client->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	return 0;
 }
 
@@ -137,21 +117,12 @@ static void writer_join(struct writer *wr) {
 	free(wr->wire.buf);
 }
 
-static void read_all(int fd, void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = read(fd, buf, len);
-		assert_true(n > 0);
-		buf = (uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
-}
-
 // Read one request on the daemon's end; returns its malloc'ed payload.
 static void *read_req(int fd, struct gr_api_request *hdr) {
-	read_all(fd, hdr, sizeof(*hdr));
+	fake_daemon_read_all(fd, hdr, sizeof(*hdr));
 	void *payload = malloc(hdr->payload_len + 1);
 	assert_non_null(payload);
-	read_all(fd, payload, hdr->payload_len);
+	fake_daemon_read_all(fd, payload, hdr->payload_len);
 	return payload;
 }
 
@@ -174,36 +145,36 @@ static void fill_pattern(uint8_t *buf, size_t len, unsigned seed) {
 }
 
 static void split_byte_by_byte(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct writer wr = {0};
 	wire_str(&wr.wire, 1, "first response, split into single bytes");
 	wire_str(&wr.wire, 2, "second one, its header split too");
-	writer_start(&wr, p->daemon, true);
+	writer_start(&wr, d->sock, true);
 
 	// 2 first: 1 is received whole, byte by byte, and stashed on the way.
-	expect_str(p->client, 2, "second one, its header split too");
-	expect_str(p->client, 1, "first response, split into single bytes");
+	expect_str(d->client, 2, "second one, its header split too");
+	expect_str(d->client, 1, "first response, split into single bytes");
 	writer_join(&wr);
 }
 
 static void three_merged_in_one_write(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct wire w = {0};
 	wire_str(&w, 1, "one");
 	wire_resp(&w, 2, 0, NULL, 0);
 	wire_str(&w, 3, "three");
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
-	expect_str(p->client, 1, "one");
+	expect_str(d->client, 1, "one");
 	void *data = (void *)1;
-	assert_int_equal(gr_api_client_recv(p->client, 2, &data), 0);
+	assert_int_equal(gr_api_client_recv(d->client, 2, &data), 0);
 	assert_null(data);
-	expect_str(p->client, 3, "three");
-	assert_int_equal(client_stash_count(p->client), 0);
+	expect_str(d->client, 3, "three");
+	assert_int_equal(client_stash_count(d->client), 0);
 }
 
 static void payload_larger_than_readahead(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	const size_t big = GR_API_MAX_MSG_LEN;
 	const size_t mid = CLIENT_READAHEAD_LEN + 1000;
 	uint8_t *pattern = malloc(big);
@@ -218,28 +189,28 @@ static void payload_larger_than_readahead(void **state) {
 	wire_str(&wr.wire, 3, "small after");
 	wire_resp(&wr.wire, 4, 0, pattern, mid);
 	wire_str(&wr.wire, 5, "last");
-	writer_start(&wr, p->daemon, false);
+	writer_start(&wr, d->sock, false);
 
-	expect_str(p->client, 1, "small before");
+	expect_str(d->client, 1, "small before");
 	void *data = NULL;
-	assert_int_equal(gr_api_client_recv(p->client, 2, &data), big);
+	assert_int_equal(gr_api_client_recv(d->client, 2, &data), big);
 	assert_memory_equal(data, pattern, big);
 	free(data);
-	expect_str(p->client, 3, "small after");
-	assert_int_equal(gr_api_client_recv_into(p->client, 4, buf, big), mid);
+	expect_str(d->client, 3, "small after");
+	assert_int_equal(gr_api_client_recv_into(d->client, 4, buf, big), mid);
 	assert_memory_equal(buf, pattern, mid);
-	expect_str(p->client, 5, "last");
+	expect_str(d->client, 5, "last");
 	writer_join(&wr);
 	free(pattern);
 	free(buf);
 }
 
 static void out_of_order(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct gr_ping2 sent[3];
 	for (unsigned i = 0; i < 3; i++) {
 		fill_pattern(sent[i].data, sizeof(sent[i].data), i + 1);
-		long id = gr_api_client_send(p->client, GR_PING2, sizeof(sent[i]), &sent[i]);
+		long id = gr_api_client_send(d->client, GR_PING2, sizeof(sent[i]), &sent[i]);
 		assert_int_equal(id, i + 1);
 	}
 
@@ -247,7 +218,7 @@ static void out_of_order(void **state) {
 	struct gr_api_request hdr[3];
 	void *payload[3];
 	for (unsigned i = 0; i < 3; i++) {
-		payload[i] = read_req(p->daemon, &hdr[i]);
+		payload[i] = read_req(d->sock, &hdr[i]);
 		assert_int_equal(hdr[i].id, i + 1);
 		assert_int_equal(hdr[i].type, GR_PING2);
 		assert_int_equal(hdr[i].payload_len, GR_PING2_LEN);
@@ -257,44 +228,44 @@ static void out_of_order(void **state) {
 	const unsigned order[] = {2, 0, 1};
 	for (unsigned i = 0; i < 3; i++)
 		wire_resp(&w, hdr[order[i]].id, 0, payload[order[i]], GR_PING2_LEN);
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
 	for (unsigned i = 0; i < 3; i++) {
 		struct gr_ping2 got;
-		long len = gr_api_client_recv_into(p->client, i + 1, &got, sizeof(got));
+		long len = gr_api_client_recv_into(d->client, i + 1, &got, sizeof(got));
 		assert_int_equal(len, GR_PING2_LEN);
 		assert_memory_equal(got.data, sent[i].data, GR_PING2_LEN);
 		free(payload[i]);
 	}
-	assert_int_equal(client_stash_count(p->client), 0);
+	assert_int_equal(client_stash_count(d->client), 0);
 }
 
 static void stream_interleaved(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct wire w = {0};
 	wire_str(&w, 1, "stream a");
 	wire_str(&w, 1, "stream b");
 	wire_str(&w, 2, "other id");
 	wire_str(&w, 1, "stream c");
 	wire_resp(&w, 1, 0, NULL, 0);
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
 	// Receiving 2 first stashes a and b; the stream still comes in order.
-	expect_str(p->client, 2, "other id");
-	assert_int_equal(client_stash_count(p->client), 2);
+	expect_str(d->client, 2, "other id");
+	assert_int_equal(client_stash_count(d->client), 2);
 	const char *want[] = {"stream a", "stream b", "stream c"};
 	for (unsigned i = 0; i < 3; i++) {
 		void *data = NULL;
 		size_t len = 0;
-		assert_int_equal(gr_api_client_stream_next(p->client, 1, &data, &len), 1);
+		assert_int_equal(gr_api_client_stream_next(d->client, 1, &data, &len), 1);
 		assert_int_equal(len, strlen(want[i]) + 1);
 		assert_string_equal(data, want[i]);
 		free(data);
 	}
 	size_t len = 1;
-	assert_int_equal(gr_api_client_stream_next(p->client, 1, NULL, &len), 0);
+	assert_int_equal(gr_api_client_stream_next(d->client, 1, NULL, &len), 0);
 	assert_int_equal(len, 0);
-	assert_int_equal(client_stash_count(p->client), 0);
+	assert_int_equal(client_stash_count(d->client), 0);
 }
 
 static void wire_event(struct wire *w, size_t len) {
@@ -307,118 +278,115 @@ static void wire_event(struct wire *w, size_t len) {
 }
 
 static void event_skipped(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct wire w = {0};
 	wire_str(&w, 1, "before the event");
 	wire_event(&w, 40);
 	wire_event(&w, 0);
 	wire_str(&w, 2, "after the event");
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
-	expect_str(p->client, 2, "after the event");
+	expect_str(d->client, 2, "after the event");
 	// Only the response to 1 was kept: the events were dropped.
-	assert_int_equal(client_stash_count(p->client), 1);
-	expect_str(p->client, 1, "before the event");
+	assert_int_equal(client_stash_count(d->client), 1);
+	expect_str(d->client, 1, "before the event");
 }
 
 static void event_malformed(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct wire w = {0};
 	struct gr_api_event ev = {.ev_type = 1, .payload_len = 100};
 	// Its header claims 100 bytes of payload, the response carries none.
 	wire_resp(&w, 0, 0, &ev, sizeof(ev));
 	wire_str(&w, 1, "never seen");
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
-	expect_errno(gr_api_client_recv(p->client, 1, NULL), EBADMSG);
-	expect_errno(gr_api_client_recv(p->client, 1, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv(d->client, 1, NULL), EBADMSG);
+	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
 }
 
 static void eof_mid_message(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct wire w = {0};
 	wire_str(&w, 1, "whole");
 	wire_str(&w, 3, "stashed");
 	wire_str(&w, 2, "cut short");
 	w.len -= 3;
-	wire_flush(&w, p->daemon);
-	close(p->daemon);
-	p->daemon = -1;
+	wire_flush(&w, d->sock);
+	fake_daemon_close_sock(d);
 
-	expect_str(p->client, 1, "whole");
-	expect_errno(gr_api_client_recv(p->client, 2, NULL), ECONNRESET);
+	expect_str(d->client, 1, "whole");
+	expect_errno(gr_api_client_recv(d->client, 2, NULL), ECONNRESET);
 	// Every later call fails the same way, even for a stashed response.
-	expect_errno(gr_api_client_recv(p->client, 2, NULL), ECONNRESET);
-	expect_errno(gr_api_client_recv(p->client, 3, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv(d->client, 2, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv(d->client, 3, NULL), ECONNRESET);
 	char buf[8];
-	expect_errno(gr_api_client_recv_into(p->client, 3, buf, sizeof(buf)), ECONNRESET);
-	expect_errno(gr_api_client_send(p->client, GR_PING, 0, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_into(d->client, 3, buf, sizeof(buf)), ECONNRESET);
+	expect_errno(gr_api_client_send(d->client, GR_PING, 0, NULL), ECONNRESET);
 }
 
 static void eof_before_response(void **state) {
-	struct pair *p = *state;
-	close(p->daemon);
-	p->daemon = -1;
-	expect_errno(gr_api_client_recv(p->client, 1, NULL), ECONNRESET);
-	expect_errno(gr_api_client_recv(p->client, 1, NULL), ECONNRESET);
+	struct fake_daemon *d = *state;
+	fake_daemon_close_sock(d);
+	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
 }
 
 // No SIGPIPE handler is installed: a SIGPIPE would kill this test.
 static void send_after_peer_closed(void **state) {
-	struct pair *p = *state;
-	close(p->daemon);
-	p->daemon = -1;
+	struct fake_daemon *d = *state;
+	fake_daemon_close_sock(d);
 	struct gr_ping2 ping = {0};
-	long ret = gr_api_client_send(p->client, GR_PING2, sizeof(ping), &ping);
+	long ret = gr_api_client_send(d->client, GR_PING2, sizeof(ping), &ping);
 	assert_int_equal(ret, -1);
 	assert_true(errno == EPIPE || errno == ECONNRESET);
-	ret = gr_api_client_send(p->client, GR_PING, 0, NULL);
+	ret = gr_api_client_send(d->client, GR_PING, 0, NULL);
 	assert_int_equal(ret, -1);
 	assert_true(errno == EPIPE || errno == ECONNRESET);
 }
 
 static void oversized_payload_len(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct gr_api_response hdr = {
 		.for_id = 1,
 		.payload_len = GR_API_MAX_MSG_LEN + sizeof(struct gr_api_event) + 1,
 	};
-	write_all(p->daemon, &hdr, sizeof(hdr));
-	expect_errno(gr_api_client_recv(p->client, 1, NULL), EBADMSG);
-	expect_errno(gr_api_client_recv(p->client, 1, NULL), ECONNRESET);
-	expect_errno(gr_api_client_send(p->client, GR_PING, 0, NULL), ECONNRESET);
+	write_all(d->sock, &hdr, sizeof(hdr));
+	expect_errno(gr_api_client_recv(d->client, 1, NULL), EBADMSG);
+	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
+	expect_errno(gr_api_client_send(d->client, GR_PING, 0, NULL), ECONNRESET);
 }
 
 static void recv_into_too_small(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	uint8_t pattern[100];
 	fill_pattern(pattern, sizeof(pattern), 3);
 	struct wire w = {0};
 	wire_resp(&w, 1, 0, pattern, sizeof(pattern));
 	wire_str(&w, 2, "fits");
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
 	char buf[50];
-	expect_errno(gr_api_client_recv_into(p->client, 1, buf, sizeof(buf)), EMSGSIZE);
+	expect_errno(gr_api_client_recv_into(d->client, 1, buf, sizeof(buf)), EMSGSIZE);
 	// The dropped payload left the stream in step.
-	assert_int_equal(gr_api_client_recv_into(p->client, 2, buf, sizeof(buf)), 5);
+	assert_int_equal(gr_api_client_recv_into(d->client, 2, buf, sizeof(buf)), 5);
 	assert_string_equal(buf, "fits");
 }
 
 static void error_status(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	struct wire w = {0};
 	wire_resp(&w, 1, ENOTSUP, "dropped", 8);
 	wire_resp(&w, 2, 0x80000000, NULL, 0);
 	wire_str(&w, 3, "ok");
-	wire_flush(&w, p->daemon);
+	wire_flush(&w, d->sock);
 
 	void *data = (void *)1;
-	expect_errno(gr_api_client_recv(p->client, 1, &data), ENOTSUP);
+	expect_errno(gr_api_client_recv(d->client, 1, &data), ENOTSUP);
 	assert_null(data);
 	// A status that is no errno value.
-	expect_errno(gr_api_client_recv(p->client, 2, NULL), EBADMSG);
-	expect_str(p->client, 3, "ok");
+	expect_errno(gr_api_client_recv(d->client, 2, NULL), EBADMSG);
+	expect_str(d->client, 3, "ok");
 }
 
 // Reads one request on the daemon's end from a thread, while the client's
@@ -438,20 +406,20 @@ static void *reader_run(void *arg) {
 
 // A request larger than the socket buffer leaves whole, header first.
 static void big_request(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	const size_t big = GR_API_MAX_MSG_LEN;
 	uint8_t *pattern = malloc(big);
 	assert_non_null(pattern);
 	fill_pattern(pattern, big, 9);
 	int sndbuf = 4096;
 	assert_int_equal(
-		setsockopt(p->client->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)),
+		setsockopt(d->client->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)),
 		0
 	);
 
-	struct reader rd = {.fd = p->daemon};
+	struct reader rd = {.fd = d->sock};
 	assert_int_equal(pthread_create(&rd.thread, NULL, reader_run, &rd), 0);
-	assert_int_equal(gr_api_client_send(p->client, GR_PING2, big, pattern), 1);
+	assert_int_equal(gr_api_client_send(d->client, GR_PING2, big, pattern), 1);
 	assert_int_equal(pthread_join(rd.thread, NULL), 0);
 	assert_int_equal(rd.hdr.id, 1);
 	assert_int_equal(rd.hdr.type, GR_PING2);
@@ -487,25 +455,25 @@ static void *stubborn_run(void *arg) {
 // read, to a daemon that reads no request until its responses are read: the
 // sends must stash responses while they wait, or both sides wait forever.
 static void send_drains_responses(void **state) {
-	struct pair *p = *state;
-	struct stubborn st = {.fd = p->daemon, .payload = malloc(FLOOD_LEN)};
+	struct fake_daemon *d = *state;
+	struct stubborn st = {.fd = d->sock, .payload = malloc(FLOOD_LEN)};
 	assert_non_null(st.payload);
 	fill_pattern(st.payload, FLOOD_LEN, 11);
 	alarm(FLOOD_ALARM_S);
 	assert_int_equal(pthread_create(&st.thread, NULL, stubborn_run, &st), 0);
 	for (uint32_t id = 1; id <= FLOOD_COUNT; id++)
 		assert_int_equal(
-			gr_api_client_send(p->client, GR_PING2, FLOOD_LEN, st.payload),
+			gr_api_client_send(d->client, GR_PING2, FLOOD_LEN, st.payload),
 			id
 		);
 	assert_int_equal(pthread_join(st.thread, NULL), 0);
 	alarm(0);
 	// Most responses wait in the stash; the last ones may still be in the
 	// socket, as the daemon wrote them before it read the last requests.
-	assert_true(client_stash_count(p->client) > 0);
+	assert_true(client_stash_count(d->client) > 0);
 	for (uint32_t id = 1; id <= FLOOD_COUNT; id++) {
 		void *data = NULL;
-		assert_int_equal(gr_api_client_recv(p->client, id, &data), FLOOD_LEN);
+		assert_int_equal(gr_api_client_recv(d->client, id, &data), FLOOD_LEN);
 		assert_memory_equal(data, st.payload, FLOOD_LEN);
 		free(data);
 	}
@@ -513,31 +481,34 @@ static void send_drains_responses(void **state) {
 }
 
 static void send_bad_args(void **state) {
-	struct pair *p = *state;
+	struct fake_daemon *d = *state;
 	uint8_t byte = 0;
-	expect_errno(gr_api_client_send(p->client, GR_PING, GR_API_MAX_MSG_LEN + 1, &byte), EINVAL);
-	expect_errno(gr_api_client_send(p->client, GR_PING, 1, NULL), EINVAL);
-	expect_errno(gr_api_client_recv(p->client, 0, NULL), EINVAL);
+	expect_errno(gr_api_client_send(d->client, GR_PING, GR_API_MAX_MSG_LEN + 1, &byte), EINVAL);
+	expect_errno(gr_api_client_send(d->client, GR_PING, 1, NULL), EINVAL);
+	expect_errno(gr_api_client_recv(d->client, 0, NULL), EINVAL);
 }
+
+// A test on a fake daemon whose client gives up a read after RECV_TIMEOUT_S.
+#define FRAMING_TEST(func) cmocka_unit_test_setup_teardown(func, setup, fake_daemon_teardown)
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(split_byte_by_byte, setup, teardown),
-		cmocka_unit_test_setup_teardown(three_merged_in_one_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(payload_larger_than_readahead, setup, teardown),
-		cmocka_unit_test_setup_teardown(out_of_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(stream_interleaved, setup, teardown),
-		cmocka_unit_test_setup_teardown(event_skipped, setup, teardown),
-		cmocka_unit_test_setup_teardown(event_malformed, setup, teardown),
-		cmocka_unit_test_setup_teardown(eof_mid_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(eof_before_response, setup, teardown),
-		cmocka_unit_test_setup_teardown(send_after_peer_closed, setup, teardown),
-		cmocka_unit_test_setup_teardown(oversized_payload_len, setup, teardown),
-		cmocka_unit_test_setup_teardown(recv_into_too_small, setup, teardown),
-		cmocka_unit_test_setup_teardown(error_status, setup, teardown),
-		cmocka_unit_test_setup_teardown(big_request, setup, teardown),
-		cmocka_unit_test_setup_teardown(send_drains_responses, setup, teardown),
-		cmocka_unit_test_setup_teardown(send_bad_args, setup, teardown),
+		FRAMING_TEST(split_byte_by_byte),
+		FRAMING_TEST(three_merged_in_one_write),
+		FRAMING_TEST(payload_larger_than_readahead),
+		FRAMING_TEST(out_of_order),
+		FRAMING_TEST(stream_interleaved),
+		FRAMING_TEST(event_skipped),
+		FRAMING_TEST(event_malformed),
+		FRAMING_TEST(eof_mid_message),
+		FRAMING_TEST(eof_before_response),
+		FRAMING_TEST(send_after_peer_closed),
+		FRAMING_TEST(oversized_payload_len),
+		FRAMING_TEST(recv_into_too_small),
+		FRAMING_TEST(error_status),
+		FRAMING_TEST(big_request),
+		FRAMING_TEST(send_drains_responses),
+		FRAMING_TEST(send_bad_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
