@@ -7,6 +7,7 @@
 
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -159,4 +160,58 @@ static inline void children_forget(pid_t pid) {
 	for (unsigned i = 0; i < CHILDREN_MAX; i++)
 		if (children_pids[i] == pid)
 			children_pids[i] = 0;
+}
+
+// fork() a child of children_guard(): in the child (returns 0) it dies with
+// this process (child_die_with_parent()); in the parent (returns its pid) it
+// is recorded with children_add(). stdout is flushed first, so the child does
+// not print again what the parent had buffered.
+static inline pid_t child_fork(void) {
+	pid_t parent = getpid();
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		child_die_with_parent(parent);
+	else
+		children_add(pid);
+	return pid;
+}
+
+// Wait for a child of child_fork() to end, and drop it from the children
+// killed at exit (children_forget()). Returns its wait status.
+static inline int child_reap(pid_t pid) {
+	int status;
+
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid %d: %s", (int)pid, strerror(errno));
+	children_forget(pid);
+	return status;
+}
+
+// SIGKILL a child of child_fork() and reap it (child_reap()). Returns its wait
+// status: the caller checks that it died of the kill, not of an error of its
+// own before.
+static inline int child_kill(pid_t pid) {
+	CHECK(kill(pid, SIGKILL) == 0, "kill -9 %d: %s", (int)pid, strerror(errno));
+	return child_reap(pid);
+}
+
+// The entries of the directory /proc/PID/NAME: with "fd" the open
+// descriptors of pid, with "task" its threads.
+static inline unsigned proc_count_entries(pid_t pid, const char *name) {
+	char path[64];
+	struct dirent *e;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	d = opendir(path);
+	CHECK(d != NULL, "%s: %s", path, strerror(errno));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
 }

@@ -41,7 +41,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,7 +59,6 @@
 // crash hurt a client that did nothing wrong. The churn keeps both cores busy:
 // leave room for scheduling delays of a loaded machine, no more.
 #define SOAK_STALL_MS 2000
-#define SOAK_STALL_CHECK_MS 50
 // Children alive at a time.
 #define SOAK_SLOTS 4
 // A child is killed 0 to this many microseconds after it started (after its
@@ -130,39 +128,6 @@ static uint64_t kills[T_COUNT][STAGE_COUNT];
 
 // ---- healthy ----
 
-static volatile sig_atomic_t stop;
-static _Atomic uint64_t done;
-static _Atomic bool finished;
-
-static void on_term(int sig) {
-	(void)sig;
-	stop = 1;
-}
-
-// Fail the process if no echo arrives for SOAK_STALL_MS.
-static void *stall_watch(void *arg) {
-	const char *who = arg;
-	uint64_t last = 0, last_ns = monotonic_ns();
-
-	while (!atomic_load(&finished)) {
-		usleep(SOAK_STALL_CHECK_MS * 1000);
-		uint64_t now = atomic_load_explicit(&done, memory_order_relaxed);
-		uint64_t now_ns = monotonic_ns();
-		if (now != last) {
-			last = now;
-			last_ns = now_ns;
-		} else if (now_ns - last_ns > SOAK_STALL_MS * NSEC_PER_MSEC) {
-			fprintf(stderr,
-				"healthy %s: no echo for %d ms after %" PRIu64 ": stalled\n",
-				who,
-				SOAK_STALL_MS,
-				now);
-			_exit(EXIT_FAILURE);
-		}
-	}
-	return NULL;
-}
-
 static enum transport transport_parse(const char *name) {
 	for (int t = 0; t < T_COUNT; t++)
 		if (strcmp(name, transport_names[t]) == 0)
@@ -171,58 +136,26 @@ static enum transport transport_parse(const char *name) {
 	return T_COUNT;
 }
 
-// Connect on transport t; a memzone client must be a secondary already.
-static struct gr_api_client *transport_connect(enum transport t, const char *who) {
-	return secondary_connect(
-		sock_path,
-		t == T_SOCKET ? GR_API_TRANSPORT_SOCKET : GR_API_TRANSPORT_SHM,
-		who
-	);
-}
-
 static int healthy_main(enum transport t) {
-	struct sigaction sa = {.sa_handler = on_term};
 	const char *name = transport_names[t];
-	pthread_t watch;
+	char who[32];
 
-	CHECK(sigaction(SIGTERM, &sa, NULL) == 0, "sigaction: %s", strerror(errno));
+	ping2_load_stop_on_term();
+	snprintf(who, sizeof(who), "healthy %s", name);
 	if (t == T_MEMZONE)
 		secondary_eal_init(sock_path);
-	struct gr_api_client *c = transport_connect(t, "crash_soak healthy");
-	if (t != T_SOCKET) {
-		uint32_t backing = secondary_channel_list(c, getpid(), NULL);
-		uint32_t want = t == T_MEMFD ? GR_SHM_BACKING_MEMFD : GR_SHM_BACKING_MEMZONE;
-		CHECK(backing == want, "healthy %s: backing %#x, expected %#x", name, backing, want
-		);
-	}
+	struct gr_api_client *c = secondary_connect_on(sock_path, t, "crash_soak healthy");
+	secondary_expect_backing(c, t, who);
 	printf("ready\n");
 	fflush(stdout);
 
-	CHECK(pthread_create(&watch, NULL, stall_watch, (void *)name) == 0, "pthread_create");
-	ping2_load(c, SOAK_DEPTH, &stop, &done);
-	atomic_store(&finished, true);
-	pthread_join(watch, NULL);
+	uint64_t done = ping2_load_until_term(c, SOAK_DEPTH, SOAK_STALL_MS, who);
 	CHECK(gr_api_client_disconnect(c) == 0, "disconnect: %s", strerror(errno));
-	printf("healthy %s: %" PRIu64 " echoes checked\n", name, atomic_load(&done));
+	printf("healthy %s: %" PRIu64 " echoes checked\n", name, done);
 	return EXIT_SUCCESS;
 }
 
 // ---- churn: the daemon's resources ----
-
-static unsigned count_dir(const char *fmt) {
-	char path[64];
-	struct dirent *e;
-	unsigned n = 0;
-
-	snprintf(path, sizeof(path), fmt, (int)daemon_pid);
-	DIR *d = opendir(path);
-	CHECK(d != NULL, "%s: %s", path, strerror(errno));
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 // Call visit with each of the daemon's fds: its number and its target.
 static void fd_walk(void (*visit)(const char *fd, const char *target, void *arg), void *arg) {
@@ -342,7 +275,7 @@ static bool daemon_has_asan(void) {
 static void daemon_state_get(struct daemon_state *s) {
 	secondary_stats(ctl, &s->stats);
 	fd_count(s);
-	s->threads = count_dir("/proc/%d/task");
+	s->threads = proc_count_entries(daemon_pid, "task");
 	s->rss_kb = status_field("VmRSS");
 }
 
@@ -393,20 +326,17 @@ daemon_settle(const struct daemon_state *want, bool channels_only, struct daemon
 // ---- churn: the children ----
 
 static void __attribute__((noreturn)) child_run(enum transport t, unsigned slot, int ready_fd) {
-	static const volatile sig_atomic_t never;
 	struct slot_shared *me = &shared[slot];
 
 	if (t == T_MEMZONE)
 		secondary_eal_init(sock_path);
-	struct gr_api_client *c = transport_connect(t, "crash_soak churn");
+	struct gr_api_client *c = secondary_connect_on(sock_path, t, "crash_soak churn");
 	atomic_store(&me->stage, STAGE_CONNECTED);
 	if (t == T_MEMZONE)
 		CHECK(write(ready_fd, "r", 1) == 1, "child: write: %s", strerror(errno));
-	// ping2_load counts echoes in the shared slot; the first one marks the
+	// The load counts echoes in the shared slot; the first one marks the
 	// child as under load.
-	ping2_load(c, SOAK_DEPTH, &never, &me->echoes);
-	CHECK(false, "child: the load returned");
-	_exit(EXIT_FAILURE);
+	ping2_load_until_killed(c, SOAK_DEPTH, &me->echoes);
 }
 
 static uint64_t random_ns(uint64_t max_us) {
@@ -422,17 +352,12 @@ static void slot_spawn(struct slot *s, unsigned idx) {
 		// Non-blocking: the churn loop polls it, and a secondary stuck in
 		// its EAL init must fail the test, not hang it.
 		CHECK(pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) == 0, "pipe: %s", strerror(errno));
-	pid_t parent = getpid();
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	pid_t pid = child_fork();
 	if (pid == 0) {
-		child_die_with_parent(parent);
 		if (pipe_fds[0] >= 0)
 			close(pipe_fds[0]);
 		child_run(s->transport, idx, pipe_fds[1]);
 	}
-	children_add(pid);
 	s->pid = pid;
 	s->ready_fd = pipe_fds[0];
 	if (pipe_fds[1] >= 0)
@@ -475,12 +400,8 @@ static void slot_check_ready(struct slot *s) {
 
 static void slot_kill(struct slot *s, unsigned idx) {
 	pid_t pid = s->pid;
-	int status;
+	int status = child_kill(pid);
 
-	CHECK(kill(pid, SIGKILL) == 0, "kill %d: %s", (int)pid, strerror(errno));
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid %d: %s", (int)pid, strerror(errno));
-	// Reaped: its pid may be reused, the exit path must not kill it.
-	children_forget(pid);
 	s->pid = 0;
 	// A child that exited on its own met an error (its message is above).
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
@@ -576,7 +497,7 @@ static int churn_main(unsigned seconds) {
 	       memzone ? "offered" : "not offered (no hugepages)",
 	       seed);
 
-	ctl = transport_connect(T_SOCKET, "crash_soak control");
+	ctl = secondary_connect_on(sock_path, T_SOCKET, "crash_soak control");
 	daemon_state_get(&pre);
 	daemon_state_print("before the warm-up", &pre);
 
@@ -653,7 +574,7 @@ static int churn_main(unsigned seconds) {
 	// The daemon still serves: the control client, and a fresh channel.
 	long len = gr_api_client_send_recv(ctl, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "control GR_PING: %ld: %s", len, strerror(errno));
-	struct gr_api_client *c = transport_connect(T_MEMFD, "crash_soak fresh");
+	struct gr_api_client *c = secondary_connect_on(sock_path, T_MEMFD, "crash_soak fresh");
 	len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "fresh channel GR_PING: %ld: %s", len, strerror(errno));
 	gr_api_client_disconnect(c);

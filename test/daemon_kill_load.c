@@ -73,13 +73,6 @@ struct client_report {
 
 static const char *sock_path;
 
-// The payload of request number seq: seq itself, then bytes that depend on it.
-static void payload_fill(uint8_t *buf, size_t size, uint64_t seq) {
-	for (size_t i = 0; i < size; i++)
-		buf[i] = (uint8_t)(seq * 31 + i * 7);
-	memcpy(buf, &seq, size < sizeof(seq) ? size : sizeof(seq));
-}
-
 struct in_flight {
 	uint32_t id;
 	uint64_t seq;
@@ -103,7 +96,7 @@ static void load_until_error(struct gr_api_client *c, struct client_report *r) {
 				r->in_send = false;
 				break;
 			}
-			payload_fill(want, size, flight[i].seq);
+			secondary_payload_fill(want, size, flight[i].seq);
 			CHECK(ret == (long)size && memcmp(got, want, size) == 0,
 			      "%s client: answer to #%" PRIu64 " is wrong (%ld bytes)",
 			      transport_names[r->transport],
@@ -113,7 +106,7 @@ static void load_until_error(struct gr_api_client *c, struct client_report *r) {
 			if (r->answers == KILL_WARM_CALLS)
 				atomic_store(&r->ready, true);
 		}
-		payload_fill(tx, size, seq);
+		secondary_payload_fill(tx, size, seq);
 		ret = gr_api_client_send(c, r->type, size, tx);
 		if (ret < 0) {
 			r->in_send = true;
@@ -129,17 +122,11 @@ static void load_until_error(struct gr_api_client *c, struct client_report *r) {
 	free(got);
 }
 
+// Connect on t, on a channel of t's backing (T_MEMZONE: a secondary already).
 static struct gr_api_client *transport_connect(enum transport t, const char *who) {
-	struct gr_api_client *c = secondary_connect(
-		sock_path,
-		t == T_SOCKET ? GR_API_TRANSPORT_SOCKET : GR_API_TRANSPORT_SHM,
-		who
-	);
-	if (t != T_SOCKET) {
-		uint32_t backing = secondary_channel_list(c, getpid(), NULL);
-		uint32_t want = t == T_MEMFD ? GR_SHM_BACKING_MEMFD : GR_SHM_BACKING_MEMZONE;
-		CHECK(backing == want, "%s: backing %#x, expected %#x", who, backing, want);
-	}
+	struct gr_api_client *c = secondary_connect_on(sock_path, t, who);
+
+	secondary_expect_backing(c, t, who);
 	return c;
 }
 
@@ -157,7 +144,6 @@ static void __attribute__((noreturn)) client_run(struct client_report *r) {
 
 static int kill_main(void) {
 	struct gr_shm_daemon_info info;
-	pid_t parent = getpid();
 
 	secondary_daemon_info(sock_path, &info);
 	bool memzone = (info.backings & GR_SHM_BACKING_MEMZONE) != 0;
@@ -179,14 +165,9 @@ static int kill_main(void) {
 		struct client_report *r = &reports[i];
 		r->transport = (enum transport)(i / KILL_CLIENTS_PER_TRANSPORT);
 		r->type = i % 2 == 0 ? GR_PING2 : GR_SHM_ECHO;
-		fflush(stdout);
-		pid_t pid = fork();
-		CHECK(pid >= 0, "fork: %s", strerror(errno));
-		if (pid == 0) {
-			child_die_with_parent(parent);
+		pid_t pid = child_fork();
+		if (pid == 0)
 			client_run(r);
-		}
-		children_add(pid);
 		r->pid = pid;
 	}
 
@@ -292,12 +273,8 @@ static int serve_main(void) {
 	if ((info.backings & GR_SHM_BACKING_MEMZONE) == 0)
 		return EXIT_SUCCESS;
 	// A secondary, in a child of its own: EAL stays out of this process.
-	pid_t parent = getpid();
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	pid_t pid = child_fork();
 	if (pid == 0) {
-		child_die_with_parent(parent);
 		secondary_eal_init(sock_path);
 		struct gr_api_client *c = transport_connect(T_MEMZONE, "restarted");
 		secondary_pipeline(c, GR_PING2, GR_PING2_LEN, SERVE_CALLS);
@@ -305,10 +282,7 @@ static int serve_main(void) {
 		printf("restarted daemon serves a new memzone client: ok\n");
 		exit(EXIT_SUCCESS);
 	}
-	children_add(pid);
-	int status;
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
-	children_forget(pid);
+	int status = child_reap(pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "the memzone client failed (status %#x)",
 	      status);

@@ -9,6 +9,7 @@
 // (under test/with_daemon.sh --daemon-killed)
 
 #include "check.h"
+#include "transport_arg.h"
 
 #include <gr_api.h>
 #include <gr_api_client.h>
@@ -95,13 +96,11 @@ int main(int argc, char **argv) {
 	signal(SIGPIPE, SIG_DFL);
 
 	const char *sock = argv[1];
-	struct gr_api_client_opts opts = {.spin_us = -1, .version = "sock_dead_daemon"};
-	if (strcmp(argv[2], "socket") == 0)
-		opts.transport = GR_API_TRANSPORT_SOCKET;
-	else if (strcmp(argv[2], "shm") == 0)
-		opts.transport = GR_API_TRANSPORT_SHM;
-	else
-		CHECK(false, "transport '%s' is not socket or shm", argv[2]);
+	struct gr_api_client_opts opts = {
+		.transport = transport_arg(argv[2]),
+		.spin_us = -1,
+		.version = "sock_dead_daemon",
+	};
 
 	struct gr_api_client *c = gr_api_client_connect_opts(sock, &opts);
 	if (c == NULL && errno == ENOTSUP && opts.transport == GR_API_TRANSPORT_SHM &&

@@ -10,12 +10,12 @@
 // usage: latency_probe SOCK socket|shm MS
 
 #include "check.h"
+#include "transport_arg.h"
 
 #include <gr_api.h>
 #include <gr_api_client.h>
 
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +43,7 @@ int main(int argc, char **argv) {
 
 	CHECK(argc == 4, "usage: %s SOCK socket|shm MS", argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
-	if (strcmp(argv[2], "socket") == 0)
-		opts.transport = GR_API_TRANSPORT_SOCKET;
-	else if (strcmp(argv[2], "shm") == 0)
-		opts.transport = GR_API_TRANSPORT_SHM;
-	else
-		CHECK(false, "transport '%s' is not socket or shm", argv[2]);
+	opts.transport = transport_arg(argv[2]);
 	char *end;
 	unsigned long ms = strtoul(argv[3], &end, 10);
 	CHECK(*end == '\0' && ms > 0, "MS '%s' is not a positive number", argv[3]);

@@ -5,7 +5,13 @@
 #include "check.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The payload of request number seq: seq itself, then bytes that depend on
 // it, so an echo of another request (or of stale memory) never matches.
@@ -71,4 +77,76 @@ void ping2_load(
 		ping2_check(c, f);
 		atomic_fetch_add_explicit(done, 1, memory_order_relaxed);
 	}
+}
+
+// Period of the stall watch of ping2_load_until_term().
+#define STALL_CHECK_MS 50
+
+// State of ping2_load_until_term(), one load per process: term_stop is set
+// by the SIGTERM handler; term_done is counted by the load and read by the
+// stall watch; term_finished is set by the load's thread once the load
+// returned, and ends the watch.
+static volatile sig_atomic_t term_stop;
+static _Atomic uint64_t term_done;
+static _Atomic bool term_finished;
+
+// The stall bound of the watch, and the name its message gives the client.
+struct stall_watch_arg {
+	unsigned stall_ms;
+	const char *who;
+};
+
+static void on_term(int sig) {
+	(void)sig;
+	term_stop = 1;
+}
+
+void ping2_load_stop_on_term(void) {
+	struct sigaction sa = {.sa_handler = on_term};
+
+	CHECK(sigaction(SIGTERM, &sa, NULL) == 0, "sigaction: %s", strerror(errno));
+}
+
+// Fail the process if no echo is checked for arg->stall_ms.
+static void *stall_watch(void *arg) {
+	const struct stall_watch_arg *w = arg;
+	uint64_t last = 0, last_ns = monotonic_ns();
+
+	while (!atomic_load(&term_finished)) {
+		usleep(STALL_CHECK_MS * 1000);
+		uint64_t now = atomic_load_explicit(&term_done, memory_order_relaxed);
+		uint64_t now_ns = monotonic_ns();
+		if (now != last) {
+			last = now;
+			last_ns = now_ns;
+		} else if (now_ns - last_ns > w->stall_ms * 1000000ull) {
+			fprintf(stderr,
+				"%s: no echo for %u ms after %" PRIu64 ": stalled\n",
+				w->who,
+				w->stall_ms,
+				now);
+			_exit(EXIT_FAILURE);
+		}
+	}
+	return NULL;
+}
+
+uint64_t
+ping2_load_until_term(struct gr_api_client *c, unsigned depth, unsigned stall_ms, const char *who) {
+	struct stall_watch_arg w = {.stall_ms = stall_ms, .who = who};
+	pthread_t watch;
+
+	CHECK(pthread_create(&watch, NULL, stall_watch, &w) == 0, "pthread_create");
+	ping2_load(c, depth, &term_stop, &term_done);
+	atomic_store(&term_finished, true);
+	pthread_join(watch, NULL);
+	return atomic_load(&term_done);
+}
+
+void ping2_load_until_killed(struct gr_api_client *c, unsigned depth, _Atomic uint64_t *done) {
+	static const volatile sig_atomic_t never;
+
+	ping2_load(c, depth, &never, done);
+	CHECK(false, "the load returned");
+	_exit(EXIT_FAILURE);
 }

@@ -2,7 +2,9 @@
 // Copyright (c) 2026 The shmchan authors
 
 // A busy, well-behaved client: GR_PING2 requests kept in flight on one
-// connection, every echo checked against what was sent.
+// connection, every echo checked against what was sent; for a healthy client
+// beside hostile or killed ones, until SIGTERM with a stall watch, or until
+// the process is killed.
 
 #pragma once
 
@@ -24,3 +26,22 @@ void ping2_load(
 );
 
 #define PING2_LOAD_DEPTH_MAX 64
+
+// Make SIGTERM end ping2_load_until_term(). Call it before anything the test
+// script may interrupt (connect, attach): a SIGTERM that comes before the load
+// still ends the client cleanly.
+void ping2_load_stop_on_term(void);
+
+// ping2_load() on c until SIGTERM (see ping2_load_stop_on_term()), watched by
+// a thread: if no echo is checked for stall_ms, the process prints "WHO: no
+// echo for ... stalled" and exits 1 at once, as the daemon let a client that
+// did nothing wrong stall. Returns the echoes checked. Call it once per
+// process, from the thread that owns c.
+uint64_t
+ping2_load_until_term(struct gr_api_client *c, unsigned depth, unsigned stall_ms, const char *who);
+
+// ping2_load() on c until the process is killed, each verified echo added to
+// *done: for a client that a test kills at a moment of its choosing. Calling
+// thread owns c.
+void __attribute__((noreturn))
+ping2_load_until_killed(struct gr_api_client *c, unsigned depth, _Atomic uint64_t *done);

@@ -7,10 +7,13 @@
 #include <shmchan.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -177,4 +180,60 @@ void raw_hello(int fd, uint32_t id) {
 void raw_ping(int fd, uint32_t id, const char *what) {
 	CHECK(raw_send_request(fd, id, GR_PING, 0, NULL, 0) == 0, "%s: connection closed", what);
 	raw_expect_status(fd, id, 0, what);
+}
+
+void raw_attach(
+	int fd,
+	uint32_t id,
+	uint32_t backings,
+	uint32_t layout_version,
+	struct raw_attach_reply *reply
+) {
+	struct gr_shm_attach_req req = {.backings = backings, .layout_version = layout_version};
+
+	memset(reply, 0, sizeof(*reply));
+	CHECK(raw_send_request(fd, id, GR_SHM_ATTACH, sizeof(req), &req, sizeof(req)) == 0,
+	      "attach: connection closed");
+	int ret = raw_recv_response_fds(
+		fd,
+		&reply->resp,
+		&reply->attach,
+		sizeof(reply->attach),
+		reply->fds,
+		SHMCHAN_FDS_MAX,
+		&reply->n_fds
+	);
+	CHECK(ret == 1, "attach: %s", ret == 0 ? "connection closed" : "no response");
+	CHECK(reply->resp.for_id == id,
+	      "attach: response for id %u, expected %u",
+	      reply->resp.for_id,
+	      id);
+}
+
+static bool fd_is_anon_inode(int fd) {
+	struct stat st;
+	// anon_inodefs inodes (eventfd) carry no file type bits.
+	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == 0;
+}
+
+void raw_expect_memfd_channel_fds(const int *fds, uint64_t region_size) {
+	struct stat st;
+
+	CHECK(fd_is_anon_inode(fds[0]), "request doorbell is not an eventfd");
+	CHECK(fd_is_anon_inode(fds[1]), "response doorbell is not an eventfd");
+	CHECK(fstat(fds[2], &st) == 0 && S_ISREG(st.st_mode), "memory fd is not a memfd");
+	CHECK((uint64_t)st.st_size == region_size,
+	      "memfd of %jd bytes, region of %llu",
+	      (intmax_t)st.st_size,
+	      (unsigned long long)region_size);
+	int seals = fcntl(fds[2], F_GET_SEALS);
+	CHECK(seals >= 0 &&
+		      (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW),
+	      "memfd seals %#x",
+	      seals);
+}
+
+void raw_close_fds(const int *fds, unsigned n) {
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
 }

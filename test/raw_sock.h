@@ -10,6 +10,8 @@
 #pragma once
 
 #include <gr_api.h>
+#include <gr_shm.h>
+#include <shmchan.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -76,3 +78,35 @@ void raw_hello(int fd, uint32_t id);
 
 // GR_PING answered with status 0.
 void raw_ping(int fd, uint32_t id, const char *what);
+
+// What a GR_SHM_ATTACH brought back.
+struct raw_attach_reply {
+	struct gr_api_response resp;
+	struct gr_shm_attach_resp attach; // the payload; zeroed when there is none
+	// The descriptors that came with it. Room for more than any attach
+	// passes: extra ones are counted, not refused by the receive.
+	int fds[SHMCHAN_FDS_MAX];
+	unsigned n_fds;
+};
+
+// Send GR_SHM_ATTACH (id, backings, layout_version) and receive what it
+// brings back in *reply; the caller closes reply->fds. A closed connection,
+// no response, or a response to another id fails the test.
+void raw_attach(
+	int fd,
+	uint32_t id,
+	uint32_t backings,
+	uint32_t layout_version,
+	struct raw_attach_reply *reply
+);
+
+// Descriptors of a memfd channel's attach, in gr_shm.h's order.
+#define RAW_MEMFD_ATTACH_FDS 3
+
+// Check the RAW_MEMFD_ATTACH_FDS descriptors of a memfd channel's attach:
+// an eventfd for each doorbell (requests, responses), then a memfd of
+// region_size bytes sealed against shrinking and growing.
+void raw_expect_memfd_channel_fds(const int *fds, uint64_t region_size);
+
+// Close the n descriptors of fds.
+void raw_close_fds(const int *fds, unsigned n);

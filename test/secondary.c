@@ -99,6 +99,26 @@ secondary_connect(const char *sock_path, enum gr_api_transport transport, const 
 	return c;
 }
 
+struct gr_api_client *
+secondary_connect_on(const char *sock_path, enum transport t, const char *who) {
+	enum gr_api_transport api = t == T_SOCKET ? GR_API_TRANSPORT_SOCKET : GR_API_TRANSPORT_SHM;
+
+	return secondary_connect(sock_path, api, who);
+}
+
+void secondary_expect_backing(struct gr_api_client *c, enum transport t, const char *who) {
+	if (t == T_SOCKET)
+		return;
+	uint32_t backing = secondary_channel_list(c, getpid(), NULL);
+	uint32_t want = t == T_MEMFD ? GR_SHM_BACKING_MEMFD : GR_SHM_BACKING_MEMZONE;
+	CHECK(backing == want,
+	      "%s: %s channel: backing %#x, expected %#x",
+	      who,
+	      transport_names[t],
+	      backing,
+	      want);
+}
+
 void secondary_stats(struct gr_api_client *c, struct gr_shm_stats_resp *stats) {
 	long id = gr_api_client_send(c, GR_SHM_STATS, 0, NULL);
 	CHECK(id > 0, "send GR_SHM_STATS: %s", strerror(errno));
@@ -136,9 +156,7 @@ secondary_channel_list(struct gr_api_client *c, pid_t pid, struct secondary_chan
 	return backing;
 }
 
-// The payload of request number seq: seq itself, then bytes that depend on
-// it, so that the echo of another request never matches.
-static void payload_fill(uint8_t *buf, size_t size, uint64_t seq) {
+void secondary_payload_fill(uint8_t *buf, size_t size, uint64_t seq) {
 	for (size_t i = 0; i < size; i++)
 		buf[i] = (uint8_t)(seq * 31 + i * 7);
 	memcpy(buf, &seq, size < sizeof(seq) ? size : sizeof(seq));
@@ -157,7 +175,7 @@ static void pipeline_send(
 	struct in_flight *f,
 	uint64_t seq
 ) {
-	payload_fill(tx, size, seq);
+	secondary_payload_fill(tx, size, seq);
 	long id = gr_api_client_send(c, type, size, size > 0 ? tx : NULL);
 	CHECK(id > 0, "send %#x #%llu: %s", type, (unsigned long long)seq, strerror(errno));
 	f->id = (uint32_t)id;
@@ -181,7 +199,7 @@ static void pipeline_check(
 	      len,
 	      size,
 	      len < 0 ? strerror(errno) : "wrong length");
-	payload_fill(want, size, f->seq);
+	secondary_payload_fill(want, size, f->seq);
 	CHECK(memcmp(got, want, size) == 0,
 	      "request %#x #%llu (id %u): echo differs from the request",
 	      type,

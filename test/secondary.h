@@ -41,6 +41,16 @@ void secondary_eal_init(const char *sock_path);
 struct gr_api_client *
 secondary_connect(const char *sock_path, enum gr_api_transport transport, const char *who);
 
+// secondary_connect() on transport t: the socket, or a channel (T_MEMFD;
+// T_MEMZONE once secondary_eal_init() made this process a secondary).
+struct gr_api_client *
+secondary_connect_on(const char *sock_path, enum transport t, const char *who);
+
+// For a channel transport (T_MEMFD, T_MEMZONE), check that the daemon lists
+// this process's channel with t's backing; there is nothing to check on
+// T_SOCKET.
+void secondary_expect_backing(struct gr_api_client *c, enum transport t, const char *who);
+
 // GR_SHM_STATS.
 void secondary_stats(struct gr_api_client *c, struct gr_shm_stats_resp *stats);
 
@@ -55,6 +65,11 @@ struct secondary_channels {
 // backing of pid's channel, 0 if pid has none.
 uint32_t
 secondary_channel_list(struct gr_api_client *c, pid_t pid, struct secondary_channels *counts);
+
+// The payload of request number seq: seq itself (its first bytes when size is
+// below 8), then bytes that depend on it, so that the echo of another request
+// never matches.
+void secondary_payload_fill(uint8_t *buf, size_t size, uint64_t seq);
 
 // Send calls requests of type (GR_PING: empty, GR_PING2: 64 bytes, any
 // other: GR_SHM_ECHO of size bytes) with SECONDARY_DEPTH in flight, and

@@ -17,7 +17,6 @@
 #include <gr_api_client.h>
 #include <gr_shm.h>
 
-#include <dirent.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,21 +56,6 @@ static struct gr_api_client *ctl; // control client, on the socket
 // The channels of the killed clients, from GR_SHM_CHANNEL_LIST.
 static char channel_names[KILL_ROUNDS][GR_SHM_NAME_LEN];
 static unsigned n_channel_names;
-
-static unsigned count_fds(pid_t pid) {
-	char path[64];
-	struct dirent *e;
-	unsigned n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(path);
-	CHECK(d != NULL, "%s: %s", path, strerror(errno));
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 // Mappings of pid that belong to the channels named in names.
 static unsigned count_channel_maps(pid_t pid, char (*names)[GR_SHM_NAME_LEN], unsigned n_names) {
@@ -122,7 +106,7 @@ static void daemon_state_get(struct daemon_state *s) {
 	CHECK(id > 0, "send GR_SHM_STATS: %s", strerror(errno));
 	long len = gr_api_client_recv_into(ctl, (uint32_t)id, &s->stats, sizeof(s->stats));
 	CHECK(len == (long)sizeof(s->stats), "GR_SHM_STATS: %ld: %s", len, strerror(errno));
-	s->fds = count_fds(daemon_pid);
+	s->fds = proc_count_entries(daemon_pid, "fd");
 	s->channel_maps = count_channel_maps(daemon_pid, channel_names, n_channel_names);
 }
 
@@ -144,13 +128,12 @@ static void daemon_state_print(const char *when, const struct daemon_state *s) {
 
 // The child: attach, tell the parent after the first echo, then keep
 // pipelined GR_PING2 requests in flight until killed.
-static void child_run(int ready_fd) {
+static void __attribute__((noreturn)) child_run(int ready_fd) {
 	struct gr_api_client_opts opts = {
 		.transport = GR_API_TRANSPORT_SHM,
 		.spin_us = -1,
 		.version = "shm_client_kill child",
 	};
-	static volatile sig_atomic_t never;
 	static _Atomic uint64_t done;
 
 	struct gr_api_client *c = gr_api_client_connect_opts(sock_path, &opts);
@@ -158,8 +141,7 @@ static void child_run(int ready_fd) {
 	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "child: GR_PING: %ld: %s", len, strerror(errno));
 	CHECK(write(ready_fd, "r", 1) == 1, "child: write: %s", strerror(errno));
-	ping2_load(c, CHILD_DEPTH, &never, &done);
-	CHECK(false, "child: the load returned");
+	ping2_load_until_killed(c, CHILD_DEPTH, &done);
 }
 
 // One round: a child attached and busy, killed with SIGKILL, reaped.
@@ -168,15 +150,10 @@ static void kill_round(unsigned round) {
 	char byte;
 
 	CHECK(pipe(pipe_fds) == 0, "pipe: %s", strerror(errno));
-	pid_t parent = getpid();
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	pid_t pid = child_fork();
 	if (pid == 0) {
-		child_die_with_parent(parent);
 		close(pipe_fds[0]);
 		child_run(pipe_fds[1]);
-		_exit(EXIT_FAILURE);
 	}
 	close(pipe_fds[1]);
 
@@ -186,8 +163,7 @@ static void kill_round(unsigned round) {
 	close(pipe_fds[0]);
 	if (got != 1) {
 		// The child failed (it said why) or hung: end it and fail.
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		child_kill(pid);
 		CHECK(false,
 		      "round %u: child %d not ready within %d ms",
 		      round,
@@ -203,9 +179,7 @@ static void kill_round(unsigned round) {
 	      name);
 	usleep(KILL_DELAY_MIN_US + (unsigned)random() % (KILL_DELAY_MAX_US - KILL_DELAY_MIN_US));
 
-	CHECK(kill(pid, SIGKILL) == 0, "kill %d: %s", (int)pid, strerror(errno));
-	int status;
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid %d: %s", (int)pid, strerror(errno));
+	int status = child_kill(pid);
 	// Exited on its own: it met an error before the kill (its message is above).
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 	      "round %u: child %d ended with status %#x before it was killed",
@@ -232,6 +206,8 @@ int main(int argc, char **argv) {
 	sock_path = argv[1];
 	daemon_pid = daemon_pid_from_env();
 	watchdog_start(TEST_WATCHDOG_S);
+	// No child outlives the test, however it fails.
+	children_guard();
 	unsigned seed = (unsigned)monotonic_ns();
 	srandom(seed);
 	printf("kill delay seed %u\n", seed);

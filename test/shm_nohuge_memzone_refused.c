@@ -20,55 +20,12 @@
 #include <gr_shm.h>
 #include <shmchan.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-// Descriptors of a memfd attach, in gr_shm.h's order.
-#define MEMFD_ATTACH_FDS 3
-
 static uint32_t next_id = 1;
-
-// Send an attach asking for backings; receive the response, its payload (if
-// any) and its descriptors.
-static void
-attach(int fd,
-       uint32_t backings,
-       struct gr_api_response *resp,
-       struct gr_shm_attach_resp *payload,
-       int *fds,
-       unsigned *n_fds) {
-	struct gr_shm_attach_req req = {
-		.backings = backings,
-		.layout_version = SHMCHAN_LAYOUT_VERSION,
-	};
-	uint32_t id = next_id++;
-
-	*n_fds = 0;
-	memset(payload, 0, sizeof(*payload));
-	CHECK(raw_send_request(fd, id, GR_SHM_ATTACH, sizeof(req), &req, sizeof(req)) == 0,
-	      "attach: connection closed");
-	int ret = raw_recv_response_fds(
-		fd,
-		resp,
-		payload,
-		sizeof(*payload),
-		fds,
-		SHMCHAN_FDS_MAX,
-		n_fds
-	);
-	CHECK(ret == 1, "attach: %s", ret == 0 ? "connection closed" : "no response");
-	CHECK(resp->for_id == id, "attach: response for id %u, expected %u", resp->for_id, id);
-}
-
-static bool fd_is_anon_inode(int fd) {
-	struct stat st;
-	// anon_inodefs inodes (eventfd) carry no file type bits.
-	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == 0;
-}
 
 int main(int argc, char **argv) {
 	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
@@ -86,51 +43,44 @@ int main(int argc, char **argv) {
 	int fd = raw_connect(sock);
 	raw_hello(fd, next_id++);
 
-	struct gr_shm_attach_resp a;
-	struct gr_api_response resp;
-	int fds[SHMCHAN_FDS_MAX];
-	unsigned n_fds;
-	attach(fd, GR_SHM_BACKING_MEMZONE, &resp, &a, fds, &n_fds);
-	for (unsigned i = 0; i < n_fds; i++)
-		close(fds[i]);
-	CHECK(resp.status == ENOTSUP,
+	struct raw_attach_reply r;
+	raw_attach(fd, next_id++, GR_SHM_BACKING_MEMZONE, SHMCHAN_LAYOUT_VERSION, &r);
+	raw_close_fds(r.fds, r.n_fds);
+	CHECK(r.resp.status == ENOTSUP,
 	      "memzone only: status %u (%s), expected ENOTSUP",
-	      resp.status,
-	      strerror((int)resp.status));
-	CHECK(resp.payload_len == 0 && n_fds == 0,
+	      r.resp.status,
+	      strerror((int)r.resp.status));
+	CHECK(r.resp.payload_len == 0 && r.n_fds == 0,
 	      "memzone only: refused with %u bytes and %u descriptors",
-	      resp.payload_len,
-	      n_fds);
+	      r.resp.payload_len,
+	      r.n_fds);
 	printf("memzone only: ENOTSUP: ok\n");
 
 	// The refusal left the connection usable: ask again, memfd allowed.
-	attach(fd, GR_SHM_BACKING_MEMZONE | GR_SHM_BACKING_MEMFD, &resp, &a, fds, &n_fds);
-	CHECK(resp.status == 0,
+	raw_attach(
+		fd,
+		next_id++,
+		GR_SHM_BACKING_MEMZONE | GR_SHM_BACKING_MEMFD,
+		SHMCHAN_LAYOUT_VERSION,
+		&r
+	);
+	CHECK(r.resp.status == 0,
 	      "memzone or memfd: status %u (%s)",
-	      resp.status,
-	      strerror((int)resp.status));
-	CHECK(resp.payload_len == sizeof(a), "attach response of %u bytes", resp.payload_len);
-	CHECK(a.backing == GR_SHM_BACKING_MEMFD,
+	      r.resp.status,
+	      strerror((int)r.resp.status));
+	CHECK(r.resp.payload_len == sizeof(r.attach),
+	      "attach response of %u bytes",
+	      r.resp.payload_len);
+	CHECK(r.attach.backing == GR_SHM_BACKING_MEMFD,
 	      "memzone or memfd: backing %#x, expected memfd",
-	      a.backing);
-	CHECK(a.n_fds == MEMFD_ATTACH_FDS && n_fds == MEMFD_ATTACH_FDS,
+	      r.attach.backing);
+	CHECK(r.attach.n_fds == RAW_MEMFD_ATTACH_FDS && r.n_fds == RAW_MEMFD_ATTACH_FDS,
 	      "memfd attach: %u descriptors announced, %u received, expected %d",
-	      a.n_fds,
-	      n_fds,
-	      MEMFD_ATTACH_FDS);
-	CHECK(fd_is_anon_inode(fds[0]) && fd_is_anon_inode(fds[1]), "a doorbell is not an eventfd");
-	struct stat st;
-	CHECK(fstat(fds[2], &st) == 0 && S_ISREG(st.st_mode) &&
-		      (uint64_t)st.st_size == a.region_size,
-	      "the memory descriptor is no memfd of %llu bytes",
-	      (unsigned long long)a.region_size);
-	int seals = fcntl(fds[2], F_GET_SEALS);
-	CHECK(seals >= 0 &&
-		      (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW),
-	      "memfd seals %#x",
-	      seals);
-	for (unsigned i = 0; i < n_fds; i++)
-		close(fds[i]);
+	      r.attach.n_fds,
+	      r.n_fds,
+	      RAW_MEMFD_ATTACH_FDS);
+	raw_expect_memfd_channel_fds(r.fds, r.attach.region_size);
+	raw_close_fds(r.fds, r.n_fds);
 	printf("memzone or memfd: memfd channel, 3 descriptors: ok\n");
 
 	// The daemon lists the channel as memfd and reserved no memzone.

@@ -80,18 +80,13 @@ static struct helper *helper_start(helper_func run) {
 
 	CHECK(n_helpers < sizeof(helpers) / sizeof(helpers[0]), "too many helpers");
 	CHECK(pipe(up) == 0 && pipe(down) == 0, "pipe: %s", strerror(errno));
-	pid_t parent = getpid();
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	pid_t pid = child_fork();
 	if (pid == 0) {
-		child_die_with_parent(parent);
 		close(up[0]);
 		close(down[1]);
 		run(up[1], down[0]);
 		exit(EXIT_SUCCESS);
 	}
-	children_add(pid);
 	close(up[1]);
 	close(down[0]);
 	struct helper *h = &helpers[n_helpers++];
@@ -114,10 +109,8 @@ static bool helper_says(struct helper *h, char want, unsigned ms, const char *wh
 }
 
 static void helper_reap(struct helper *h, const char *what) {
-	int status;
+	int status = child_reap(h->pid);
 
-	CHECK(waitpid(h->pid, &status, 0) == h->pid, "waitpid: %s", strerror(errno));
-	children_forget(h->pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "%s: the helper ended with status %#x",
 	      what,
@@ -231,10 +224,7 @@ int main(int argc, char **argv) {
 	CHECK(helper_says(v, 'h', EAL_INIT_BOUND_MS, "victim"),
 	      "the victim did not take the memzone lock within %d ms",
 	      EAL_INIT_BOUND_MS);
-	CHECK(kill(v->pid, SIGKILL) == 0, "kill: %s", strerror(errno));
-	int status;
-	CHECK(waitpid(v->pid, &status, 0) == v->pid, "waitpid: %s", strerror(errno));
-	children_forget(v->pid);
+	child_kill(v->pid);
 	printf("a secondary died holding DPDK's memzone lock\n");
 	stats_answered("after the death");
 

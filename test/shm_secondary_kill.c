@@ -62,15 +62,11 @@ int main(int argc, char **argv) {
 
 	int ready[2];
 	CHECK(pipe(ready) == 0, "pipe: %s", strerror(errno));
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	pid_t pid = child_fork();
 	if (pid == 0) {
-		child_die_with_parent(parent);
 		close(ready[0]);
 		victim(sock, ready[1]);
 	}
-	children_add(pid);
 	close(ready[1]);
 	char byte;
 	CHECK(read(ready[0], &byte, 1) == 1, "the victim died before it was busy");
@@ -87,10 +83,7 @@ int main(int argc, char **argv) {
 	      "the victim's channel is not listed as a memzone");
 
 	uint64_t start = monotonic_ns();
-	CHECK(kill(pid, SIGKILL) == 0, "kill -9 %d: %s", (int)pid, strerror(errno));
-	int status;
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
-	children_forget(pid);
+	int status = child_kill(pid);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 	      "the victim ended with status %#x before the kill",
 	      status);

@@ -62,17 +62,13 @@ int main(int argc, char **argv) {
 	pid_t pids[SECONDARIES];
 	int ready[2], go[2];
 	CHECK(pipe(ready) == 0 && pipe(go) == 0, "pipe: %s", strerror(errno));
-	pid_t parent = getpid();
 	for (unsigned i = 0; i < SECONDARIES; i++) {
-		pids[i] = fork();
-		CHECK(pids[i] >= 0, "fork: %s", strerror(errno));
+		pids[i] = child_fork();
 		if (pids[i] == 0) {
-			child_die_with_parent(parent);
 			close(ready[0]);
 			close(go[1]);
 			secondary(sock, ready[1], go[0]);
 		}
-		children_add(pids[i]);
 	}
 	close(ready[1]);
 	close(go[0]);
@@ -110,9 +106,7 @@ int main(int argc, char **argv) {
 	close(go[1]);
 	run_load(c);
 	for (unsigned i = 0; i < SECONDARIES; i++) {
-		int status;
-		CHECK(waitpid(pids[i], &status, 0) == pids[i], "waitpid: %s", strerror(errno));
-		children_forget(pids[i]);
+		int status = child_reap(pids[i]);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "secondary %d ended with status %#x",
 		      (int)pids[i],
