@@ -136,7 +136,15 @@ out=$("$perf" -s "$SHMT_SOCK" -t shm -c 3 --idle 0.2 --idle-rounds 2 -w 10 -q --
 check "$out" "r['mode'] == 'idle' and r['clients'] == 3 and r['first_request_ns'] > 0 and \
 r['after_idle_ns']['rounds'] == 2 and r['after_idle_ns']['max'] > 0 and \
 r['daemon_cpu_ns'] is not None" "ping2_perf --idle"
+# Without stamps: no latency, the calls counted and checked all the same.
+out=$("$perf" -s "$SHMT_SOCK" -t shm -d 4 -n 1000 -w 10 -q --json --no-stamps) ||
+	shmt_fail "ping2_perf --no-stamps failed"
+check "$out" "r['mode'] == 'calls' and r['count'] == 1000 and r['calls_per_s'] > 0 and \
+r['latency_ns'] is None" "ping2_perf --no-stamps"
 if "$perf" -s "$SHMT_SOCK" -n 10 -T 1 -q 2>/dev/null; then
 	shmt_fail "ping2_perf accepted both -n and -T"
+fi
+if "$perf" -s "$SHMT_SOCK" -n 10 -q --json --cdf --no-stamps 2>/dev/null; then
+	shmt_fail "ping2_perf accepted --cdf without stamps"
 fi
 stop_daemon

@@ -65,6 +65,9 @@
 #define PROGRESS_INTERVAL_NS NSEC_PER_SEC
 // The clock is read for progress once every PROGRESS_CHECK_MASK + 1 calls.
 #define PROGRESS_CHECK_MASK 0xff
+// --no-stamps: the clock is read once every NO_STAMPS_CLOCK_MASK + 1 calls,
+// for the deadline and progress (ref_bench reads it as often in its loops).
+#define NO_STAMPS_CLOCK_MASK 0x3f
 // --idle: requests client 0 times after the first one, each after IDLE_GAP_MS
 // of silence, far longer than any spin budget, so that both ends sleep.
 #define DEFAULT_IDLE_ROUNDS 20
@@ -164,6 +167,7 @@ struct options {
 	double seconds; // -T: measure for this long instead of count calls (0: count)
 	uint64_t warmup; // calls per client before measuring
 	bool cdf; // --cdf: the latency distribution in the JSON
+	bool stamps; // a clock read per call, for the latency histogram (not --no-stamps)
 	double idle_seconds; // --idle: measure idle cost instead (0: off)
 	unsigned idle_rounds; // --idle-rounds
 	enum gr_api_transport transport;
@@ -318,14 +322,17 @@ static size_t stamp_len(size_t size) {
 	return size < STAMP_LEN ? size : STAMP_LEN;
 }
 
-static void send_one(struct client_state *s) {
+// Send the next request, stamped as sent at sent_ns: the clock read just
+// before (a receive's, when the send follows it).
+static void send_one(struct client_state *s, uint64_t sent_ns) {
 	size_t size = s->opts->size;
 	uint64_t seq = s->next_seq++;
-	struct inflight *slot = &s->fifo[(s->head + s->used) % s->opts->depth];
+	unsigned tail = s->head + s->used;
+	struct inflight *slot = &s->fifo[tail < s->opts->depth ? tail : tail - s->opts->depth];
 
 	memcpy(s->tx, &seq, stamp_len(size));
 	slot->seq = seq;
-	slot->sent_ns = call_ns();
+	slot->sent_ns = sent_ns;
 	// Pipelined, the requests go as a batch: the next receive that has to
 	// wait flushes them (one fence, and one doorbell if the daemon sleeps).
 	long id = s->opts->depth > 1 ? gr_api_client_send_more(s->client, s->type, size, s->tx)
@@ -336,31 +343,40 @@ static void send_one(struct client_state *s) {
 	s->used++;
 }
 
-// Receive the oldest request's response, check it and return its round trip.
-static uint64_t recv_oldest(struct client_state *s) {
-	size_t size = s->opts->size;
-	struct inflight *slot = &s->fifo[s->head];
-	long len = gr_api_client_recv_into(s->client, slot->id, s->rx, GR_API_MAX_MSG_LEN);
-	s->last_ns = call_ns();
-	uint64_t rtt = s->last_ns - slot->sent_ns;
-
+// Receive the oldest request's response into s->rx, stamp s->last_ns (with
+// stamps; run_calls() keeps it without), and
+// take its slot out of the window into *call. Returns the response's length;
+// check_response() checks it.
+static long recv_oldest(struct client_state *s, struct inflight *call) {
+	*call = s->fifo[s->head];
+	long len = gr_api_client_recv_into(s->client, call->id, s->rx, GR_API_MAX_MSG_LEN);
+	if (s->opts->stamps)
+		s->last_ns = call_ns();
 	if (len < 0)
 		fail("request %" PRIu32 " (%s #%" PRIu64 "): %s",
-		     slot->id,
-		     request_name(size),
-		     slot->seq,
+		     call->id,
+		     request_name(s->opts->size),
+		     call->seq,
 		     strerror(errno));
-	if ((size_t)len != size)
-		fail("request %" PRIu32 ": response of %ld bytes, expected %zu", slot->id, len, size
-		);
-	if (memcmp(s->rx, &slot->seq, stamp_len(size)) != 0)
-		fail("request %" PRIu32 ": response carries another request's payload", slot->id);
-	if (size > STAMP_LEN && memcmp(s->rx + STAMP_LEN, s->tx + STAMP_LEN, size - STAMP_LEN) != 0)
-		fail("request %" PRIu32 ": response payload differs from the request", slot->id);
-
-	s->head = (s->head + 1) % s->opts->depth;
+	if (++s->head == s->opts->depth)
+		s->head = 0;
 	s->used--;
-	return rtt;
+	return len;
+}
+
+// The response in s->rx, len bytes, must answer call: its length, its stamp
+// and the rest of its payload. Runs after the next request left (s->rx and
+// the payload beyond the stamp are untouched by a send).
+static void check_response(const struct client_state *s, const struct inflight *call, long len) {
+	size_t size = s->opts->size;
+
+	if ((size_t)len != size)
+		fail("request %" PRIu32 ": response of %ld bytes, expected %zu", call->id, len, size
+		);
+	if (memcmp(s->rx, &call->seq, stamp_len(size)) != 0)
+		fail("request %" PRIu32 ": response carries another request's payload", call->id);
+	if (size > STAMP_LEN && memcmp(s->rx + STAMP_LEN, s->tx + STAMP_LEN, size - STAMP_LEN) != 0)
+		fail("request %" PRIu32 ": response payload differs from the request", call->id);
 }
 
 // Run calls requests with up to depth in flight: fill the window, then send
@@ -380,17 +396,27 @@ static uint64_t run_calls(
 
 	s->last_ns = start;
 	while (sent < calls && s->used < s->opts->depth) {
-		send_one(s);
+		send_one(s, call_ns());
 		sent++;
 	}
 	while (s->used > 0) {
-		uint64_t rtt = recv_oldest(s);
-		done++;
-		if (hist != NULL)
-			hist_add(hist, rtt);
+		struct inflight call;
+		long len = recv_oldest(s, &call);
+		// The next request leaves first, stamped with the clock read that
+		// ended this one; the checks and the bookkeeping of this one run
+		// while it is in flight, not between a response and the next
+		// request, where they would add to every round trip measured.
 		if (sent < calls && (deadline_ns == 0 || s->last_ns < deadline_ns)) {
-			send_one(s);
+			send_one(s, s->last_ns);
 			sent++;
+		}
+		check_response(s, &call, len);
+		done++;
+		if (!s->opts->stamps) {
+			if ((done & NO_STAMPS_CLOCK_MASK) == 0)
+				s->last_ns = call_ns();
+		} else if (hist != NULL) {
+			hist_add(hist, s->last_ns - call.sent_ns);
 		}
 		if (progress && (done & PROGRESS_CHECK_MASK) == 0 && s->last_ns >= next_progress) {
 			uint64_t t = s->last_ns;
@@ -594,6 +620,16 @@ static void wait_eof(int fd) {
 	close(fd);
 }
 
+// One call with nothing else in flight, checked. Returns its round trip.
+static uint64_t call_alone(struct client_state *s) {
+	struct inflight call;
+
+	send_one(s, call_ns());
+	long len = recv_oldest(s, &call);
+	check_response(s, &call, len);
+	return s->last_ns - call.sent_ns;
+}
+
 // --idle, client 0: time the first request after the idle period, then
 // idle_rounds more, each after IDLE_GAP_MS of silence.
 static void idle_requests(struct client_state *s, struct client_result *res) {
@@ -603,13 +639,11 @@ static void idle_requests(struct client_state *s, struct client_result *res) {
 	};
 
 	res->start_ns = now_ns();
-	send_one(s);
-	res->first_ns = recv_oldest(s);
+	res->first_ns = call_alone(s);
 	for (unsigned i = 0; i < s->opts->idle_rounds; i++) {
 		while (nanosleep(&gap, NULL) < 0 && errno == EINTR)
 			;
-		send_one(s);
-		hist_add(&res->hist, recv_oldest(s));
+		hist_add(&res->hist, call_alone(s));
 	}
 	res->end_ns = now_ns();
 	res->calls = 1 + s->opts->idle_rounds;
@@ -1111,12 +1145,15 @@ static void print_json(const struct options *o, const struct summary *sum) {
 	       sum->calls,
 	       sum->seconds,
 	       calls / sum->seconds);
-	printf(", \"latency_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64
-	       ", \"max\": %" PRIu64 "}",
-	       hist_percentile(&sum->hist, 0.50),
-	       hist_percentile(&sum->hist, 0.99),
-	       hist_percentile(&sum->hist, 0.999),
-	       sum->hist.max_ns);
+	if (o->stamps)
+		printf(", \"latency_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+		       ", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+		       hist_percentile(&sum->hist, 0.50),
+		       hist_percentile(&sum->hist, 0.99),
+		       hist_percentile(&sum->hist, 0.999),
+		       sum->hist.max_ns);
+	else
+		printf(", \"latency_ns\": null");
 	printf(", \"client_cpu_ns_per_call\": %.1f", (double)sum->client_cpu_ns / calls);
 	if (sum->daemon.cpu_ns >= 0)
 		printf(", \"daemon_cpu_ns_per_call\": %.1f", (double)sum->daemon.cpu_ns / calls);
@@ -1223,7 +1260,10 @@ static void print_human(const struct options *o, const struct summary *sum) {
 	       sum->calls,
 	       sum->seconds,
 	       calls / sum->seconds);
-	printf("latency p50 %s, p99 %s, p99.9 %s, max %s\n", p50, p99, p999, max);
+	if (o->stamps)
+		printf("latency p50 %s, p99 %s, p99.9 %s, max %s\n", p50, p99, p999, max);
+	else
+		printf("latency: not stamped (--no-stamps)\n");
 	printf("per call: client cpu %.0f ns", (double)sum->client_cpu_ns / calls);
 	if (sum->daemon.cpu_ns >= 0)
 		printf(", daemon cpu %.0f ns", (double)sum->daemon.cpu_ns / calls);
@@ -1274,7 +1314,7 @@ static void usage(FILE *out) {
 		"usage: ping2_perf [-s SOCK] [-n COUNT | -T SECONDS | --idle SECONDS]\n"
 		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
 		"WARMUP]\n"
-		"                  [--spin US] [--json [--cdf]] [-q]\n"
+		"                  [--spin US] [--json [--cdf]] [--no-stamps] [-q]\n"
 		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
 		"  -s SOCK     daemon socket (default %s)\n"
 		"  -n COUNT    measured calls, all clients together (default %d)\n"
@@ -1299,6 +1339,10 @@ static void usage(FILE *out) {
 		"  --json      print one JSON object on stdout\n"
 		"  --cdf       with --json: add the latency distribution, latency_cdf:\n"
 		"              [[ns, fraction of calls at or below], ...]\n"
+		"  --no-stamps no clock read per call: no latency distribution, only calls/s\n"
+		"              (the mean round trip, depth / calls/s per client), measured as\n"
+		"              ref_bench measures its references: the clock read every %d\n"
+		"              calls, for the deadline\n"
 		"  -q          no progress on stderr\n"
 		"  --secondary each client initialises EAL as a DPDK secondary of the daemon\n"
 		"              (after it is forked) and so gets a memzone channel (or fails,\n"
@@ -1321,6 +1365,7 @@ static void usage(FILE *out) {
 		GR_API_MAX_MSG_LEN,
 		MAX_CLIENTS,
 		DEFAULT_WARMUP,
+		NO_STAMPS_CLOCK_MASK + 1,
 		RTE_MAX_LCORE - 1,
 		RTE_MAX_LCORE - 1);
 }
@@ -1339,6 +1384,7 @@ enum long_only_option {
 	OPT_SPIN = 256,
 	OPT_JSON,
 	OPT_CDF,
+	OPT_NO_STAMPS,
 	OPT_IDLE,
 	OPT_IDLE_ROUNDS,
 	OPT_SECONDARY,
@@ -1351,6 +1397,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		{"spin", required_argument, NULL, OPT_SPIN},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"cdf", no_argument, NULL, OPT_CDF},
+		{"no-stamps", no_argument, NULL, OPT_NO_STAMPS},
 		{"idle", required_argument, NULL, OPT_IDLE},
 		{"idle-rounds", required_argument, NULL, OPT_IDLE_ROUNDS},
 		{"secondary", no_argument, NULL, OPT_SECONDARY},
@@ -1380,6 +1427,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		.clients = 1,
 		.spin_us = -1,
 		.idle_rounds = DEFAULT_IDLE_ROUNDS,
+		.stamps = true,
 	};
 	while ((ch = getopt_long(own_argc, argv, "s:n:T:t:d:z:c:w:qh", long_options, NULL)) != -1) {
 		switch (ch) {
@@ -1402,6 +1450,9 @@ static void parse_options(int argc, char **argv, struct options *o) {
 			break;
 		case OPT_CDF:
 			o->cdf = true;
+			break;
+		case OPT_NO_STAMPS:
+			o->stamps = false;
 			break;
 		case 't':
 			if (strcmp(optarg, "auto") == 0)
@@ -1472,6 +1523,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		fail("-n, -T and --idle exclude each other");
 	if (o->cdf && !o->json)
 		fail("--cdf needs --json");
+	if (o->cdf && !o->stamps)
+		fail("--cdf needs the stamps --no-stamps leaves out");
+	if (o->idle_seconds > 0 && !o->stamps)
+		fail("--idle times its requests: no --no-stamps");
 	if (o->seconds > 0 || o->idle_seconds > 0)
 		o->count = UINT64_MAX;
 	else if (o->count < o->clients)
