@@ -19,14 +19,10 @@
 # 20 s (make test).
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 DAEMON_BIN CRASH_SOAK_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
-soak_bin=$2
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN CRASH_SOAK_BIN" "$@"
+soak_bin=$2
 
 SOAK_SECONDS_DEFAULT=20
 SOAK_SECONDS_CI=120

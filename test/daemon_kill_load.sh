@@ -13,14 +13,10 @@
 #   daemon_kill_load.sh DAEMON_BIN DAEMON_KILL_LOAD_BIN
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 DAEMON_BIN DAEMON_KILL_LOAD_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
-client=$2
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN DAEMON_KILL_LOAD_BIN" "$@"
+client=$2
 
 # Free 2 MB pages wanted for a daemon with hugepages (as need_hugepages.sh).
 HUGEPAGES_MIN_FREE=16

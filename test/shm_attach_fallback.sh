@@ -8,14 +8,10 @@
 #   shm_attach_fallback.sh DAEMON_BIN TEST_BIN
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 DAEMON_BIN TEST_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
-test_bin=$2
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN TEST_BIN" "$@"
+test_bin=$2
 
 # Bound of each run of the test program (it has a watchdog of its own).
 run_timeout_s=10

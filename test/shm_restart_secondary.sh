@@ -15,15 +15,11 @@
 # (under need_hugepages.sh: the daemons run with --hugepages on)
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 SHMCHAND SHM_RESTART_SECONDARY" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
-client=$2
 SHMT_NAME=shm_restart_secondary
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "SHMCHAND SHM_RESTART_SECONDARY" "$@"
+client=$2
 
 # Bounds of each wait: the secondary's EAL init and attach take about a
 # second; everything else answers in milliseconds.

@@ -15,14 +15,10 @@
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 DAEMON_BIN CLIENT_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
-client_bin=$2
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN CLIENT_BIN" "$@"
+client_bin=$2
 
 # 100,000 calls: a sleep of either side costs a couple of system calls, so
 # this allows a few dozen descheduling hiccups and no per-call cost at all.

@@ -16,13 +16,9 @@
 #   sock_permissions.sh DAEMON_BIN
 set -eu
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 DAEMON_BIN" >&2
-	exit 2
-fi
-SHMT_DAEMON=$1
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN" "$@"
 
 # The unprivileged identities: nobody/nogroup on Debian, and the id below it,
 # which belongs to no group of the socket.
