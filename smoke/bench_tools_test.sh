@@ -31,6 +31,10 @@ REF_SECONDS=0.05
 # Nanoseconds per operation above which a reference run is stalled, not
 # slow: REF_OPS of them would take 20 s of the test's 30.
 REF_NS_PER_OP_MAX=100000000
+# A run whose follower is killed: far longer than the leader may take to
+# notice (REF_KILL_NOTICE_S), so that only the kill can end it in time.
+REF_KILL_RUN_S=20
+REF_KILL_NOTICE_S=3
 
 # check JSON PYTHON_CONDITION MESSAGE: fail unless the condition holds for r,
 # the parsed JSON.
@@ -45,6 +49,29 @@ for t in cacheline ring-pingpong ring-stream eventfd unix clock syscall; do
 	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
 		"ref_bench $t: wrong count or time"
 done
+# A follower killed during a run fails its leader at once (a SIGCHLD it did
+# not ask for), not after the run: a spinning or blocked leader would
+# otherwise wait for its answer for ever. A blocking test and a spinning one.
+for t in cacheline eventfd; do
+	shmt_spawn "$ref" -T "$REF_KILL_RUN_S" "$t" 2>"$SHMT_TMPDIR/ref-kill.err"
+	leader=$SHMT_SPAWNED
+	follower=
+	for _ in $(seq $((REF_KILL_NOTICE_S * SHMT_POLLS_PER_S))); do
+		follower=$(pgrep -P "$leader" || true)
+		[ -z "$follower" ] || break
+		sleep "$SHMT_POLL_S"
+	done
+	[ -n "$follower" ] || shmt_fail "ref_bench $t: no follower process"
+	kill -KILL "$follower"
+	shmt_wait_gone "$leader" "$REF_KILL_NOTICE_S" ||
+		shmt_fail "ref_bench $t: the leader ran on after its follower was killed"
+	rc=0
+	wait "$leader" || rc=$?
+	[ "$rc" = 1 ] || shmt_fail "ref_bench $t: the leader ended with $rc, expected 1"
+	grep -q "the follower ended during the run" "$SHMT_TMPDIR/ref-kill.err" ||
+		shmt_fail "ref_bench $t: the leader did not say why: $(cat "$SHMT_TMPDIR/ref-kill.err")"
+done
+
 # check_ref_report JSON TWO_PROCESSES WHAT: what make bench's report reads
 # of a ref_bench run besides its test and count. The default frame (64
 # bytes after the 12-byte header: 5 cells of 16 bytes), no --depth or

@@ -998,6 +998,24 @@ static void follower_die_with_leader(pid_t leader) {
 		_exit(EXIT_FAILURE);
 }
 
+// Set once the leader has told the follower to stop: its exit is expected.
+static volatile sig_atomic_t follower_stopping;
+
+// The follower ended before the leader told it to stop (killed, or failed
+// and said why): the leader would wait for its answer for ever, spinning or
+// blocked. Async-signal-safe.
+static void follower_died(int sig) {
+	static const char msg[] = "ref_bench: the follower ended during the run\n";
+
+	(void)sig;
+	if (follower_stopping)
+		return;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		// Nothing more to do: the exit status says it failed.
+	}
+	_exit(EXIT_FAILURE);
+}
+
 static void run(struct ctx *c, struct result *r) {
 	const struct options *o = c->o;
 	const struct bench *b = o->bench;
@@ -1007,8 +1025,13 @@ static void run(struct ctx *c, struct result *r) {
 
 	*r = (struct result){0};
 	if (b->two_processes) {
+		struct sigaction sa = {.sa_handler = follower_died};
 		pid_t leader = getpid();
 
+		// Before the fork: a follower that dies at once is caught too.
+		follower_stopping = 0;
+		if (sigaction(SIGCHLD, &sa, NULL) < 0)
+			fail("sigaction: %s", strerror(errno));
 		fflush(NULL);
 		pid = fork();
 		if (pid < 0)
@@ -1053,6 +1076,7 @@ static void run(struct ctx *c, struct result *r) {
 
 	if (!b->two_processes)
 		return;
+	follower_stopping = 1;
 	b->leader_stop(c);
 	if (waitpid(pid, &status, 0) < 0)
 		fail("waitpid: %s", strerror(errno));
