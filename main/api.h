@@ -52,8 +52,10 @@ struct api_ctx;
 
 // How a transport delivers a response. Called with the handler lock held,
 // from the thread that serves the client (main thread for sockets, a poller
-// for channels). Returns 0 or -errno; on error the transport closes the
-// client itself.
+// for channels). It copies out->payload before it returns (into the ring,
+// the socket's output or a backlog) and never keeps or frees the pointer:
+// api_out_borrowed() and api_send() rely on that. Returns 0 or -errno; on
+// error the transport closes the client itself.
 struct api_transport {
 	const char *name; // "socket", "shm"
 	int (*send)(struct api_ctx *, uint32_t for_id, const struct api_out *);
