@@ -11,7 +11,7 @@
 # the others: 64 B, spinning, memfd, depths x clients), and the system calls
 # of a busy channel counted again under strace.
 # Writes every JSON into results/<timestamp>/, a summary.json, the plots
-# (gnuplot), and prints the goals table. About seven minutes on 2 CPUs.
+# (gnuplot), and prints the goals table. About four minutes on 2 CPUs.
 #
 #   smoke/bench.sh BUILDDIR
 #
