@@ -59,6 +59,7 @@ struct gr_shm_counters {
 	uint64_t detach_corrupt; // ended because the client corrupted its region
 	uint64_t detach_slow; // ended because the client stopped reading responses
 	uint64_t detach_lease; // ended because the socket (the lease) closed
+	uint64_t detach_request; // given back by its client (GR_SHM_DETACH)
 };
 
 // Total counters since the daemon started.
@@ -96,3 +97,11 @@ GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).
 #define GR_SHM_ECHO GR_MSG_TYPE(GR_SHM_MODULE, 0x0005)
 GR_REQ(GR_SHM_ECHO, struct gr_empty, struct gr_empty);
+
+// Give back the channel of this connection: the daemon stops serving it,
+// frees it, and the connection may attach again. Only on the socket
+// (EINVAL on a channel); ENOENT if the connection has no channel. A client
+// that cannot map or validate the channel it was given sends it, so that no
+// channel is left polled for nobody.
+#define GR_SHM_DETACH GR_MSG_TYPE(GR_SHM_MODULE, 0x0010)
+GR_REQ(GR_SHM_DETACH, struct gr_empty, struct gr_empty);

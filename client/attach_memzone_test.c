@@ -48,6 +48,7 @@ struct script {
 		struct gr_shm_attach_resp resp; // sent when status is 0
 		int fds[3];
 		unsigned n_fds;
+		bool given_back; // the client must answer with GR_SHM_DETACH
 	} attach[MAX_ATTACHES];
 };
 
@@ -114,6 +115,10 @@ static void *daemon_main(void *arg) {
 				s->attach[i].fds,
 				s->attach[i].n_fds
 			);
+		if (s->attach[i].given_back) {
+			fake_daemon_read_detach(&s->d);
+			fake_daemon_write(&s->d, hdr.id + 1, 0, NULL, 0, NULL, 0);
+		}
 	}
 	return NULL;
 }
@@ -255,10 +260,12 @@ static void daemon_tells_nothing(void **state) {
 	expect_reason(s, "does not tell its file prefix");
 }
 
-// Expect the attach to fail with -ENOTSUP, a reason saying part, the client
-// on a working socket, no descriptor kept.
+// Expect the attach to fail with -ENOTSUP, a reason saying part, the
+// memzone channel given back, the client on a working socket, no descriptor
+// kept.
 static void expect_memzone_refused(struct script *s, const char *part) {
 	unsigned fds_before = fake_daemon_count_fds();
+	s->attach[0].given_back = true;
 	assert_int_equal(run_attach(s), -ENOTSUP);
 	expect_reason(s, part);
 	assert_int_equal(fake_daemon_count_fds(), fds_before);

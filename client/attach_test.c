@@ -22,8 +22,10 @@
 #include <cmocka.h>
 
 // Attach with this response and these fds; expect failure err and a reason
-// starting with why. Then check the client is still on a working socket and
-// closed every descriptor it received.
+// starting with why. A channel granted (status 0) but unusable must be
+// given back with GR_SHM_DETACH; a refused one (status not 0) must not.
+// Then check the client is still on a working socket and closed every
+// descriptor it received.
 static void expect_attach_fails(
 	struct fake_daemon *d,
 	uint32_t status,
@@ -35,19 +37,28 @@ static void expect_attach_fails(
 	const char *why
 ) {
 	unsigned fds_before = fake_daemon_count_fds();
+	uint32_t ping_id = 2;
 	fake_daemon_write(d, 1, status, resp, resp_len, fds, n_fds);
+	if (status == 0)
+		fake_daemon_write(d, ping_id++, 0, NULL, 0, NULL, 0); // the detach's answer
 	assert_int_equal(client_shm_attach(d->client), err);
 	fake_daemon_read_attach(d);
+	if (status == 0)
+		fake_daemon_read_detach(d);
 	const char *reason = gr_api_client_transport_reason(d->client);
 	if (strncmp(reason, why, strlen(why)) != 0)
 		fail_msg("reason \"%s\", expected \"%s...\"", reason, why);
 	assert_int_equal(gr_api_client_transport(d->client), GR_API_TRANSPORT_SOCKET);
 	assert_int_equal(fake_daemon_count_fds(), fds_before);
 
-	// Still usable on the socket: a ping goes out and its answer comes back.
-	fake_daemon_write(d, 2, 0, NULL, 0, NULL, 0);
-	assert_int_equal(gr_api_client_send(d->client, GR_PING, 0, NULL), 2);
-	assert_int_equal(gr_api_client_recv(d->client, 2, NULL), 0);
+	// Still usable on the socket: a ping goes out and its answer comes back,
+	// and nothing else was sent before it.
+	fake_daemon_write(d, ping_id, 0, NULL, 0, NULL, 0);
+	assert_int_equal(gr_api_client_send(d->client, GR_PING, 0, NULL), ping_id);
+	struct gr_api_request hdr;
+	fake_daemon_read_all(d->sock, &hdr, sizeof(hdr));
+	assert_int_equal(hdr.type, GR_PING);
+	assert_int_equal(gr_api_client_recv(d->client, ping_id, NULL), 0);
 }
 
 static void attach_ok(void **state) {

@@ -190,7 +190,9 @@ extern void (*client_dpdk_probe)(struct client_dpdk *dpdk);
 // one; a secondary left on memfd has c->reason saying why. Returns 0;
 // -ENOTSUP or -EPROTO (layout version mismatch) when the channel cannot be
 // had, with c->reason saying why and the handle still usable on the socket;
-// any other -errno when the socket itself failed.
+// any other -errno when the socket itself failed. A channel the daemon
+// granted but this client cannot map or validate is given back
+// (GR_SHM_DETACH) before it returns, so the handle may attach again.
 int client_shm_attach(struct gr_api_client *);
 
 // Send one request on the channel, waiting while the request ring is full.

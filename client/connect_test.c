@@ -232,6 +232,9 @@ static void shm_forced_layout_mismatch(void **state) {
 	connect_start(l, &cn, &d, NULL);
 	daemon_hello(&d, DEFAULT_VERSION, 0);
 	daemon_attach_answer(&d, SHMCHAN_LAYOUT_VERSION + 1);
+	// The channel it cannot use is given back before the connect fails.
+	fake_daemon_read_detach(&d);
+	fake_daemon_write(&d, 3, 0, NULL, 0, NULL, 0);
 	connect_fails(&cn, EPROTO);
 	fake_daemon_fini(&d);
 	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -126,6 +127,24 @@ void fake_daemon_read_attach(struct fake_daemon *d) {
 	fake_daemon_read_all(d->sock, &req, sizeof(req));
 	assert_int_equal(req.backings, GR_SHM_BACKING_MEMFD);
 	assert_int_equal(req.layout_version, SHMCHAN_LAYOUT_VERSION);
+}
+
+void fake_daemon_read_detach(struct fake_daemon *d) {
+	struct timeval wait = {
+		.tv_sec = FAKE_DAEMON_DETACH_WAIT_MS / 1000,
+		.tv_usec = FAKE_DAEMON_DETACH_WAIT_MS % 1000 * 1000,
+	};
+	struct timeval forever = {0};
+	struct gr_api_request hdr;
+
+	// A client that never sends it fails the read instead of hanging it.
+	FAKE_DAEMON_CHECK(setsockopt(d->sock, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)) == 0);
+	fake_daemon_read_all(d->sock, &hdr, sizeof(hdr));
+	FAKE_DAEMON_CHECK(
+		setsockopt(d->sock, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever)) == 0
+	);
+	FAKE_DAEMON_CHECK(hdr.type == GR_SHM_DETACH);
+	FAKE_DAEMON_CHECK(hdr.payload_len == 0);
 }
 
 void fake_daemon_attach(struct fake_daemon *d) {

@@ -85,6 +85,12 @@ void fake_daemon_read_all(int fd, void *buf, size_t len);
 // Read the attach request the client sent and check it.
 void fake_daemon_read_attach(struct fake_daemon *);
 
+// Read the GR_SHM_DETACH a client sends to give back a channel it could
+// not use, waiting at most FAKE_DAEMON_DETACH_WAIT_MS for it. May run on
+// any thread.
+#define FAKE_DAEMON_DETACH_WAIT_MS 5000
+void fake_daemon_read_detach(struct fake_daemon *);
+
 // Channel and a good attach: on return the client is on the shm transport.
 void fake_daemon_attach(struct fake_daemon *);
 

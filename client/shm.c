@@ -536,9 +536,30 @@ static int secondary_backings(
 	return 0;
 }
 
+// The daemon made a channel that this client cannot map or use: give it
+// back (GR_SHM_DETACH), so that the daemon stops serving it and frees it
+// now rather than when the connection closes, and a later attach on this
+// connection can succeed. The answer's status does not matter: a daemon
+// that does not know the request keeps the channel until the connection
+// closes. Returns 0, or -errno when the socket failed.
+static int attach_give_back(struct gr_api_client *c) {
+	struct client_stash_entry *entry;
+	struct client_msg msg;
+
+	long id = client_send(c, GR_SHM_DETACH, 0, NULL);
+	if (id < 0)
+		return (int)id;
+	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	if (ret < 0)
+		return ret;
+	client_stash_free(entry);
+	return 0;
+}
+
 // One attach request for backings, and its response. Returns as
 // attach_open(), or -errno when the socket failed. *status is the
-// response's status: when it is not 0 the daemon made no channel.
+// response's status: when it is not 0 the daemon made no channel; when it
+// is 0 and the channel could not be used, it has been given back.
 static int attach_request(
 	struct gr_api_client *c,
 	uint32_t backings,
@@ -565,6 +586,11 @@ static int attach_request(
 	*status = msg.hdr.status;
 	ret = attach_open(c, &msg, backings, dpdk);
 	client_stash_free(entry);
+	if (ret < 0 && *status == 0) {
+		int err = attach_give_back(c);
+		if (err < 0)
+			return err;
+	}
 	return ret;
 }
 

@@ -550,10 +550,11 @@ static void channel_free(struct rcu_head *head) {
 	free(ch);
 }
 
-// Main thread: the lease (socket) ended, or the daemon stops.
-static void channel_detach(void *arg) {
-	struct channel *ch = arg;
+// Main thread: stop serving the channel and free it after the grace period.
+// given_back: the client asked for it (GR_SHM_DETACH), the lease lives on.
+static void channel_end(struct channel *ch, bool given_back) {
 	uint32_t prev = atomic_exchange(&ch->state, CHANNEL_CLOSED);
+	const char *why = given_back ? "given back by the client" : "lease closed";
 
 	if (prev == CHANNEL_CLOSED)
 		return;
@@ -573,6 +574,8 @@ static void channel_detach(void *arg) {
 			__atomic_fetch_add(&retired.detach_slow, 1, __ATOMIC_RELAXED);
 		else
 			__atomic_fetch_add(&retired.detach_corrupt, 1, __ATOMIC_RELAXED);
+	} else if (given_back) {
+		__atomic_fetch_add(&retired.detach_request, 1, __ATOMIC_RELAXED);
 	} else {
 		__atomic_fetch_add(&retired.detach_lease, 1, __ATOMIC_RELAXED);
 	}
@@ -580,8 +583,13 @@ static void channel_detach(void *arg) {
 	    "channel %s (pid %d) detached: %s",
 	    ch->name,
 	    (int)ch->ctx.peer_pid,
-	    prev == CHANNEL_FAULTED ? ch->fault_reason : "lease closed");
+	    prev == CHANNEL_FAULTED ? ch->fault_reason : why);
 	call_rcu(&ch->rcu, channel_free);
+}
+
+// Main thread: the lease (socket) ended, or the daemon stops.
+static void channel_detach(void *arg) {
+	channel_end(arg, false);
 }
 
 static struct channel *
@@ -737,6 +745,28 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 }
 API_HANDLER(GR_SHM_ATTACH, channel_attach);
 
+// The client gives its channel back, typically because it could not map or
+// validate it: without this the channel would stay polled until the
+// connection closes, and a new attach would get EEXIST. Main thread, under
+// the handler lock.
+static struct api_out channel_give_back(const void *request, uint32_t len, struct api_ctx *ctx) {
+	struct channel *ch = ctx->lease_arg;
+
+	(void)request;
+	(void)len;
+	if (ctx->sock_fd < 0)
+		return api_out(EINVAL, 0, NULL); // only over the socket, as attach
+	if (ctx->lease_lost != channel_detach)
+		return api_out(ENOENT, 0, NULL);
+	// The connection no longer holds the channel: its close must not end
+	// it again (it is freed after the grace period).
+	ctx->lease_lost = NULL;
+	ctx->lease_arg = NULL;
+	channel_end(ch, true);
+	return api_out(0, 0, NULL);
+}
+API_HANDLER(GR_SHM_DETACH, channel_give_back);
+
 static void channel_counters(const struct channel *ch, struct gr_shm_counters *c) {
 	memset(c, 0, sizeof(*c));
 	counters_add(c, shmchan_server_stats(ch->server));
@@ -755,6 +785,7 @@ static struct api_out channel_stats(const void *request, uint32_t len, struct ap
 	resp->total.detach_corrupt = __atomic_load_n(&retired.detach_corrupt, __ATOMIC_RELAXED);
 	resp->total.detach_slow = __atomic_load_n(&retired.detach_slow, __ATOMIC_RELAXED);
 	resp->total.detach_lease = __atomic_load_n(&retired.detach_lease, __ATOMIC_RELAXED);
+	resp->total.detach_request = __atomic_load_n(&retired.detach_request, __ATOMIC_RELAXED);
 #define RETIRED_LOAD(field) resp->total.field = __atomic_load_n(&retired.field, __ATOMIC_RELAXED);
 	CHANNEL_COUNTERS(RETIRED_LOAD)
 #undef RETIRED_LOAD
