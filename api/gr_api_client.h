@@ -66,7 +66,9 @@ struct gr_api_client_opts {
 // Returns a handle, or NULL with errno: ENOENT/ECONNREFUSED (no daemon),
 // EBADMSG (API version mismatch), ENOTSUP (shm forced but not offered by the
 // daemon or not mappable here), EINVAL (bad options or GR_API_TRANSPORT),
-// ENOMEM.
+// ENOMEM, or a refusal of the daemon: EMFILE (this process holds the most
+// connections the daemon allows one process), EUSERS (this user does),
+// ENFILE (the daemon serves all the connections it can).
 struct gr_api_client *gr_api_client_connect(const char *sock_path);
 struct gr_api_client *
 gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opts *opts);

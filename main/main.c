@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,8 @@ struct shmchand_config shmchand_config = {
 	.pollers = SHMCHAND_DEFAULT_POLLERS,
 	.spin_us = SHMCHAND_DEFAULT_SPIN_US,
 	.shm_enabled = true,
+	.max_conn_per_pid = SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
+	.max_conn_per_uid = SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
 	.hugepages = HUGEPAGES_AUTO,
 };
 
@@ -88,6 +91,14 @@ static void usage(void) {
 	       "                             (default %d, 0: always sleep, at most %d).\n"
 	       "      --no-shm               Offer no shared-memory channel; clients stay on the\n"
 	       "                             socket.\n"
+	       "      --max-conn-per-pid N   Socket connections one client process may hold\n"
+	       "                             (default %d, 0: no limit, at most %d); more are\n"
+	       "                             refused with EMFILE.\n"
+	       "      --max-conn-per-uid N   Socket connections the processes of one uid other\n"
+	       "                             than root may hold together (default %d, 0: no\n"
+	       "                             limit); more are refused with EUSERS. Of the %d\n"
+	       "                             connections served, the last %d are root's alone:\n"
+	       "                             other users past them, anyone past %d: ENFILE.\n"
 	       "      --hugepages MODE       auto, on or off (default auto).\n"
 	       "                               on:   use hugepages; fail if EAL cannot.\n"
 	       "                               off:  run EAL with --no-huge -m %s; memfd channels\n"
@@ -128,6 +139,12 @@ static void usage(void) {
 	       SHMCHAND_DEFAULT_POLLERS,
 	       SHMCHAND_DEFAULT_SPIN_US,
 	       MAX_SPIN_US,
+	       SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
+	       SOCK_MAX_CLIENTS,
+	       SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
+	       SOCK_MAX_CLIENTS,
+	       SOCK_ROOT_RESERVED,
+	       SOCK_MAX_CLIENTS,
 	       NO_HUGE_MEM_MB,
 	       HUGEPAGES_AUTO_MIN_FREE,
 	       DEFAULT_FILE_PREFIX,
@@ -162,6 +179,8 @@ static int parse_group(const char *arg, gid_t *gid) {
 enum {
 	OPT_NO_SHM = 256,
 	OPT_HUGEPAGES,
+	OPT_MAX_CONN_PER_PID,
+	OPT_MAX_CONN_PER_UID,
 };
 
 static const struct option long_options[] = {
@@ -172,6 +191,8 @@ static const struct option long_options[] = {
 	{"spin-us", required_argument, NULL, 'S'},
 	{"no-shm", no_argument, NULL, OPT_NO_SHM},
 	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
+	{"max-conn-per-pid", required_argument, NULL, OPT_MAX_CONN_PER_PID},
+	{"max-conn-per-uid", required_argument, NULL, OPT_MAX_CONN_PER_UID},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -225,6 +246,22 @@ static int parse_options(int argc, char **argv) {
 			break;
 		case OPT_NO_SHM:
 			cfg->shm_enabled = false;
+			break;
+		case OPT_MAX_CONN_PER_PID:
+		case OPT_MAX_CONN_PER_UID:
+			if (parse_uint(optarg, 10, SOCK_MAX_CLIENTS, &value) < 0) {
+				fprintf(stderr,
+					"shmchand: %s must be 0..%d, not '%s'\n",
+					opt == OPT_MAX_CONN_PER_PID ? "--max-conn-per-pid"
+								    : "--max-conn-per-uid",
+					SOCK_MAX_CLIENTS,
+					optarg);
+				return -EINVAL;
+			}
+			if (opt == OPT_MAX_CONN_PER_PID)
+				cfg->max_conn_per_pid = (unsigned)value;
+			else
+				cfg->max_conn_per_uid = (unsigned)value;
 			break;
 		case OPT_HUGEPAGES:
 			if (strcmp(optarg, "auto") == 0) {
@@ -539,6 +576,33 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	}
 }
 
+// Descriptors the daemon needs at most: per connection its socket, and per
+// channel a dup of it, two eventfds and a memfd; the refused connections
+// waiting; and a margin for EAL, libevent and the pollers.
+#define FDS_PER_CLIENT 5
+#define FDS_MARGIN 128
+#define FDS_NEEDED (SOCK_MAX_CLIENTS * FDS_PER_CLIENT + SOCK_REFUSED_MAX + FDS_MARGIN)
+
+// The soft limit of open files is often 1024, which SOCK_MAX_CLIENTS
+// connections alone would use up (accept() then fails for everyone): raise
+// it to the hard limit, as far as FDS_NEEDED.
+static void raise_fd_limit(void) {
+	struct rlimit lim;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0 || lim.rlim_cur >= FDS_NEEDED)
+		return;
+	lim.rlim_cur = lim.rlim_max < FDS_NEEDED ? lim.rlim_max : FDS_NEEDED;
+	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+		LOG(WARNING, "cannot raise the open files limit: %s", strerror(errno));
+	if (lim.rlim_cur < FDS_NEEDED)
+		LOG(WARNING,
+		    "open files limited to %llu, under the %d that %d clients with channels"
+		    " need: past it, accept() fails and clients wait",
+		    (unsigned long long)lim.rlim_cur,
+		    FDS_NEEDED,
+		    SOCK_MAX_CLIENTS);
+}
+
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
 	(void)what;
 	LOG(NOTICE, "signal %d: shutting down", (int)sig);
@@ -623,6 +687,7 @@ int main(int argc, char **argv) {
 		return EXIT_FAILURE;
 	}
 	shmchand_logtype = ret;
+	raise_fd_limit();
 
 	if (own_argc < argc)
 		ret = eal_args_build(&eal, argc - own_argc - 1, argv + own_argc + 1);

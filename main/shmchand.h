@@ -17,6 +17,12 @@
 // tight loop, short enough that an idle daemon sleeps (docs/spin-budgets.md).
 #define SHMCHAND_DEFAULT_SPIN_US 100
 #define SHMCHAND_MAX_POLLERS 16
+// Socket connections one client process may hold at once, and all the
+// processes of one uid other than root: far below the daemon's
+// SOCK_MAX_CLIENTS, so one process, or one user, cannot lock everyone else
+// out (docs/reliability.md). A controller needs a handful.
+#define SHMCHAND_DEFAULT_MAX_CONN_PER_PID 64
+#define SHMCHAND_DEFAULT_MAX_CONN_PER_UID 256
 
 enum hugepage_mode {
 	HUGEPAGES_AUTO, // use hugepages if the EAL finds any, else --no-huge
@@ -31,6 +37,8 @@ struct shmchand_config {
 	unsigned pollers;
 	unsigned spin_us;
 	bool shm_enabled; // false: --no-shm, every client stays on the socket
+	unsigned max_conn_per_pid; // 0: no limit
+	unsigned max_conn_per_uid; // 0: no limit; never applied to root
 	enum hugepage_mode hugepages;
 	bool verbose;
 	// Filled after EAL init.

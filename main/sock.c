@@ -29,6 +29,7 @@
 
 #include "sock.h"
 #include "api.h"
+#include "log_limit.h"
 #include "shmchand.h"
 
 #include <shmchan.h>
@@ -38,6 +39,7 @@
 #include <event2/listener.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -82,17 +84,40 @@ struct conn {
 	bool lease_ended; // ctx.lease_lost was called
 };
 
+// A refused connection waiting for its first request header, to answer it
+// with the refusal's status (sock.h). Main thread only.
+struct refusal {
+	LIST_ENTRY(refusal) next;
+	struct event *ev; // readable, or SOCK_REFUSE_WAIT_MS passed
+	int fd;
+	uint32_t status; // EMFILE, EUSERS or ENFILE
+	size_t got; // bytes of hdr read so far
+	struct gr_api_request hdr;
+};
+
 static struct {
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct event *accept_retry;
 	TAILQ_HEAD(, conn) conns;
 	unsigned n_conns;
+	LIST_HEAD(, refusal) refusals;
+	unsigned n_refusals;
+	// Refusals are logged at most once per LOG_LIMIT_INTERVAL_MS: a hog
+	// retrying its connects must not flood the log. The last one is kept
+	// for the summary, which the timer writes if no refusal comes later.
+	struct log_limit refused_log;
+	struct event *refused_log_timer;
+	struct ucred refused_last;
+	uint32_t refused_last_status;
 	bool bound; // path holds our socket file
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev; // of the socket file we created, to remove only ours
 	ino_t ino;
-} server = {.conns = TAILQ_HEAD_INITIALIZER(server.conns)};
+} server = {
+	.conns = TAILQ_HEAD_INITIALIZER(server.conns),
+	.refusals = LIST_HEAD_INITIALIZER(server.refusals),
+};
 
 static void conn_serve(struct conn *conn);
 
@@ -479,6 +504,169 @@ static const struct api_transport sock_transport = {
 	.send = sock_send,
 };
 
+// Why a connection of a peer with these credentials is refused now
+// (sock.h), 0 if it is not. Walks the connections: at most SOCK_MAX_CLIENTS
+// comparisons per accept, and nothing to keep in step with them.
+static uint32_t sock_admit(const struct ucred *cred) {
+	const struct shmchand_config *cfg = &shmchand_config;
+	unsigned same_pid = 0, same_uid = 0;
+	bool root = cred->uid == 0;
+	const struct conn *conn;
+
+	if (server.n_conns >= SOCK_MAX_CLIENTS ||
+	    (!root && server.n_conns >= SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED))
+		return ENFILE;
+	TAILQ_FOREACH (conn, &server.conns, next) {
+		same_pid += conn->ctx.peer_pid == cred->pid;
+		same_uid += conn->ctx.peer_uid == cred->uid;
+	}
+	// A peer of another pid namespace shows as pid 0: not one process.
+	if (cfg->max_conn_per_pid != 0 && cred->pid != 0 && same_pid >= cfg->max_conn_per_pid)
+		return EMFILE;
+	if (cfg->max_conn_per_uid != 0 && !root && same_uid >= cfg->max_conn_per_uid)
+		return EUSERS;
+	return 0;
+}
+
+static const char *refusal_reason(uint32_t status) {
+	switch (status) {
+	case EMFILE:
+		return "its process holds --max-conn-per-pid connections";
+	case EUSERS:
+		return "its uid holds --max-conn-per-uid connections";
+	default:
+		return "the daemon holds all the connections it serves";
+	}
+}
+
+// Write the refusals not logged yet, if a line is due (or final).
+static void refused_log_flush(bool final) {
+	uint64_t now = log_limit_now_ns();
+	uint64_t n = log_limit_due(&server.refused_log, now, final);
+
+	if (n == 1)
+		LOG(WARNING,
+		    "refusing client pid %d uid %d (%s): %s",
+		    (int)server.refused_last.pid,
+		    (int)server.refused_last.uid,
+		    strerror((int)server.refused_last_status),
+		    refusal_reason(server.refused_last_status));
+	else if (n > 1)
+		LOG(WARNING,
+		    "refused %" PRIu64 " connections in %d ms, the last of client pid %d uid %d"
+		    " (%s): %s",
+		    n,
+		    LOG_LIMIT_INTERVAL_MS,
+		    (int)server.refused_last.pid,
+		    (int)server.refused_last.uid,
+		    strerror((int)server.refused_last_status),
+		    refusal_reason(server.refused_last_status));
+}
+
+static void refused_log_on_timer(evutil_socket_t fd, short what, void *arg) {
+	(void)fd;
+	(void)what;
+	(void)arg;
+	refused_log_flush(false);
+}
+
+static void refused_log_count(const struct ucred *cred, uint32_t status) {
+	struct timeval wait = {0};
+	unsigned ms;
+
+	server.refused_last = *cred;
+	server.refused_last_status = status;
+	log_limit_count(&server.refused_log);
+	refused_log_flush(false);
+	// Those still pending are written when the interval ends, whether or
+	// not another refusal comes.
+	if (server.refused_log.pending > 0 && !evtimer_pending(server.refused_log_timer, NULL)) {
+		ms = log_limit_wait_ms(&server.refused_log, log_limit_now_ns());
+		wait.tv_sec = ms / 1000;
+		wait.tv_usec = (ms % 1000) * 1000;
+		evtimer_add(server.refused_log_timer, &wait);
+	}
+}
+
+static void refusal_free(struct refusal *r) {
+	LIST_REMOVE(r, next);
+	server.n_refusals--;
+	event_free(r->ev);
+	close(r->fd);
+	free(r);
+}
+
+// Read what the refused client has sent of its first request header.
+// Returns true once the connection is done with: the header came (and was
+// answered with the refusal's status), or EOF, or an error. The response is
+// 12 bytes on a connection that has sent nothing else: the socket buffer
+// takes it whole. Unread bytes (the rest of the hello) make the client's
+// next read after the response fail with ECONNRESET, never the response.
+static bool
+refusal_answer(evutil_socket_t fd, uint32_t status, struct gr_api_request *hdr, size_t *got) {
+	uint8_t rest[GR_HELLO_REQ_LEN];
+	ssize_t n;
+
+	n = recv(fd, (uint8_t *)hdr + *got, sizeof(*hdr) - *got, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	if (n <= 0)
+		return true;
+	*got += (size_t)n;
+	if (*got < sizeof(*hdr))
+		return false;
+	struct gr_api_response resp = {.for_id = hdr->id, .status = status};
+	(void)!recv(fd, rest, sizeof(rest), MSG_DONTWAIT);
+	(void)!send(fd, &resp, sizeof(resp), MSG_DONTWAIT | MSG_NOSIGNAL);
+	return true;
+}
+
+// A waiting refused connection: readable, or its SOCK_REFUSE_WAIT_MS passed.
+static void refusal_on_event(evutil_socket_t fd, short what, void *arg) {
+	struct refusal *r = arg;
+
+	if ((what & EV_READ) && !refusal_answer(fd, r->status, &r->hdr, &r->got))
+		return;
+	refusal_free(r);
+}
+
+// Refuse a connection: answer its first request with status and close
+// (sock.h). A client that sent its hello right after connect, as the client
+// library does, is answered at once; another one waits for it, unless
+// SOCK_REFUSED_MAX refusals wait already: then it is closed at once.
+static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, uint32_t status) {
+	struct timeval wait = {
+		.tv_sec = SOCK_REFUSE_WAIT_MS / 1000,
+		.tv_usec = SOCK_REFUSE_WAIT_MS % 1000 * 1000,
+	};
+	struct gr_api_request hdr;
+	struct refusal *r = NULL;
+	size_t got = 0;
+
+	refused_log_count(cred, status);
+	if (refusal_answer(fd, status, &hdr, &got)) {
+		close(fd);
+		return;
+	}
+	if (server.n_refusals < SOCK_REFUSED_MAX)
+		r = calloc(1, sizeof(*r));
+	if (r != NULL)
+		r->ev = event_new(server.base, fd, EV_READ | EV_PERSIST, refusal_on_event, r);
+	if (r == NULL || r->ev == NULL || event_add(r->ev, &wait) < 0) {
+		if (r != NULL && r->ev != NULL)
+			event_free(r->ev);
+		free(r);
+		close(fd);
+		return;
+	}
+	r->fd = fd;
+	r->status = status;
+	r->hdr = hdr;
+	r->got = got;
+	LIST_INSERT_HEAD(&server.refusals, r, next);
+	server.n_refusals++;
+}
+
 static void sock_on_accept(
 	struct evconnlistener *listener,
 	evutil_socket_t fd,
@@ -489,6 +677,7 @@ static void sock_on_accept(
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cred_len = sizeof(cred);
 	struct conn *conn;
+	uint32_t refused;
 
 	(void)listener;
 	(void)addr;
@@ -496,12 +685,9 @@ static void sock_on_accept(
 	(void)arg;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
 		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
-	if (server.n_conns >= SOCK_MAX_CLIENTS) {
-		LOG(WARNING,
-		    "refusing client pid %d: already %d clients",
-		    (int)cred.pid,
-		    SOCK_MAX_CLIENTS);
-		close(fd);
+	refused = sock_admit(&cred);
+	if (refused != 0) {
+		sock_refuse(fd, &cred, refused);
 		return;
 	}
 
@@ -697,7 +883,8 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 		goto fail;
 	}
 	server.accept_retry = evtimer_new(base, sock_on_accept_retry, NULL);
-	if (server.accept_retry == NULL) {
+	server.refused_log_timer = evtimer_new(base, refused_log_on_timer, NULL);
+	if (server.accept_retry == NULL || server.refused_log_timer == NULL) {
 		ret = -ENOMEM;
 		LOG(ERR, "out of memory");
 		goto fail;
@@ -739,6 +926,13 @@ void sock_server_fini(void) {
 	}
 	while ((conn = TAILQ_FIRST(&server.conns)) != NULL)
 		conn_close(conn, "daemon shutting down");
+	while (!LIST_EMPTY(&server.refusals))
+		refusal_free(LIST_FIRST(&server.refusals));
+	if (server.refused_log_timer != NULL) {
+		refused_log_flush(true);
+		event_free(server.refused_log_timer);
+		server.refused_log_timer = NULL;
+	}
 	// Leave the file alone if another daemon replaced it meanwhile.
 	if (server.bound && stat(server.path, &st) == 0 && st.st_dev == server.dev &&
 	    st.st_ino == server.ino)

@@ -18,8 +18,25 @@
 // A paused client still above SOCK_OUTPUT_HIGH after this long, or a closing
 // client whose last responses are not read within it, is disconnected.
 #define SOCK_OUTPUT_STALL_SEC 5
-// Connections served at once; more are accepted and closed at once.
+// Connections served at once; more are refused (see below).
 #define SOCK_MAX_CLIENTS 1024
+// Of those, the last ones only root's processes may take: whatever the
+// other users hold, an administrator can still connect.
+#define SOCK_ROOT_RESERVED 64
+// A refused connection is not closed bare: the daemon waits at most
+// SOCK_REFUSE_WAIT_MS for its first request (the client's GR_HELLO), answers
+// it with the reason as its status and closes, so that the client's connect
+// fails with that errno:
+//   EMFILE  its process holds shmchand_config.max_conn_per_pid connections
+//   EUSERS  its uid (not root) holds shmchand_config.max_conn_per_uid
+//   ENFILE  the daemon holds SOCK_MAX_CLIENTS connections, or
+//           SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED and the client is not root
+// A client that sends its hello right after connect (as the client library
+// does) is answered at once. At most SOCK_REFUSED_MAX refused connections
+// wait for theirs at once; past that a refused connection that has sent
+// nothing yet is closed at once (its client sees ECONNRESET).
+#define SOCK_REFUSE_WAIT_MS 1000
+#define SOCK_REFUSED_MAX 256
 
 // Create the socket at path (never abstract, at most sizeof(sun_path) - 1
 // bytes), remove a stale socket file nobody answers on, bind, chmod to mode,
