@@ -8,13 +8,19 @@
 // main thread (socket clients) and on the poller threads (channels); every
 // handler, and every response a transport sends, runs under handler_lock, so
 // two handlers never run at once and a handler written for the socket is
-// correct on a channel.
+// correct on a channel. Nothing a client can repeat is logged under
+// handler_lock: its faults are counted in its api_ctx and logged after the
+// lock is released (api_faults_log()), at a bounded rate.
 
 #include "api.h"
 #include "shmchand.h"
 
+#include <gr_shm.h>
+
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 // The registry: an open-addressing hash table of request types, at most
@@ -128,30 +134,22 @@ int api_dispatch_locked(
 	int ret;
 
 	if (!ctx->hello_done && req->type != GR_HELLO) {
-		LOG(INFO,
-		    "%s client pid %d: request type 0x%08x before GR_HELLO",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    req->type);
+		api_fault(ctx, API_FAULT_BEFORE_HELLO, NULL, req->type, 0);
 		return api_reject_locked(ctx, req->id, EPERM);
 	}
 	handler = api_handler_lookup(req->type);
 	if (handler == NULL) {
-		LOG(DEBUG,
-		    "%s client pid %d: unknown request type 0x%08x",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    req->type);
+		api_fault(ctx, API_FAULT_UNKNOWN_TYPE, NULL, req->type, 0);
 		return api_reject_locked(ctx, req->id, ENOTSUP);
 	}
 	if (req->payload_len < handler->request_len) {
-		LOG(INFO,
-		    "%s client pid %d: %s payload is %u bytes, expected at least %u",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    handler->name,
-		    req->payload_len,
-		    handler->request_len);
+		api_fault(
+			ctx,
+			API_FAULT_SHORT_PAYLOAD,
+			handler->name,
+			req->payload_len,
+			handler->request_len
+		);
 		return api_reject_locked(ctx, req->id, EMSGSIZE);
 	}
 
@@ -169,5 +167,133 @@ int api_dispatch(struct api_ctx *ctx, const struct gr_api_request *req, const vo
 	pthread_mutex_lock(&handler_lock);
 	ret = api_dispatch_locked(ctx, req, payload);
 	pthread_mutex_unlock(&handler_lock);
+	api_faults_log(ctx, false);
 	return ret;
+}
+
+void api_fault(
+	struct api_ctx *ctx,
+	enum api_fault kind,
+	const char *name,
+	uint32_t arg0,
+	uint32_t arg1
+) {
+	struct api_fault_note *note = &ctx->faults[kind];
+
+	log_limit_count(&note->limit);
+	note->name = name;
+	note->args[0] = arg0;
+	note->args[1] = arg1;
+	ctx->faults_pending = true;
+}
+
+// How each kind is logged: its level, what a summary counts, and the detail
+// of one occurrence.
+static const struct {
+	uint32_t level;
+	const char *what;
+} fault_kinds[API_FAULTS] = {
+	[API_FAULT_BEFORE_HELLO] = {RTE_LOG_INFO, "requests before GR_HELLO"},
+	// Grout clients probe for modules: not worth more than a debug line.
+	[API_FAULT_UNKNOWN_TYPE] = {RTE_LOG_DEBUG, "requests of unknown types"},
+	[API_FAULT_SHORT_PAYLOAD] = {RTE_LOG_INFO, "short-payload requests"},
+	[API_FAULT_HELLO_VERSION] = {RTE_LOG_NOTICE, "hellos of another API version"},
+	[API_FAULT_HELLO_STRING] = {RTE_LOG_NOTICE, "hellos with an unterminated version string"},
+	[API_FAULT_ATTACH_LAYOUT] = {RTE_LOG_NOTICE, "attaches of another layout version"},
+	[API_FAULT_ATTACH_BACKINGS] = {RTE_LOG_NOTICE, "attaches for backings not offered"},
+};
+
+// Longest detail of one fault (fault_detail()).
+#define FAULT_DETAIL_LEN 160
+
+static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_note *note) {
+	const uint32_t *a = note->args;
+
+	switch (kind) {
+	case API_FAULT_BEFORE_HELLO:
+		snprintf(buf, FAULT_DETAIL_LEN, "request type 0x%08x before GR_HELLO", a[0]);
+		break;
+	case API_FAULT_UNKNOWN_TYPE:
+		snprintf(buf, FAULT_DETAIL_LEN, "unknown request type 0x%08x", a[0]);
+		break;
+	case API_FAULT_SHORT_PAYLOAD:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"%s payload is %u bytes, expected at least %u",
+			note->name,
+			a[0],
+			a[1]
+		);
+		break;
+	case API_FAULT_HELLO_VERSION:
+		snprintf(buf, FAULT_DETAIL_LEN, "API version %u, daemon speaks %u", a[0], a[1]);
+		break;
+	case API_FAULT_HELLO_STRING:
+		snprintf(buf, FAULT_DETAIL_LEN, "version string not NUL-terminated");
+		break;
+	case API_FAULT_ATTACH_LAYOUT:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach refused: layout version %u, ours %u",
+			a[0],
+			a[1]
+		);
+		break;
+	case API_FAULT_ATTACH_BACKINGS:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach refused: asks for backings 0x%x, offered 0x%x%s",
+			a[0],
+			a[1],
+			a[1] & GR_SHM_BACKING_MEMZONE
+				? ""
+				: " (no hugepages: --no-huge or --in-memory, memfd only)"
+		);
+		break;
+	case API_FAULTS:
+		buf[0] = '\0';
+		break;
+	}
+}
+
+void api_faults_log(struct api_ctx *ctx, bool final) {
+	char detail[FAULT_DETAIL_LEN];
+	bool pending = false;
+	uint64_t now, n;
+
+	if (!ctx->faults_pending)
+		return;
+	now = log_limit_now_ns();
+	for (unsigned kind = 0; kind < API_FAULTS; kind++) {
+		struct api_fault_note *note = &ctx->faults[kind];
+
+		n = log_limit_due(&note->limit, now, final);
+		pending |= note->limit.pending > 0;
+		if (n == 0)
+			continue;
+		fault_detail(detail, kind, note);
+		if (n == 1)
+			rte_log(fault_kinds[kind].level,
+				shmchand_logtype,
+				"shmchand: %s client pid %d: %s\n",
+				ctx->transport->name,
+				(int)ctx->peer_pid,
+				detail);
+		else
+			rte_log(fault_kinds[kind].level,
+				shmchand_logtype,
+				"shmchand: %s client pid %d: %" PRIu64 " %s%s%s, the last: %s\n",
+				ctx->transport->name,
+				(int)ctx->peer_pid,
+				n,
+				note->logged ? "more " : "",
+				fault_kinds[kind].what,
+				note->logged ? " suppressed" : "",
+				detail);
+		note->logged = true;
+	}
+	ctx->faults_pending = pending;
 }

@@ -7,6 +7,8 @@
 
 #pragma once
 
+#include "log_limit.h"
+
 #include <gr_api.h>
 
 #include <stdbool.h>
@@ -61,6 +63,32 @@ struct api_transport {
 	int (*send)(struct api_ctx *, uint32_t for_id, const struct api_out *);
 };
 
+// What a client did wrong in a request, which it can repeat at will. Each is
+// recorded under the handler lock (api_fault()) and logged outside it
+// (api_faults_log()), once per LOG_LIMIT_INTERVAL_MS per client and kind at
+// most: a flood of bad requests costs a line a second, not a line (and a
+// syslog() call, under the lock every poller waits on) per request.
+enum api_fault {
+	API_FAULT_BEFORE_HELLO, // args: type
+	API_FAULT_UNKNOWN_TYPE, // args: type
+	API_FAULT_SHORT_PAYLOAD, // name: the handler; args: payload_len, expected
+	API_FAULT_HELLO_VERSION, // args: the client's version, ours
+	API_FAULT_HELLO_STRING, // no args: version string not NUL-terminated
+	API_FAULT_ATTACH_LAYOUT, // args: the client's layout version, ours
+	API_FAULT_ATTACH_BACKINGS, // args: backings asked for, offered
+	API_FAULTS,
+};
+
+#define API_FAULT_ARGS 2
+
+// The faults of one kind not logged yet, and the last one's details.
+struct api_fault_note {
+	struct log_limit limit;
+	bool logged; // a line about this kind came already
+	const char *name; // static: a handler's name
+	uint32_t args[API_FAULT_ARGS];
+};
+
 // Per-client dispatch state. One per socket connection and one per channel.
 struct api_ctx {
 	const struct api_transport *transport;
@@ -75,7 +103,23 @@ struct api_ctx {
 	// attached over it). Main thread.
 	void (*lease_lost)(void *arg);
 	void *lease_arg;
+	// Faults recorded and not logged yet: written and read only by the
+	// thread that serves this client.
+	bool faults_pending;
+	struct api_fault_note faults[API_FAULTS];
 };
+
+// Record a fault of the client (see enum api_fault for name and args).
+// Under the handler lock, by the thread serving the client; makes no system
+// call and logs nothing.
+void api_fault(struct api_ctx *, enum api_fault, const char *name, uint32_t arg0, uint32_t arg1);
+
+// Log the faults that are due: the first of each kind at once, then one line
+// per LOG_LIMIT_INTERVAL_MS at most saying how many more came, and with
+// final (the client is gone) whatever is left. Outside the handler lock, by
+// the thread serving the client (or, final, by whoever frees it). Cheap when
+// nothing is pending: api_dispatch() calls it after every request.
+void api_faults_log(struct api_ctx *, bool final);
 
 typedef struct api_out (*api_handler_func)(const void *request, uint32_t len, struct api_ctx *);
 
@@ -123,7 +167,9 @@ int api_check_header(const struct gr_api_request *);
 // the caller). Enforces hello-first, version check (EBADMSG), unknown type
 // (ENOTSUP) and short payload (EMSGSIZE); runs the handler under the handler
 // lock, so two handlers never run at once; sends the response through
-// ctx->transport. Returns 0, or the transport's -errno if sending failed.
+// ctx->transport; then, outside the lock, logs the client's faults that are
+// due (api_faults_log()). Returns 0, or the transport's -errno if sending
+// failed.
 int api_dispatch(struct api_ctx *, const struct gr_api_request *, const void *payload);
 
 // Answer request id with an error status and no payload (under the lock).
@@ -134,6 +180,7 @@ int api_reject(struct api_ctx *, uint32_t for_id, uint32_t status);
 // For a poller that takes several requests in one pass: one lock round trip
 // (two atomic instructions, each a full barrier on x86) per batch instead of
 // per request. Keep batches bounded: the socket clients wait meanwhile.
+// After api_unlock(), call api_faults_log() for the client served.
 void api_lock(void);
 void api_unlock(void);
 int api_dispatch_locked(struct api_ctx *, const struct gr_api_request *, const void *payload);

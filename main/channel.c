@@ -379,8 +379,10 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (ch->backlog_head != NULL)
 			break;
 	}
-	if (locked)
+	if (locked) {
 		api_unlock();
+		api_faults_log(&ch->ctx, false);
+	}
 flush:
 	// One fence and at most one doorbell for the whole batch: the
 	// responses published and the request cells freed.
@@ -540,8 +542,10 @@ static void memzone_pool_init(void) {
 static void channel_free(struct rcu_head *head) {
 	struct channel *ch = caa_container_of(head, struct channel, rcu);
 
-	// After the grace period no poller touches the counters any more.
+	// After the grace period no poller touches the counters any more, nor
+	// the client's faults: say what is left of them.
 	counters_add_since(&retired, shmchan_server_stats(ch->server), &ch->retired_at);
+	api_faults_log(&ch->ctx, true);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
 	channel_mem_free(&ch->mem);
@@ -670,11 +674,13 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	if (ctx->lease_lost != NULL)
 		return api_out(EEXIST, 0, NULL);
 	if (req->layout_version != SHMCHAN_LAYOUT_VERSION) {
-		LOG(NOTICE,
-		    "pid %d: attach refused: layout version %u, ours %u",
-		    (int)ctx->peer_pid,
-		    req->layout_version,
-		    SHMCHAN_LAYOUT_VERSION);
+		api_fault(
+			ctx,
+			API_FAULT_ATTACH_LAYOUT,
+			NULL,
+			req->layout_version,
+			SHMCHAN_LAYOUT_VERSION
+		);
 		return api_out(EPROTO, 0, NULL);
 	}
 	offered = shmchand_backings_offered();
@@ -686,14 +692,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	} else if (req->backings & GR_SHM_BACKING_MEMFD) {
 		backing = SHMCHAN_BACKING_MEMFD;
 	} else {
-		LOG(NOTICE,
-		    "pid %d: attach refused: asks for backings 0x%x, offered 0x%x%s",
-		    (int)ctx->peer_pid,
-		    req->backings,
-		    offered,
-		    offered & GR_SHM_BACKING_MEMZONE
-			    ? ""
-			    : " (no hugepages: --no-huge or --in-memory, memfd only)");
+		api_fault(ctx, API_FAULT_ATTACH_BACKINGS, NULL, req->backings, offered);
 		return api_out(ENOTSUP, 0, NULL);
 	}
 	if (backing == SHMCHAN_BACKING_MEMFD && req->backings & offered & GR_SHM_BACKING_MEMZONE)

@@ -17,19 +17,11 @@ static struct api_out hello(const void *request, uint32_t len, struct api_ctx *c
 
 	(void)len;
 	if (req->api_version != GR_API_VERSION) {
-		LOG(NOTICE,
-		    "%s client pid %d: API version %u, daemon speaks %u",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    req->api_version,
-		    GR_API_VERSION);
+		api_fault(ctx, API_FAULT_HELLO_VERSION, NULL, req->api_version, GR_API_VERSION);
 		return api_out(EBADMSG, 0, NULL);
 	}
 	if (memchr(req->version, '\0', sizeof(req->version)) == NULL) {
-		LOG(NOTICE,
-		    "%s client pid %d: version string not NUL-terminated",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid);
+		api_fault(ctx, API_FAULT_HELLO_STRING, NULL, 0, 0);
 		return api_out(EINVAL, 0, NULL);
 	}
 	// A repeated hello passed the same version check: accepting it again

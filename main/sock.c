@@ -145,7 +145,10 @@ static void conn_flush_staged(struct conn *conn) {
 	evbuffer_add_buffer(output, conn->staged);
 }
 
+// Never under the handler lock: a send that fails closes the connection
+// inside conn_serve(), which frees it after the dispatch.
 static void conn_free(struct conn *conn) {
+	api_faults_log(&conn->ctx, true);
 	TAILQ_REMOVE(&server.conns, conn, next);
 	server.n_conns--;
 	event_free(conn->stall_timer);

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// The faults a client repeats are logged once per interval, not once per
+// request: 10,000 short payloads and 10,000 unknown types from one client
+// make one line of each at once, and, once the client is gone, one summary
+// of each that counts all the others; another client's first fault is
+// logged at once all the same. Every request is still answered.
+
+#include "api.h"
+#include "shmchand.h"
+
+#include <gr_shm.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+// Normally defined by main.c, which this test does not link.
+struct shmchand_config shmchand_config = {.pollers = 1, .shm_enabled = true};
+int shmchand_logtype = RTE_LOGTYPE_USER1;
+
+#define FLOOD 10000
+#define SHORT_PAYLOAD_LEN 10
+#define UNKNOWN_TYPE GR_MSG_TYPE(0x7777, 1)
+#define NSEC_PER_SEC 1000000000ull
+
+struct counting_client {
+	struct api_ctx ctx;
+	unsigned answers[EMSGSIZE + ENOTSUP + 1]; // by status
+};
+
+static int counting_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+	struct counting_client *c = ctx->priv;
+
+	(void)for_id;
+	if (out->status < sizeof(c->answers) / sizeof(c->answers[0]))
+		c->answers[out->status]++;
+	return 0;
+}
+
+static const struct api_transport counting_transport = {.name = "test", .send = counting_send};
+
+// The daemon's log, as written.
+static char *log_buf;
+static size_t log_len;
+static FILE *log_stream;
+
+static int setup(void **state) {
+	(void)state;
+	log_stream = open_memstream(&log_buf, &log_len);
+	assert_non_null(log_stream);
+	assert_int_equal(rte_openlog_stream(log_stream), 0);
+	rte_log_set_global_level(RTE_LOG_DEBUG);
+	assert_int_equal(rte_log_set_level(shmchand_logtype, RTE_LOG_DEBUG), 0);
+	return 0;
+}
+
+static int teardown(void **state) {
+	(void)state;
+	rte_openlog_stream(NULL);
+	fclose(log_stream);
+	free(log_buf);
+	return 0;
+}
+
+static void client_init(struct counting_client *c, pid_t pid) {
+	struct gr_hello_req hello = {.api_version = GR_API_VERSION, .version = "test"};
+	struct gr_api_request req = {.id = 1, .type = GR_HELLO, .payload_len = sizeof(hello)};
+
+	memset(c, 0, sizeof(*c));
+	c->ctx.transport = &counting_transport;
+	c->ctx.priv = c;
+	c->ctx.sock_fd = -1;
+	c->ctx.peer_pid = pid;
+	assert_int_equal(api_dispatch(&c->ctx, &req, &hello), 0);
+	assert_int_equal(c->answers[0], 1);
+}
+
+// Lines of the log holding every one of the given strings.
+static unsigned log_lines(const char *a, const char *b) {
+	unsigned n = 0;
+
+	fflush(log_stream);
+	for (const char *line = log_buf; line != NULL && *line != '\0';) {
+		const char *end = strchr(line, '\n');
+		size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+		char copy[512];
+
+		snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
+		if (strstr(copy, a) != NULL && (b == NULL || strstr(copy, b) != NULL))
+			n++;
+		line = end != NULL ? end + 1 : NULL;
+	}
+	return n;
+}
+
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void flood_logged_once_per_interval(void **state) {
+	uint8_t payload[SHORT_PAYLOAD_LEN] = {0};
+	struct counting_client c, other;
+	char want[128];
+
+	(void)state;
+	client_init(&c, 4242);
+	client_init(&other, 4343);
+	uint64_t start = now_ns();
+	for (uint32_t i = 0; i < FLOOD; i++) {
+		struct gr_api_request req = {
+			.id = 2 + i,
+			.type = GR_PING2,
+			.payload_len = sizeof(payload)};
+		struct gr_api_request unknown = {.id = 2 + i, .type = UNKNOWN_TYPE};
+
+		assert_int_equal(api_dispatch(&c.ctx, &req, payload), 0);
+		assert_int_equal(api_dispatch(&c.ctx, &unknown, NULL), 0);
+	}
+	// One line a second may come while the loop runs on a loaded machine.
+	unsigned seconds = (unsigned)((now_ns() - start) / NSEC_PER_SEC);
+	assert_int_equal(c.answers[EMSGSIZE], FLOOD);
+	assert_int_equal(c.answers[ENOTSUP], FLOOD);
+	unsigned short_lines = log_lines("client pid 4242: ", "payload is");
+	unsigned unknown_lines = log_lines("client pid 4242: ", "unknown request type");
+	assert_true(short_lines >= 1 && short_lines <= 1 + seconds);
+	assert_true(unknown_lines >= 1 && unknown_lines <= 1 + seconds);
+	assert_int_equal(
+		log_lines(
+			"client pid 4242: GR_PING2 payload is 10 bytes, expected at least 64",
+			NULL
+		),
+		1
+	);
+
+	// The other client is not silenced by the first one's flood.
+	struct gr_api_request req = {.id = 2, .type = GR_PING2, .payload_len = sizeof(payload)};
+	assert_int_equal(api_dispatch(&other.ctx, &req, payload), 0);
+	assert_int_equal(log_lines("client pid 4343: GR_PING2 payload is 10 bytes", NULL), 1);
+
+	// Gone: the rest is summed up, one line per kind.
+	api_faults_log(&c.ctx, true);
+	if (seconds == 0) {
+		snprintf(
+			want,
+			sizeof(want),
+			"client pid 4242: %u more short-payload requests",
+			FLOOD - 1
+		);
+		assert_int_equal(
+			log_lines(want, "suppressed, the last: GR_PING2 payload is 10"),
+			1
+		);
+		snprintf(
+			want,
+			sizeof(want),
+			"client pid 4242: %u more requests of unknown",
+			FLOOD - 1
+		);
+		assert_int_equal(log_lines(want, "the last: unknown request type 0x77770001"), 1);
+	}
+	assert_int_equal(log_lines("client pid 4242: ", "payload is"), short_lines + 1);
+	assert_int_equal(log_lines("client pid 4242: ", "unknown request type"), unknown_lines + 1);
+	// Nothing is left to say.
+	unsigned lines = log_lines("client pid 4242: ", NULL);
+	api_faults_log(&c.ctx, true);
+	assert_int_equal(log_lines("client pid 4242: ", NULL), lines);
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(flood_logged_once_per_interval),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
