@@ -566,29 +566,36 @@ static void refused_log_flush(bool final) {
 		    refusal_reason(server.refused_last_status));
 }
 
+// Those still pending are written when the interval ends, whether or not
+// another refusal comes.
+static void refused_log_arm(void) {
+	struct timeval wait = {0};
+	unsigned ms;
+
+	if (server.refused_log.pending == 0 || evtimer_pending(server.refused_log_timer, NULL))
+		return;
+	// At least 1 ms: the coarse clock may read a little behind the timer.
+	ms = log_limit_wait_ms(&server.refused_log, log_limit_now_ns());
+	ms = ms > 0 ? ms : 1;
+	wait.tv_sec = ms / 1000;
+	wait.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(server.refused_log_timer, &wait);
+}
+
 static void refused_log_on_timer(evutil_socket_t fd, short what, void *arg) {
 	(void)fd;
 	(void)what;
 	(void)arg;
 	refused_log_flush(false);
+	refused_log_arm();
 }
 
 static void refused_log_count(const struct ucred *cred, uint32_t status) {
-	struct timeval wait = {0};
-	unsigned ms;
-
 	server.refused_last = *cred;
 	server.refused_last_status = status;
 	log_limit_count(&server.refused_log);
 	refused_log_flush(false);
-	// Those still pending are written when the interval ends, whether or
-	// not another refusal comes.
-	if (server.refused_log.pending > 0 && !evtimer_pending(server.refused_log_timer, NULL)) {
-		ms = log_limit_wait_ms(&server.refused_log, log_limit_now_ns());
-		wait.tv_sec = ms / 1000;
-		wait.tv_usec = (ms % 1000) * 1000;
-		evtimer_add(server.refused_log_timer, &wait);
-	}
+	refused_log_arm();
 }
 
 static void refusal_free(struct refusal *r) {
