@@ -556,10 +556,9 @@ static void refused_log_flush(bool final) {
 		    refusal_reason(server.refused_last_status));
 	else if (n > 1)
 		LOG(WARNING,
-		    "refused %" PRIu64 " connections in %d ms, the last of client pid %d uid %d"
-		    " (%s): %s",
+		    "refused %" PRIu64 " more connections since the last line, the last of"
+		    " client pid %d uid %d (%s): %s",
 		    n,
-		    LOG_LIMIT_INTERVAL_MS,
 		    (int)server.refused_last.pid,
 		    (int)server.refused_last.uid,
 		    strerror((int)server.refused_last_status),
