@@ -46,6 +46,11 @@
 #define VICTIM_WAIT_S 5
 // Most connections a uid-mode client takes before it expects a refusal.
 #define TAKE_MAX 512
+// A refused connection that has not said hello yet: its hello comes this
+// late and is still answered; one that never says it is closed within
+// SILENT_CLOSE_MS (the daemon waits 1 s, SOCK_REFUSE_WAIT_MS).
+#define LATE_HELLO_MS 200
+#define SILENT_CLOSE_MS 3000
 
 static const char *sock_path;
 
@@ -58,6 +63,9 @@ struct hog_result {
 	unsigned silent; // no answer within ANSWERS_WAIT_MS
 	unsigned not_connected; // connect() failed
 	int lib_errno; // errno of one more gr_api_client_connect()
+	uint32_t late_status; // answer to a hello sent LATE_HELLO_MS after connect
+	int silent_end; // recv() of a connection that says nothing: 0 at EOF
+	unsigned silent_end_ms; // and how long it took
 };
 
 static void raise_fd_limit(rlim_t want) {
@@ -174,6 +182,26 @@ static void hog_main(int result_fd, int release_fd) {
 		n++;
 	}
 	hog_collect(pfd, n, &r);
+
+	// Refused connections that do not say hello at once.
+	struct gr_api_response resp = {0};
+	int late = connect_bounded();
+	CHECK(late >= 0, "hog: late connect");
+	usleep(LATE_HELLO_MS * 1000);
+	CHECK(send_hello(late, 1), "hog: late hello: %s", strerror(errno));
+	struct timeval tv = {.tv_sec = SILENT_CLOSE_MS / 1000};
+	CHECK(setsockopt(late, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0, "SO_RCVTIMEO");
+	if (recv(late, &resp, sizeof(resp), MSG_WAITALL) == (ssize_t)sizeof(resp))
+		r.late_status = resp.status;
+	close(late);
+	int silent = connect_bounded();
+	CHECK(silent >= 0, "hog: silent connect");
+	CHECK(setsockopt(silent, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0, "SO_RCVTIMEO");
+	uint64_t start = monotonic_ns();
+	r.silent_end = (int)recv(silent, &resp, sizeof(resp), 0);
+	r.silent_end_ms = (unsigned)((monotonic_ns() - start) / 1000000);
+	close(silent);
+
 	errno = 0;
 	struct gr_api_client *c = connect_socket();
 	r.lib_errno = c == NULL ? errno : 0;
@@ -245,6 +273,16 @@ static void pid_limit(unsigned per_pid) {
 	CHECK(r.lib_errno == EMFILE,
 	      "gr_api_client_connect() past the limit: %s, expected EMFILE",
 	      strerror(r.lib_errno));
+	CHECK(r.late_status == EMFILE,
+	      "a hello %d ms after connect was answered %u, expected EMFILE",
+	      LATE_HELLO_MS,
+	      r.late_status);
+	CHECK(r.silent_end == 0,
+	      "a refused connection that said nothing: recv %d after %u ms, expected EOF",
+	      r.silent_end,
+	      r.silent_end_ms);
+	printf("hog: a late hello answered EMFILE; a silent connection closed after %u ms\n",
+	       r.silent_end_ms);
 	close(release[1]);
 	status = child_reap(hog);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the hog failed (%#x)", status);
