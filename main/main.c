@@ -4,6 +4,7 @@
 // shmchand: options, EAL, the event loop and shutdown.
 
 #include "channel.h"
+#include "eal_files.h"
 #include "shmchand.h"
 #include "sock.h"
 
@@ -55,6 +56,10 @@
 // grows its memory at run time, which waits for every secondary to map the
 // new pages (up to 5 s when one is starting or dying).
 #define HUGE_MEM_MB "128"
+// How long the daemon waits at exit for its DPDK secondaries to unmap the
+// file prefix's files before it leaves them, and how often it looks.
+#define SECONDARY_EXIT_WAIT_MS 2000
+#define SECONDARY_EXIT_POLL_MS 20
 // Options shmchand may add to the EAL arguments, and the program name.
 #define EAL_OWN_ARGS_MAX 14
 // EAL base address in sanitized builds (see eal_args_build()).
@@ -117,8 +122,11 @@ static void usage(void) {
 	       "example --lcores='1@(0,1)'). While a secondary of an old daemon is alive, no\n"
 	       "new daemon can start on the same file prefix.\n"
 	       "\n"
-	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket\n"
-	       "and exits 0. Any startup error exits 1.\n"
+	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket,\n"
+	       "removes the hugepage files and EAL runtime folder of its file prefix once no\n"
+	       "DPDK secondary maps them (it waits %d s for them), and exits 0. Any startup\n"
+	       "error exits 1; another daemon answering on the socket is found before EAL\n"
+	       "starts, so that a failed start creates nothing.\n"
 	       "\n"
 	       "Example:\n"
 	       "  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
@@ -132,7 +140,8 @@ static void usage(void) {
 	       HUGEPAGES_AUTO_MIN_FREE,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
-	       HUGE_MEM_MB);
+	       HUGE_MEM_MB,
+	       SECONDARY_EXIT_WAIT_MS / 1000);
 }
 
 static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
@@ -287,18 +296,21 @@ static bool has_short_opt(int argc, char *const argv[], char c) {
 	return false;
 }
 
-// The value of the last --file-prefix in args, or the EAL default we add.
-static const char *file_prefix_of(int argc, char *const argv[]) {
-	const char *prefix = DEFAULT_FILE_PREFIX;
-	static const char opt[] = "--file-prefix";
+// The value of the last --name in args (as --name VALUE or --name=VALUE),
+// or def: EAL takes the last one.
+static const char *long_opt_value(int argc, char *const argv[], const char *name, const char *def) {
+	size_t len = strlen(name);
+	const char *value = def;
 
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
-			prefix = argv[++i];
-		else if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 && argv[i][sizeof(opt) - 1] == '=')
-			prefix = argv[i] + sizeof(opt);
+		if (strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, name, len) != 0)
+			continue;
+		if (argv[i][2 + len] == '\0' && i + 1 < argc)
+			value = argv[++i];
+		else if (argv[i][2 + len] == '=')
+			value = argv[i] + 2 + len + 1;
 	}
-	return prefix;
+	return value;
 }
 
 static long hugepages_free(void) {
@@ -454,18 +466,6 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	return 0;
 }
 
-// The EAL runtime directory of prefix, as EAL 22.11 computes it.
-static void eal_runtime_dir(const char *prefix, char *dir, size_t len) {
-	const char *base = "/var/run";
-
-	if (getuid() != 0) {
-		base = getenv("XDG_RUNTIME_DIR");
-		if (base == NULL)
-			base = "/tmp";
-	}
-	snprintf(dir, len, "%s/dpdk/%s", base, prefix);
-}
-
 // The pid of the primary holding the EAL config lock of dir, 0 if none.
 static pid_t eal_primary_pid(const char *dir) {
 	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
@@ -539,6 +539,29 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	}
 }
 
+// Remove the file prefix's hugepage files and runtime folder once EAL is
+// done with them, waiting a little for the DPDK secondaries that still map
+// them: each learns from its socket's EOF that the daemon is gone.
+static void eal_files_release(const struct eal_files *files) {
+	int ret, waited_ms;
+
+	for (waited_ms = 0;; waited_ms += SECONDARY_EXIT_POLL_MS) {
+		ret = eal_files_remove(files);
+		if (ret != -EBUSY || waited_ms >= SECONDARY_EXIT_WAIT_MS)
+			break;
+		usleep(SECONDARY_EXIT_POLL_MS * 1000);
+	}
+	if (ret != -EBUSY)
+		return;
+	LOG(NOTICE,
+	    "file prefix %s: still in use %d ms after shutdown; its hugepage files and %s stay"
+	    " (the next start on the prefix reclaims them)",
+	    files->prefix,
+	    SECONDARY_EXIT_WAIT_MS,
+	    files->runtime_dir);
+	eal_print_secondaries(files->runtime_dir);
+}
+
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
 	(void)what;
 	LOG(NOTICE, "signal %d: shutting down", (int)sig);
@@ -594,6 +617,7 @@ int main(int argc, char **argv) {
 	struct shmchand_config *cfg = &shmchand_config;
 	int own_argc = argc, ret, status = EXIT_FAILURE;
 	struct eal_args eal = {0};
+	struct eal_files files = {0};
 	struct event_base *base;
 	bool restore_cpus = false;
 	bool shared_files;
@@ -623,6 +647,10 @@ int main(int argc, char **argv) {
 		return EXIT_FAILURE;
 	}
 	shmchand_logtype = ret;
+	// Before EAL init: a daemon that cannot serve its socket (another one
+	// answers there) then creates no EAL file at all.
+	if (sock_server_check(cfg->sock_path) < 0)
+		return EXIT_FAILURE;
 
 	if (own_argc < argc)
 		ret = eal_args_build(&eal, argc - own_argc - 1, argv + own_argc + 1);
@@ -637,7 +665,7 @@ int main(int argc, char **argv) {
 		cfg->file_prefix,
 		sizeof(cfg->file_prefix),
 		"%s",
-		file_prefix_of(eal.argc, eal.argv)
+		long_opt_value(eal.argc, eal.argv, "file-prefix", DEFAULT_FILE_PREFIX)
 	);
 	if (ret < 0 || (size_t)ret >= sizeof(cfg->file_prefix)) {
 		fprintf(stderr,
@@ -650,6 +678,11 @@ int main(int argc, char **argv) {
 	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge") &&
 		       !has_long_opt(eal.argc, eal.argv, "in-memory") &&
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	files.prefix = cfg->file_prefix;
+	files.huge_dir = long_opt_value(eal.argc, eal.argv, "huge-dir", NULL);
+	files.shared = !has_long_opt(eal.argc, eal.argv, "in-memory") &&
+		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	eal_runtime_dir(cfg->file_prefix, files.runtime_dir, sizeof(files.runtime_dir));
 	// EAL pins this thread to its main lcore. The daemon runs no data-plane
 	// lcore: give the main thread (and the pollers it starts) back every CPU
 	// it had, unless the user chose lcores.
@@ -661,8 +694,12 @@ int main(int argc, char **argv) {
 		LOG(DEBUG, "  %s", eal.argv[i]);
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
 		eal_explain_failure(cfg->file_prefix, !has_long_opt(eal.argc, eal.argv, "no-huge"));
+		// What the failed init created, unless the prefix belongs to
+		// another process (the likeliest reason it failed).
+		eal_files_remove(&files);
 		goto free_args;
 	}
+	snprintf(files.runtime_dir, sizeof(files.runtime_dir), "%s", rte_eal_get_runtime_dir());
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
@@ -676,6 +713,7 @@ int main(int argc, char **argv) {
 		event_base_free(base);
 	}
 	rte_eal_cleanup();
+	eal_files_release(&files);
 free_args:
 	free(eal.argv);
 	return status;
