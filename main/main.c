@@ -99,7 +99,8 @@ static void usage(void) {
 	       "                                     only, no DPDK secondary can attach.\n"
 	       "                               auto: on if more than %d 2 MB hugepages are free "
 	       "and\n"
-	       "                                     hugetlbfs is mounted, else off.\n"
+	       "                                     hugetlbfs is mounted and writable by this\n"
+	       "                                     user, else off (and it logs why).\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -h, --help                 Show this help and exit.\n"
 	       "\n"
@@ -368,19 +369,36 @@ static bool hugedir_lock_free(const char *dir) {
 	return lock_free;
 }
 
-// Whether EAL should run without hugepages, per --hugepages.
-static bool want_no_huge(enum hugepage_mode mode) {
+// Whether this process may create files in dir, as EAL creates its hugepage
+// files there (with the effective ids, as open() checks).
+static bool dir_writable(const char *dir) {
+	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
+}
+
+// Whether EAL should run without hugepages, per --hugepages. huge_dir is the
+// user's --huge-dir, or NULL: then EAL takes the first hugetlbfs mount.
+static bool want_no_huge(enum hugepage_mode mode, const char *huge_dir) {
 	char dir[PATH_MAX];
-	bool mounted, lock_free;
+	bool mounted, writable, lock_free;
 	long free_pages;
 
 	if (mode == HUGEPAGES_OFF) {
 		LOG(INFO, "hugepages off: memfd channels only");
 		return true;
 	}
-	mounted = hugetlbfs_mount(dir, sizeof(dir));
+	if (huge_dir != NULL)
+		mounted = (size_t)snprintf(dir, sizeof(dir), "%s", huge_dir) < sizeof(dir);
+	else
+		mounted = hugetlbfs_mount(dir, sizeof(dir));
+	writable = mounted && dir_writable(dir);
 	lock_free = !mounted || hugedir_lock_free(dir);
 	if (mode == HUGEPAGES_ON) {
+		if (mounted && !writable)
+			LOG(WARNING,
+			    "%s is not writable by uid %d: EAL cannot create its hugepage files"
+			    " there",
+			    dir,
+			    (int)geteuid());
 		if (!lock_free)
 			LOG(WARNING,
 			    "%s is locked by another DPDK process: EAL init waits until it is "
@@ -389,11 +407,25 @@ static bool want_no_huge(enum hugepage_mode mode) {
 		return false;
 	}
 	free_pages = hugepages_free();
-	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && mounted && lock_free) {
-		LOG(INFO, "hugepages auto: %ld free 2 MB hugepages, using them", free_pages);
+	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && writable && lock_free) {
+		LOG(INFO,
+		    "hugepages auto: %ld free 2 MB hugepages in %s, using them",
+		    free_pages,
+		    dir);
 		return false;
 	}
-	if (!lock_free)
+	if (!mounted)
+		LOG(NOTICE,
+		    "hugepages auto: no hugetlbfs mount; running with --no-huge, memfd channels"
+		    " only");
+	else if (!writable)
+		LOG(NOTICE,
+		    "hugepages auto: hugetlbfs %s is not writable by uid %d (run as root, or mount"
+		    " it with uid= or gid= of this user); running with --no-huge, memfd channels"
+		    " only",
+		    dir,
+		    (int)geteuid());
+	else if (!lock_free)
 		LOG(NOTICE,
 		    "hugepages auto: %s has been locked by another DPDK process for %d ms;"
 		    " running with --no-huge, memfd channels only",
@@ -401,8 +433,8 @@ static bool want_no_huge(enum hugepage_mode mode) {
 		    HUGEDIR_LOCK_WAIT_MS);
 	else
 		LOG(NOTICE,
-		    "hugepages auto: %ld free 2 MB hugepages (need more than %d) or no hugetlbfs"
-		    " mount; running with --no-huge, memfd channels only",
+		    "hugepages auto: %ld free 2 MB hugepages (need more than %d); running with"
+		    " --no-huge, memfd channels only",
 		    free_pages,
 		    HUGEPAGES_AUTO_MIN_FREE);
 	return true;
@@ -441,7 +473,8 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	user_mem = has_short_opt(user_argc, user_argv, 'm') ||
 		   has_long_opt(user_argc, user_argv, "socket-mem");
 	if (!has_long_opt(user_argc, user_argv, "no-huge") &&
-	    !has_long_opt(user_argc, user_argv, "in-memory") && want_no_huge(cfg->hugepages)) {
+	    !has_long_opt(user_argc, user_argv, "in-memory") &&
+	    want_no_huge(cfg->hugepages, long_opt_value(user_argc, user_argv, "huge-dir", NULL))) {
 		argv[argc++] = "--no-huge";
 		if (!user_mem) {
 			argv[argc++] = "-m";

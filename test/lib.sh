@@ -44,6 +44,10 @@
 #   shmt_word LINE KEY               the value of the word KEY=value of LINE
 #   shmt_dpdk_files PREFIX           the DPDK files of PREFIX, one a line: its hugepage
 #                                    files in every hugetlbfs mount, its runtime folder
+#   shmt_tmpdir                      create the script's folder SHMT_TMPDIR if need be
+#                                    (start_daemon does), removed by the EXIT trap
+#   shmt_hugepages_usable            true if a daemon of this user can have hugepages;
+#                                    else false, with the reason in SHMT_NO_HUGEPAGES_WHY
 #   shmt_shm_stat HOSTILE_BIN S KEY  a field of GR_SHM_STATS (test/hostile's "stats")
 #
 # Every process a script starts stays in the script's process group (a group
@@ -181,6 +185,36 @@ shmt_clean_dpdk() {
 	done
 }
 
+shmt_tmpdir() {
+	if [ -z "$SHMT_TMPDIR" ]; then
+		SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX") ||
+			shmt_fail "mktemp failed"
+	fi
+}
+
+# Free 2 MB pages a daemon with hugepages wants: its own EAL memory takes a
+# few, each memzone channel shares one, and tests run side by side (as
+# shmchand's --hugepages auto and need_hugepages.sh judge).
+SHMT_HUGEPAGES_MIN_FREE=16
+SHMT_NO_HUGEPAGES_WHY=
+# shellcheck disable=SC2034 # SHMT_NO_HUGEPAGES_WHY is for the scripts that source this file
+shmt_hugepages_usable() {
+	local free mnt
+	free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+	mnt=$(awk '$3 == "hugetlbfs" {print $2; exit}' /proc/mounts)
+	if [ "${free:-0}" -lt "$SHMT_HUGEPAGES_MIN_FREE" ]; then
+		SHMT_NO_HUGEPAGES_WHY="${free:-no} free hugepages (need $SHMT_HUGEPAGES_MIN_FREE)"
+	elif [ -z "$mnt" ]; then
+		SHMT_NO_HUGEPAGES_WHY="no hugetlbfs mounted"
+	elif [ ! -w "$mnt" ]; then
+		# EAL creates its hugepage files there.
+		SHMT_NO_HUGEPAGES_WHY="hugetlbfs $mnt is not writable by $(id -un)"
+	else
+		return 0
+	fi
+	return 1
+}
+
 # Daemon options are optional: most callers pass none.
 # shellcheck disable=SC2120
 start_daemon() {
@@ -196,10 +230,7 @@ start_daemon() {
 			opts+=("$arg")
 		fi
 	done
-	if [ -z "$SHMT_TMPDIR" ]; then
-		SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX") ||
-			shmt_fail "mktemp failed"
-	fi
+	shmt_tmpdir
 	shmt_daemons_started=$((shmt_daemons_started + 1))
 	SHMT_SOCK=$SHMT_TMPDIR/shmchand-$shmt_daemons_started.sock
 	SHMT_PREFIX=shmt-$SHMT_NAME-$$-$shmt_daemons_started
