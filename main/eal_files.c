@@ -111,29 +111,29 @@ static void huge_dirs_find(struct huge_dirs *dirs, const char *huge_dir) {
 }
 
 // Read /proc/locks: each line is "N: CLASS MODE TYPE PID MAJ:MIN:INODE START
-// END" (device numbers in hex), and a waiter's line has "->" after N:.
-// Returns 0 or -errno.
+// END" (device numbers in hex). A waiter's line, "N: -> CLASS ...", does not
+// parse: a waiter holds nothing. Returns 0 or -errno.
 static int foreign_locks_read(struct foreign_locks *locks) {
 	struct locked_file file, *grown;
-	char line[256], class[16];
 	pid_t self = getpid();
+	char line[256];
+	int pid, err;
 	FILE *f;
-	int pid;
 
 	*locks = (struct foreign_locks){0};
 	f = fopen("/proc/locks", "re");
 	if (f == NULL) {
-		LOG(ERR, "/proc/locks: %s", strerror(errno));
-		return -errno;
+		err = errno;
+		LOG(ERR, "/proc/locks: %s", strerror(err));
+		return -err;
 	}
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if (sscanf(line,
-			   "%*d: %15s %*s %*s %d %x:%x:%lu",
-			   class,
+			   "%*d: %*s %*s %*s %d %x:%x:%lu",
 			   &pid,
 			   &file.major,
 			   &file.minor,
-			   &file.ino) != 5 ||
+			   &file.ino) != 4 ||
 		    pid == self)
 			continue;
 		if (locks->n == locks->cap) {
@@ -226,21 +226,23 @@ static void unlink_matching(
 }
 
 // Take the primary's lock on config, so that no primary starts on the prefix
-// while its files go. Returns the locked fd, -1 if there is no config, or
-// -errno (-EBUSY: a primary holds it).
-static int config_lock(int runtime_fd) {
+// while its files go: sets *locked_fd to the locked fd, or to -1 if there is
+// no config. Returns 0 or -errno (-EBUSY: a primary holds it).
+static int config_lock(int runtime_fd, int *locked_fd) {
 	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	int fd, err;
 
+	*locked_fd = -1;
 	fd = openat(runtime_fd, CONFIG_NAME, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT ? -1 : -errno;
+		return errno == ENOENT ? 0 : -errno;
 	if (fcntl(fd, F_SETLK, &lock) < 0) {
 		err = errno;
 		close(fd);
 		return err == EAGAIN || err == EACCES ? -EBUSY : -err;
 	}
-	return fd;
+	*locked_fd = fd;
+	return 0;
 }
 
 int eal_files_remove(const struct eal_files *files) {
@@ -265,14 +267,13 @@ int eal_files_remove(const struct eal_files *files) {
 		runtime = opendir(runtime_real);
 		if (runtime == NULL && errno != ENOENT) {
 			ret = -errno;
-			LOG(ERR, "cannot open %s: %s", runtime_real, strerror(errno));
+			LOG(ERR, "cannot open %s: %s", runtime_real, strerror(-ret));
 			return ret;
 		}
 	}
 	if (runtime != NULL) {
-		config_fd = config_lock(dirfd(runtime));
-		if (config_fd < -1) {
-			ret = config_fd;
+		ret = config_lock(dirfd(runtime), &config_fd);
+		if (ret < 0) {
 			if (ret != -EBUSY)
 				LOG(ERR, "cannot lock %s/config: %s", runtime_real, strerror(-ret));
 			goto out;
@@ -306,7 +307,9 @@ int eal_files_remove(const struct eal_files *files) {
 	}
 	if (runtime != NULL) {
 		unlink_matching(runtime, is_entry, NULL, CONFIG_NAME, &n_runtime);
-		if (unlinkat(dirfd(runtime), CONFIG_NAME, 0) < 0 && errno != ENOENT)
+		if (unlinkat(dirfd(runtime), CONFIG_NAME, 0) == 0)
+			n_runtime++;
+		else if (errno != ENOENT)
 			LOG(WARNING, "cannot remove %s/config: %s", runtime_real, strerror(errno));
 		// ENOTEMPTY: a new primary came in once config was gone; the
 		// folder is its own now.
@@ -319,7 +322,7 @@ int eal_files_remove(const struct eal_files *files) {
 		    "folder %s",
 		    files->prefix,
 		    n_huge,
-		    n_runtime + (config_fd >= 0),
+		    n_runtime,
 		    runtime != NULL ? runtime_real : "(none)");
 out:
 	free(locks.files);
