@@ -4,6 +4,7 @@
 // shmchand: options, EAL, the event loop and shutdown.
 
 #include "channel.h"
+#include "eal_files.h"
 #include "shmchand.h"
 #include "sock.h"
 
@@ -56,6 +57,10 @@
 // grows its memory at run time, which waits for every secondary to map the
 // new pages (up to 5 s when one is starting or dying).
 #define HUGE_MEM_MB "128"
+// How long the daemon waits at exit for its DPDK secondaries to unmap the
+// file prefix's files before it leaves them, and how often it looks.
+#define SECONDARY_EXIT_WAIT_MS 2000
+#define SECONDARY_EXIT_POLL_MS 20
 // Options shmchand may add to the EAL arguments, and the program name.
 #define EAL_OWN_ARGS_MAX 14
 // EAL base address in sanitized builds (see eal_args_build()).
@@ -105,7 +110,8 @@ static void usage(void) {
 	       "                                     only, no DPDK secondary can attach.\n"
 	       "                               auto: on if more than %d 2 MB hugepages are free "
 	       "and\n"
-	       "                                     hugetlbfs is mounted, else off.\n"
+	       "                                     hugetlbfs is mounted and writable by this\n"
+	       "                                     user, else off (and it logs why).\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -h, --help                 Show this help and exit.\n"
 	       "\n"
@@ -128,8 +134,11 @@ static void usage(void) {
 	       "example --lcores='1@(0,1)'). While a secondary of an old daemon is alive, no\n"
 	       "new daemon can start on the same file prefix.\n"
 	       "\n"
-	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket\n"
-	       "and exits 0. Any startup error exits 1.\n"
+	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket,\n"
+	       "removes the hugepage files and EAL runtime folder of its file prefix once no\n"
+	       "DPDK secondary maps them (it waits %d s for them), and exits 0. Any startup\n"
+	       "error exits 1; another daemon answering on the socket is found before EAL\n"
+	       "starts, so that a failed start creates nothing.\n"
 	       "\n"
 	       "Example:\n"
 	       "  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
@@ -149,7 +158,8 @@ static void usage(void) {
 	       HUGEPAGES_AUTO_MIN_FREE,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
-	       HUGE_MEM_MB);
+	       HUGE_MEM_MB,
+	       SECONDARY_EXIT_WAIT_MS / 1000);
 }
 
 static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
@@ -324,18 +334,21 @@ static bool has_short_opt(int argc, char *const argv[], char c) {
 	return false;
 }
 
-// The value of the last --file-prefix in args, or the EAL default we add.
-static const char *file_prefix_of(int argc, char *const argv[]) {
-	const char *prefix = DEFAULT_FILE_PREFIX;
-	static const char opt[] = "--file-prefix";
+// The value of the last --name in args (as --name VALUE or --name=VALUE),
+// or def: EAL takes the last one.
+static const char *long_opt_value(int argc, char *const argv[], const char *name, const char *def) {
+	size_t len = strlen(name);
+	const char *value = def;
 
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
-			prefix = argv[++i];
-		else if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 && argv[i][sizeof(opt) - 1] == '=')
-			prefix = argv[i] + sizeof(opt);
+		if (strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, name, len) != 0)
+			continue;
+		if (argv[i][2 + len] == '\0' && i + 1 < argc)
+			value = argv[++i];
+		else if (argv[i][2 + len] == '=')
+			value = argv[i] + 2 + len + 1;
 	}
-	return prefix;
+	return value;
 }
 
 static long hugepages_free(void) {
@@ -393,19 +406,36 @@ static bool hugedir_lock_free(const char *dir) {
 	return lock_free;
 }
 
-// Whether EAL should run without hugepages, per --hugepages.
-static bool want_no_huge(enum hugepage_mode mode) {
+// Whether this process may create files in dir, as EAL creates its hugepage
+// files there (with the effective ids, as open() checks).
+static bool dir_writable(const char *dir) {
+	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
+}
+
+// Whether EAL should run without hugepages, per --hugepages. huge_dir is the
+// user's --huge-dir, or NULL: then EAL takes the first hugetlbfs mount.
+static bool want_no_huge(enum hugepage_mode mode, const char *huge_dir) {
 	char dir[PATH_MAX];
-	bool mounted, lock_free;
+	bool mounted, writable, lock_free;
 	long free_pages;
 
 	if (mode == HUGEPAGES_OFF) {
 		LOG(INFO, "hugepages off: memfd channels only");
 		return true;
 	}
-	mounted = hugetlbfs_mount(dir, sizeof(dir));
+	if (huge_dir != NULL)
+		mounted = (size_t)snprintf(dir, sizeof(dir), "%s", huge_dir) < sizeof(dir);
+	else
+		mounted = hugetlbfs_mount(dir, sizeof(dir));
+	writable = mounted && dir_writable(dir);
 	lock_free = !mounted || hugedir_lock_free(dir);
 	if (mode == HUGEPAGES_ON) {
+		if (mounted && !writable)
+			LOG(WARNING,
+			    "%s is not writable by uid %d: EAL cannot create its hugepage files"
+			    " there",
+			    dir,
+			    (int)geteuid());
 		if (!lock_free)
 			LOG(WARNING,
 			    "%s is locked by another DPDK process: EAL init waits until it is "
@@ -414,11 +444,25 @@ static bool want_no_huge(enum hugepage_mode mode) {
 		return false;
 	}
 	free_pages = hugepages_free();
-	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && mounted && lock_free) {
-		LOG(INFO, "hugepages auto: %ld free 2 MB hugepages, using them", free_pages);
+	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && writable && lock_free) {
+		LOG(INFO,
+		    "hugepages auto: %ld free 2 MB hugepages in %s, using them",
+		    free_pages,
+		    dir);
 		return false;
 	}
-	if (!lock_free)
+	if (!mounted)
+		LOG(NOTICE,
+		    "hugepages auto: no hugetlbfs mount; running with --no-huge, memfd channels"
+		    " only");
+	else if (!writable)
+		LOG(NOTICE,
+		    "hugepages auto: hugetlbfs %s is not writable by uid %d (run as root, or mount"
+		    " it with uid= or gid= of this user); running with --no-huge, memfd channels"
+		    " only",
+		    dir,
+		    (int)geteuid());
+	else if (!lock_free)
 		LOG(NOTICE,
 		    "hugepages auto: %s has been locked by another DPDK process for %d ms;"
 		    " running with --no-huge, memfd channels only",
@@ -426,8 +470,8 @@ static bool want_no_huge(enum hugepage_mode mode) {
 		    HUGEDIR_LOCK_WAIT_MS);
 	else
 		LOG(NOTICE,
-		    "hugepages auto: %ld free 2 MB hugepages (need more than %d) or no hugetlbfs"
-		    " mount; running with --no-huge, memfd channels only",
+		    "hugepages auto: %ld free 2 MB hugepages (need more than %d); running with"
+		    " --no-huge, memfd channels only",
 		    free_pages,
 		    HUGEPAGES_AUTO_MIN_FREE);
 	return true;
@@ -466,7 +510,8 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	user_mem = has_short_opt(user_argc, user_argv, 'm') ||
 		   has_long_opt(user_argc, user_argv, "socket-mem");
 	if (!has_long_opt(user_argc, user_argv, "no-huge") &&
-	    !has_long_opt(user_argc, user_argv, "in-memory") && want_no_huge(cfg->hugepages)) {
+	    !has_long_opt(user_argc, user_argv, "in-memory") &&
+	    want_no_huge(cfg->hugepages, long_opt_value(user_argc, user_argv, "huge-dir", NULL))) {
 		argv[argc++] = "--no-huge";
 		if (!user_mem) {
 			argv[argc++] = "-m";
@@ -489,18 +534,6 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	eal->argc = argc;
 	eal->argv = argv;
 	return 0;
-}
-
-// The EAL runtime directory of prefix, as EAL 22.11 computes it.
-static void eal_runtime_dir(const char *prefix, char *dir, size_t len) {
-	const char *base = "/var/run";
-
-	if (getuid() != 0) {
-		base = getenv("XDG_RUNTIME_DIR");
-		if (base == NULL)
-			base = "/tmp";
-	}
-	snprintf(dir, len, "%s/dpdk/%s", base, prefix);
 }
 
 // The pid of the primary holding the EAL config lock of dir, 0 if none.
@@ -603,6 +636,29 @@ static void raise_fd_limit(void) {
 		    SOCK_MAX_CLIENTS);
 }
 
+// Remove the file prefix's hugepage files and runtime folder once EAL is
+// done with them, waiting a little for the DPDK secondaries that still map
+// them: each learns from its socket's EOF that the daemon is gone.
+static void eal_files_release(const struct eal_files *files) {
+	int ret, waited_ms;
+
+	for (waited_ms = 0;; waited_ms += SECONDARY_EXIT_POLL_MS) {
+		ret = eal_files_remove(files);
+		if (ret != -EBUSY || waited_ms >= SECONDARY_EXIT_WAIT_MS)
+			break;
+		usleep(SECONDARY_EXIT_POLL_MS * 1000);
+	}
+	if (ret != -EBUSY)
+		return;
+	LOG(NOTICE,
+	    "file prefix %s: still in use %d ms after shutdown; its hugepage files and %s stay"
+	    " (the next start on the prefix reclaims them)",
+	    files->prefix,
+	    SECONDARY_EXIT_WAIT_MS,
+	    files->runtime_dir);
+	eal_print_secondaries(files->runtime_dir);
+}
+
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
 	(void)what;
 	LOG(NOTICE, "signal %d: shutting down", (int)sig);
@@ -658,6 +714,7 @@ int main(int argc, char **argv) {
 	struct shmchand_config *cfg = &shmchand_config;
 	int own_argc = argc, ret, status = EXIT_FAILURE;
 	struct eal_args eal = {0};
+	struct eal_files files = {0};
 	struct event_base *base;
 	bool restore_cpus = false;
 	bool shared_files;
@@ -688,6 +745,10 @@ int main(int argc, char **argv) {
 	}
 	shmchand_logtype = ret;
 	raise_fd_limit();
+	// Before EAL init: a daemon that cannot serve its socket (another one
+	// answers there) then creates no EAL file at all.
+	if (sock_server_check(cfg->sock_path) < 0)
+		return EXIT_FAILURE;
 
 	if (own_argc < argc)
 		ret = eal_args_build(&eal, argc - own_argc - 1, argv + own_argc + 1);
@@ -702,7 +763,7 @@ int main(int argc, char **argv) {
 		cfg->file_prefix,
 		sizeof(cfg->file_prefix),
 		"%s",
-		file_prefix_of(eal.argc, eal.argv)
+		long_opt_value(eal.argc, eal.argv, "file-prefix", DEFAULT_FILE_PREFIX)
 	);
 	if (ret < 0 || (size_t)ret >= sizeof(cfg->file_prefix)) {
 		fprintf(stderr,
@@ -715,6 +776,11 @@ int main(int argc, char **argv) {
 	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge") &&
 		       !has_long_opt(eal.argc, eal.argv, "in-memory") &&
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	files.prefix = cfg->file_prefix;
+	files.huge_dir = long_opt_value(eal.argc, eal.argv, "huge-dir", NULL);
+	files.shared = !has_long_opt(eal.argc, eal.argv, "in-memory") &&
+		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	eal_runtime_dir(cfg->file_prefix, files.runtime_dir, sizeof(files.runtime_dir));
 	// EAL pins this thread to its main lcore. The daemon runs no data-plane
 	// lcore: give the main thread (and the pollers it starts) back every CPU
 	// it had, unless the user chose lcores.
@@ -726,8 +792,12 @@ int main(int argc, char **argv) {
 		LOG(DEBUG, "  %s", eal.argv[i]);
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
 		eal_explain_failure(cfg->file_prefix, !has_long_opt(eal.argc, eal.argv, "no-huge"));
+		// What the failed init created, unless the prefix belongs to
+		// another process (the likeliest reason it failed).
+		eal_files_remove(&files);
 		goto free_args;
 	}
+	snprintf(files.runtime_dir, sizeof(files.runtime_dir), "%s", rte_eal_get_runtime_dir());
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
@@ -741,6 +811,7 @@ int main(int argc, char **argv) {
 		event_base_free(base);
 	}
 	rte_eal_cleanup();
+	eal_files_release(&files);
 free_args:
 	free(eal.argv);
 	return status;

@@ -861,6 +861,16 @@ static int sock_bind(int fd, const struct sockaddr_un *addr, mode_t mode, gid_t 
 	return 0;
 }
 
+int sock_server_check(const char *path) {
+	struct sockaddr_un addr;
+	int ret;
+
+	ret = sock_path_check(path, &addr);
+	if (ret < 0)
+		return ret;
+	return sock_remove_stale(&addr);
+}
+
 int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid_t gid) {
 	struct sockaddr_un addr;
 	int fd, ret;
@@ -868,6 +878,8 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 	ret = sock_path_check(path, &addr);
 	if (ret < 0)
 		return ret;
+	// Again, after main()'s sock_server_check(): another daemon may have
+	// bound path during our EAL init.
 	ret = sock_remove_stale(&addr);
 	if (ret < 0)
 		return ret;

@@ -45,6 +45,13 @@
 // path), -EEXIST (path is not a socket) or another -errno.
 int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid_t gid);
 
+// The checks of sock_server_init() that need no event loop, for main() to
+// make before EAL init, so that a daemon that cannot serve path creates
+// nothing: check path, refuse if another daemon answers there or if it is
+// not a socket, and remove a stale socket file. Logs why it refuses.
+// Returns 0, -EINVAL, -EADDRINUSE, -EEXIST or another -errno.
+int sock_server_check(const char *path);
+
 // Stop listening, close every connection (calling each lease_lost), and
 // remove the socket file if it is still the one we created. Idempotent.
 void sock_server_fini(void);

@@ -340,7 +340,8 @@ for calls in "$STRACE_CALLS_SHORT" "$STRACE_CALLS_LONG"; do
 	strace -f -c -o "$results/strace-client-$calls.txt" \
 		"$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q >/dev/null ||
 		shmt_fail "ping2_perf under strace failed"
-	strace -f -c -o "$results/strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null &
+	"${shmt_die_with_parent[@]}" strace -f -c -o "$results/strace-daemon-$calls.txt" \
+		-p "$SHMT_PID" 2>/dev/null &
 	strace_pid=$!
 	shmt_track "$strace_pid"
 	# strace attaches to each thread in turn: let it finish before the run.

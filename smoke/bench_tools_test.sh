@@ -52,6 +52,7 @@ done
 # A follower killed during a run fails its leader at once (a SIGCHLD it did
 # not ask for), not after the run: a spinning or blocked leader would
 # otherwise wait for its answer for ever. A blocking test and a spinning one.
+shmt_tmpdir
 for t in cacheline eventfd; do
 	shmt_spawn "$ref" -T "$REF_KILL_RUN_S" "$t" 2>"$SHMT_TMPDIR/ref-kill.err"
 	leader=$SHMT_SPAWNED

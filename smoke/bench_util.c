@@ -7,9 +7,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 void fail(const char *fmt, ...) {
 	va_list ap;
@@ -19,6 +23,15 @@ void fail(const char *fmt, ...) {
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(EXIT_FAILURE);
+}
+
+void die_with_parent(pid_t parent) {
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		fail("prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+	// After the prctl: a parent that dies from now on kills us; one that
+	// died before has left us to another parent already.
+	if (getppid() != parent)
+		_exit(EXIT_FAILURE);
 }
 
 static uint64_t timeval_ns(const struct timeval *tv) {

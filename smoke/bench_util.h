@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define NSEC_PER_SEC 1000000000ull
@@ -35,6 +36,13 @@ static inline uint64_t now_ns(void) {
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
+
+// In a child, right after fork(): the kernel sends it SIGKILL when its parent
+// dies, however the parent ends (a SIGKILL, a timeout), so that no child
+// spins on as an orphan. The parent may have died before the prctl: then the
+// child has another parent already, and exits here (EXIT_FAILURE). parent is
+// the parent's getpid(), taken before the fork. fail()s if prctl fails.
+void die_with_parent(pid_t parent);
 
 // The user plus system CPU time that ru accounts, in nanoseconds. Subtract
 // two of them for the CPU time between two getrusage() calls. No error.

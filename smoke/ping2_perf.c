@@ -1657,6 +1657,7 @@ int main(int argc, char **argv) {
 	if (pipe2(go_pipe, O_CLOEXEC) < 0 ||
 	    (o.idle_seconds > 0 && pipe2(done_pipe, O_CLOEXEC) < 0))
 		fail("pipe: %s", strerror(errno));
+	pid_t parent = getpid();
 	fflush(NULL);
 	for (unsigned i = 0; i < o.clients; i++) {
 		int result_pipe[2], cleanup_pipe[2] = {-1, -1};
@@ -1674,6 +1675,9 @@ int main(int argc, char **argv) {
 			fail("fork: %s", strerror(errno));
 		}
 		if (pids[i] == 0) {
+			// A client spins on, loading the daemon, if nothing stops
+			// it: it dies with this process, a SIGKILL included.
+			die_with_parent(parent);
 			const struct client_pipes pipes = {
 				.result = result_pipe[1],
 				.go = go_pipe[0],

@@ -74,7 +74,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -985,19 +984,6 @@ static void gap_run(struct ctx *c, struct result *r, uint64_t start) {
 	}
 }
 
-// In the follower, right after fork(): the kernel sends it SIGKILL when the
-// leader dies, however it dies (a SIGKILL, a meson timeout), so no follower
-// spins on a pinned CPU as an orphan. The leader may have died before the
-// prctl: then the follower has another parent already, and ends here. A
-// copy of test/check.h's child_die_with_parent(): this is a tool, not a
-// test, and includes nothing from test/.
-static void follower_die_with_leader(pid_t leader) {
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
-		fail("prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
-	if (getppid() != leader)
-		_exit(EXIT_FAILURE);
-}
-
 // Set once the leader has told the follower to stop: its exit is expected.
 static volatile sig_atomic_t follower_stopping;
 
@@ -1037,7 +1023,8 @@ static void run(struct ctx *c, struct result *r) {
 		if (pid < 0)
 			fail("fork: %s", strerror(errno));
 		if (pid == 0) {
-			follower_die_with_leader(leader);
+			// No follower spins on a pinned CPU as an orphan.
+			die_with_parent(leader);
 			follower_main(c);
 		}
 		close(c->sock[1]);

@@ -37,18 +37,15 @@ fi
 # the churn beyond its own length (warm-up, settling, its own checks).
 READY_WAIT_S=15
 CHURN_EXTRA_S=60
-# Free 2 MB pages wanted for a daemon with hugepages (as need_hugepages.sh).
-HUGEPAGES_MIN_FREE=16
 # Lines of the daemon's log shown on failure: thousands of clients come and go.
 SHMT_LOG_TAIL_LINES=200
 
-free_pages=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
 transports="socket memfd"
-if [ "${free_pages:-0}" -ge "$HUGEPAGES_MIN_FREE" ] && grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+if shmt_hugepages_usable; then
 	start_daemon --hugepages on
 	transports="$transports memzone"
 else
-	shmt_log "no hugepages: no memzone channel, no DPDK secondary in this run"
+	shmt_log "$SHMT_NO_HUGEPAGES_WHY: no memzone channel, no DPDK secondary in this run"
 	start_daemon --hugepages off
 fi
 

@@ -18,14 +18,11 @@ set -eu
 shmt_args "DAEMON_BIN DAEMON_KILL_LOAD_BIN" "$@"
 client=$2
 
-# Free 2 MB pages wanted for a daemon with hugepages (as need_hugepages.sh).
-HUGEPAGES_MIN_FREE=16
 
-free_pages=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
-if [ "${free_pages:-0}" -ge "$HUGEPAGES_MIN_FREE" ] && grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+if shmt_hugepages_usable; then
 	hugepages=on
 else
-	shmt_log "no hugepages: no memzone channel, no DPDK secondary in this run"
+	shmt_log "$SHMT_NO_HUGEPAGES_WHY: no memzone channel, no DPDK secondary in this run"
 	hugepages=off
 fi
 

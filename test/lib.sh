@@ -17,7 +17,9 @@
 #   SHMT_NAME=name                   names the folder and prefix (default: script name)
 #   start_daemon [daemon options] [-- EAL args]
 #                                    sets SHMT_SOCK, SHMT_PID, SHMT_PREFIX, SHMT_LOG
-#   stop_daemon                      SIGTERM; asserts exit status 0 and the socket is gone
+#   stop_daemon                      SIGTERM; asserts exit status 0 and the socket is gone;
+#                                    sets SHMT_DPDK_LEFT to what the daemon left of its
+#                                    DPDK file prefix (shmt_dpdk_files) before removing it
 #   reap_killed_daemon               for a daemon a test killed with SIGKILL
 #   shmt_fail message                print message and the daemon log, exit 1
 #   SHMT_LOG_TAIL_LINES=N            show only the last N lines of the log on failure
@@ -40,6 +42,12 @@
 #   shmt_log_expect WHAT S STRING    shmt_log_wait, then shmt_clients_check, then fail if
 #                                    STRING never came
 #   shmt_word LINE KEY               the value of the word KEY=value of LINE
+#   shmt_dpdk_files PREFIX           the DPDK files of PREFIX, one a line: its hugepage
+#                                    files in every hugetlbfs mount, its runtime folder
+#   shmt_tmpdir                      create the script's folder SHMT_TMPDIR if need be
+#                                    (start_daemon does), removed by the EXIT trap
+#   shmt_hugepages_usable            true if a daemon of this user can have hugepages;
+#                                    else false, with the reason in SHMT_NO_HUGEPAGES_WHY
 #   shmt_shm_stat HOSTILE_BIN S KEY  a field of GR_SHM_STATS (test/hostile's "stats")
 #
 # Every process a script starts stays in the script's process group (a group
@@ -64,6 +72,7 @@ SHMT_PID=
 SHMT_SOCK=
 SHMT_PREFIX=
 SHMT_LOG=
+SHMT_DPDK_LEFT=
 shmt_daemons_started=0
 shmt_tracked=()
 SHMT_SPAWNED=
@@ -142,22 +151,68 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])' "$SHMT_SOCK" 2>/dev/null
 }
 
-# Remove what a DPDK primary leaves when it is killed: hugepage files and the
-# runtime folder named by its file prefix (unique to this run, so only ours).
-shmt_clean_dpdk() {
-	local mnt runtime
-	[ -n "$SHMT_PREFIX" ] || return 0
+# The hugepage files (<mount>/<prefix>map_<n>) and the runtime folder that a
+# DPDK primary of file prefix $1 has, where EAL puts them for this user.
+shmt_dpdk_files() {
+	local mnt fstype runtime f
 	while read -r _ mnt fstype _; do
-		if [ "$fstype" = hugetlbfs ]; then
-			rm -f "$mnt/$SHMT_PREFIX"map_*
-		fi
+		[ "$fstype" = hugetlbfs ] || continue
+		for f in "$mnt/$1"map_*; do
+			# <prefix>map_ and digits only: not the files of prefix "$1map_1".
+			case ${f#"$mnt/$1"map_} in
+			'' | *[!0-9]*) ;;
+			*) [ -e "$f" ] && echo "$f" ;;
+			esac
+		done
 	done </proc/mounts
 	if [ "$(id -u)" = 0 ]; then
 		runtime=/var/run/dpdk
 	else
 		runtime=${XDG_RUNTIME_DIR:-/tmp}/dpdk
 	fi
-	rm -rf "${runtime:?}/$SHMT_PREFIX"
+	if [ -e "$runtime/$1" ]; then
+		echo "$runtime/$1"
+	fi
+}
+
+# Remove what a DPDK primary leaves when it is killed: hugepage files and the
+# runtime folder named by its file prefix (unique to this run, so only ours).
+shmt_clean_dpdk() {
+	local f
+	[ -n "$SHMT_PREFIX" ] || return 0
+	shmt_dpdk_files "$SHMT_PREFIX" | while read -r f; do
+		rm -rf "${f:?}"
+	done
+}
+
+shmt_tmpdir() {
+	if [ -z "$SHMT_TMPDIR" ]; then
+		SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX") ||
+			shmt_fail "mktemp failed"
+	fi
+}
+
+# Free 2 MB pages a daemon with hugepages wants: its own EAL memory takes a
+# few, each memzone channel shares one, and tests run side by side (as
+# shmchand's --hugepages auto and need_hugepages.sh judge).
+SHMT_HUGEPAGES_MIN_FREE=16
+SHMT_NO_HUGEPAGES_WHY=
+# shellcheck disable=SC2034 # SHMT_NO_HUGEPAGES_WHY is for the scripts that source this file
+shmt_hugepages_usable() {
+	local free mnt
+	free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+	mnt=$(awk '$3 == "hugetlbfs" {print $2; exit}' /proc/mounts)
+	if [ "${free:-0}" -lt "$SHMT_HUGEPAGES_MIN_FREE" ]; then
+		SHMT_NO_HUGEPAGES_WHY="${free:-no} free hugepages (need $SHMT_HUGEPAGES_MIN_FREE)"
+	elif [ -z "$mnt" ]; then
+		SHMT_NO_HUGEPAGES_WHY="no hugetlbfs mounted"
+	elif [ ! -w "$mnt" ]; then
+		# EAL creates its hugepage files there.
+		SHMT_NO_HUGEPAGES_WHY="hugetlbfs $mnt is not writable by $(id -un)"
+	else
+		return 0
+	fi
+	return 1
 }
 
 # Daemon options are optional: most callers pass none.
@@ -175,10 +230,7 @@ start_daemon() {
 			opts+=("$arg")
 		fi
 	done
-	if [ -z "$SHMT_TMPDIR" ]; then
-		SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX") ||
-			shmt_fail "mktemp failed"
-	fi
+	shmt_tmpdir
 	shmt_daemons_started=$((shmt_daemons_started + 1))
 	SHMT_SOCK=$SHMT_TMPDIR/shmchand-$shmt_daemons_started.sock
 	SHMT_PREFIX=shmt-$SHMT_NAME-$$-$shmt_daemons_started
@@ -224,6 +276,8 @@ stop_daemon() {
 	fi
 	wait "$pid" || rc=$?
 	SHMT_PID=
+	# shellcheck disable=SC2034 # for the scripts that source this file
+	SHMT_DPDK_LEFT=$(shmt_dpdk_files "$SHMT_PREFIX")
 	shmt_clean_dpdk
 	[ "$rc" = 0 ] || shmt_fail "daemon $pid exited with status $rc on SIGTERM, expected 0"
 	[ ! -e "$SHMT_SOCK" ] || shmt_fail "daemon $pid left its socket $SHMT_SOCK behind"
@@ -388,8 +442,9 @@ shmt_cleanup() {
 		fi
 		wait "$SHMT_PID" 2>/dev/null || true
 		SHMT_PID=
-		shmt_clean_dpdk
 	fi
+	# Also after a daemon the script killed and did not reap.
+	shmt_clean_dpdk
 	if [ -n "$SHMT_TMPDIR" ]; then
 		rm -rf "$SHMT_TMPDIR"
 	fi

@@ -25,8 +25,15 @@ if [ -z "$free" ] || [ "$free" -lt "$min_free" ]; then
 	echo "SKIP: ${free:-no} free hugepages (need $min_free): run scripts/hugepages.sh as root" >&2
 	exit 77
 fi
-if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+mnt=$(awk '$3 == "hugetlbfs" {print $2; exit}' /proc/mounts)
+if [ -z "$mnt" ]; then
 	echo "SKIP: no hugetlbfs mounted: run scripts/hugepages.sh as root" >&2
+	exit 77
+fi
+# EAL creates its hugepage files there: as root, or as a user the mount lets
+# write (for example mounted with uid= or gid= of that user).
+if [ ! -w "$mnt" ]; then
+	echo "SKIP: hugetlbfs $mnt is not writable by $(id -un): run as root" >&2
 	exit 77
 fi
 exec "$@"

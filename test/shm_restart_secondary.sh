@@ -62,7 +62,8 @@ killed_pid=$SHMT_PID
 # The secondary reads its orders from a fifo that this script holds open.
 mkfifo "$SHMT_TMPDIR/secondary.in"
 sec_out=$SHMT_TMPDIR/secondary.out
-"$client" hold "$SHMT_SOCK" <"$SHMT_TMPDIR/secondary.in" >"$sec_out" 2>&1 &
+"${shmt_die_with_parent[@]}" "$client" hold "$SHMT_SOCK" <"$SHMT_TMPDIR/secondary.in" \
+	>"$sec_out" 2>&1 &
 sec_pid=$!
 exec 3>"$SHMT_TMPDIR/secondary.in"
 wait_secondary_says attached "$ATTACH_WAIT_S"

@@ -70,7 +70,7 @@ measure() {
 	local daemon_err=$SHMT_TMPDIR/daemon-$n.strace.err
 	local client_trace=$SHMT_TMPDIR/client-$n.strace
 
-	strace -p "$poller_tid" -o "$daemon_trace" 2>"$daemon_err" &
+	"${shmt_die_with_parent[@]}" strace -p "$poller_tid" -o "$daemon_trace" 2>"$daemon_err" &
 	strace_pid=$!
 	shmt_track "$strace_pid"
 	polls=$((ATTACH_WAIT_S * SHMT_POLLS_PER_S))

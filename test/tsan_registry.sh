@@ -70,7 +70,8 @@ shmt_log "daemon under ThreadSanitizer, $seconds s of churn"
 start_daemon --hugepages off
 soak=$builddir/test/crash_soak
 for t in socket memfd; do
-	"$soak" healthy "$SHMT_SOCK" "$t" >"$SHMT_TMPDIR/healthy-$t.out" 2>&1 &
+	"${shmt_die_with_parent[@]}" "$soak" healthy "$SHMT_SOCK" "$t" >"$SHMT_TMPDIR/healthy-$t.out" \
+		2>&1 &
 	shmt_track $!
 done
 polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
