@@ -187,10 +187,13 @@ const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_ser
 
 // ---- client side ----
 
-// One thread at a time sends (enqueue, flush, send) and one thread at a time
-// receives (recv, peek_len, room_check, the doorbell calls); they may be two
-// different threads: the two directions share nothing but the eventfd the
-// daemon sleeps on, which both may write.
+// Threads: a shmchan_client belongs to one thread at a time, and every
+// shmchan_client_* call on it, sending or receiving, comes from that thread,
+// as the client library's handle does. The two directions are not
+// independent: one need-wakeup flag (client_sleeping) says the client waits,
+// for a response or for room in the request ring, and a thread waiting on
+// one ring also flushes and drains the other, so two threads on one client
+// would clear each other's flag and lose wake-ups.
 struct shmchan_client;
 
 // Map a channel: for the memfd backing base is NULL and fd is the memfd (it is
@@ -215,7 +218,7 @@ void shmchan_client_close(struct shmchan_client *);
 // batch (a spinning daemon serves it at once; a sleeping one only after the
 // flush). Returns 0, -ENOBUFS (no room now; retry after the daemon drained
 // some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX), -EINVAL (shorter than
-// SHMCHAN_MSG_MIN). No system call, never blocks. Sending thread.
+// SHMCHAN_MSG_MIN). No system call, never blocks.
 int shmchan_client_enqueue(
 	struct shmchan_client *,
 	const void *hdr,
@@ -227,7 +230,6 @@ int shmchan_client_enqueue(
 // End a batch of enqueues: one full fence, then ring the daemon's doorbell
 // if it sleeps. Does nothing if nothing was enqueued since the last flush.
 // Makes a system call (one eventfd write) only when the daemon sleeps.
-// Sending thread.
 void shmchan_client_flush(struct shmchan_client *);
 
 // shmchan_client_enqueue() then, on success, shmchan_client_flush().
@@ -241,13 +243,13 @@ int shmchan_client_send(
 
 // True if a message of msg_len bytes fits in the request ring now. Reads
 // the daemon's consumer tail: call it after shmchan_client_doorbell_arm() to
-// re-check before sleeping for room. Sending thread.
+// re-check before sleeping for room.
 bool shmchan_client_can_enqueue(const struct shmchan_client *, size_t msg_len);
 
 // If the daemon waits for room in the response ring, ring its doorbell.
 // No fence: a cheap early check for a client that found its ring empty and
 // starts to wait; the check in shmchan_client_doorbell_arm() is the one that
-// cannot miss. Receiving thread.
+// cannot miss.
 void shmchan_client_room_check(struct shmchan_client *);
 
 // Take one message out of the response ring into buf. Returns its length,
