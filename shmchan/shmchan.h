@@ -14,6 +14,8 @@
 
 #pragma once
 
+#include <gr_shm.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,11 +47,14 @@ _Static_assert(
 	"the longest message fits an empty ring"
 );
 
-// Where a region lives. Both backings hold the same layout.
+// Where a region lives. Both backings hold the same layout. The values are
+// the wire's (the daemon sends a shmchan_backing as a GR_SHM_BACKING_* bit).
 enum shmchan_backing {
-	SHMCHAN_BACKING_MEMFD = 1, // equals GR_SHM_BACKING_MEMFD
-	SHMCHAN_BACKING_MEMZONE = 2, // equals GR_SHM_BACKING_MEMZONE
+	SHMCHAN_BACKING_MEMFD = 1,
+	SHMCHAN_BACKING_MEMZONE = 2,
 };
+_Static_assert(SHMCHAN_BACKING_MEMFD == GR_SHM_BACKING_MEMFD, "a backing is sent as is");
+_Static_assert(SHMCHAN_BACKING_MEMZONE == GR_SHM_BACKING_MEMZONE, "a backing is sent as is");
 
 // Geometry of a region. The daemon computes it and sends it in the attach
 // response; the client validates it before mapping anything.
