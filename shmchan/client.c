@@ -147,6 +147,13 @@ static int check_region(const struct shmchan_geometry *g, uint8_t *base) {
 			ctrl->layout_version,
 			SHMCHAN_LAYOUT_VERSION
 		);
+	if (ctrl->cache_line != SHMCHAN_CACHE_LINE)
+		return shmchan_fail(
+			-EPROTO,
+			"region laid out for %" PRIu32 "-byte cache lines, this library for %u",
+			ctrl->cache_line,
+			SHMCHAN_CACHE_LINE
+		);
 	if (ctrl->cell_size != g->cell_size || ctrl->ring_cells != g->ring_cells ||
 	    ctrl->region_size != g->region_size || ctrl->req_ring_off != g->req_ring_off ||
 	    ctrl->resp_ring_off != g->resp_ring_off)

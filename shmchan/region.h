@@ -32,9 +32,15 @@
 #include <stdint.h>
 
 // Alignment of every ring and of every field written by a different side:
-// the x86 cache line, as rte_ring itself assumes (RTE_CACHE_LINE_SIZE).
-#define SHMCHAN_CACHE_LINE 64
-_Static_assert(SHMCHAN_CACHE_LINE == RTE_CACHE_LINE_SIZE, "rte_ring uses the same cache line");
+// DPDK's cache line (rte_config.h: 64 bytes on x86, 128 on some arm64
+// builds), the one rte_ring aligns its own fields to. It shapes the layout,
+// so the region records it (shmchan_ctrl.cache_line) and a client of
+// another one refuses the region.
+#define SHMCHAN_CACHE_LINE RTE_CACHE_LINE_SIZE
+_Static_assert(
+	SHMCHAN_CACHE_LINE >= 64 && (SHMCHAN_CACHE_LINE & (SHMCHAN_CACHE_LINE - 1)) == 0,
+	"a cache line is a power of two of at least 64 bytes"
+);
 // Regions are mapped whole pages: the memfd is mmap'ed by both sides.
 #define SHMCHAN_REGION_ALIGN 4096
 // Largest ring accepted by geometry init and check: 2^24 cells, 256 MiB a
@@ -75,6 +81,7 @@ struct shmchan_ctrl {
 	uint64_t req_ring_off;
 	uint64_t resp_ring_off;
 	uint32_t state; // SHMCHAN_STATE_UP
+	uint32_t cache_line; // SHMCHAN_CACHE_LINE of the daemon's build
 
 	// Need-wakeup flag of the daemon: non-zero while the daemon sleeps (or
 	// is about to) on the request doorbell, SHMCHAN_WAIT_REQUEST when it

@@ -299,6 +299,11 @@ static void test_server_layout(void **state) {
 	assert_int_equal(ctrl->req_ring_off, ch->g.req_ring_off);
 	assert_int_equal(ctrl->resp_ring_off, ch->g.resp_ring_off);
 	assert_int_equal(ctrl->state, SHMCHAN_STATE_UP);
+	assert_int_equal(ctrl->cache_line, RTE_CACHE_LINE_SIZE);
+	// The fields each side writes sit on DPDK's cache lines.
+	assert_int_equal(offsetof(struct shmchan_ctrl, daemon_sleeping), RTE_CACHE_LINE_SIZE);
+	assert_int_equal(offsetof(struct shmchan_ctrl, client_sleeping), 2 * RTE_CACHE_LINE_SIZE);
+	assert_int_equal(ch->g.req_ring_off, 3 * RTE_CACHE_LINE_SIZE);
 	// Armed: the daemon sleeps until its poller first serves the channel.
 	assert_int_equal(ctrl->daemon_sleeping, 1);
 	assert_int_equal(ctrl->client_sleeping, 0);
@@ -334,6 +339,11 @@ static void test_client_open_rejects(void **state) {
 	ctrl->state = 0;
 	assert_int_equal(shmchan_client_open(&ch->g, ctrl, -1, fds[0], fds[1], &cli), -EINVAL);
 	ctrl->state = SHMCHAN_STATE_UP;
+
+	// A daemon built for another cache line size laid it out.
+	ctrl->cache_line = 2 * RTE_CACHE_LINE_SIZE;
+	assert_int_equal(shmchan_client_open(&ch->g, ctrl, -1, fds[0], fds[1], &cli), -EPROTO);
+	ctrl->cache_line = RTE_CACHE_LINE_SIZE;
 
 	// A geometry that passes its own check but is not this region's.
 	assert_int_equal(shmchan_geometry_init(&g, 2 * SHMCHAN_RING_CELLS), 0);

@@ -134,6 +134,7 @@ int shmchan_server_create(
 	ctrl->region_size = g->region_size;
 	ctrl->req_ring_off = g->req_ring_off;
 	ctrl->resp_ring_off = g->resp_ring_off;
+	ctrl->cache_line = SHMCHAN_CACHE_LINE;
 
 	req = (struct rte_ring *)(base + g->req_ring_off);
 	resp = (struct rte_ring *)(base + g->resp_ring_off);

@@ -24,7 +24,8 @@
 // 2: the daemon's need-wakeup flag tells what it waits for (a request, or
 // room in the response ring), and a client about to sleep rings the daemon
 // when it waits for room.
-#define SHMCHAN_LAYOUT_VERSION 2
+// 3: the control block records the cache line size it was laid out for.
+#define SHMCHAN_LAYOUT_VERSION 3
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
 #define SHMCHAN_CELL_SIZE 16
@@ -204,9 +205,10 @@ struct shmchan_client;
 // Map a channel: for the memfd backing base is NULL and fd is the memfd (it is
 // mmap'ed, and checked to be sealed against growing and shrinking); for the
 // memzone backing base is the zone's address and fd is -1. The geometry must
-// have passed shmchan_geometry_check(). The control block's magic and layout
-// version are checked. Takes ownership of the fds on success.
-// Returns 0 or -errno (-EPROTO: layout mismatch, -EINVAL: bad region).
+// have passed shmchan_geometry_check(). The control block's magic, layout
+// version and cache line size are checked. Takes ownership of the fds on
+// success. Returns 0 or -errno (-EPROTO: layout mismatch, -EINVAL: bad
+// region).
 int shmchan_client_open(
 	const struct shmchan_geometry *g,
 	void *base,
