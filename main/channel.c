@@ -14,6 +14,10 @@
 // and shut the lease socket down; no longer served) -> CLOSED (the main
 // thread saw the lease end and removed the channel; freed after the grace
 // period). A channel whose lease ends while UP goes straight to CLOSED.
+//
+// A memzone goes from client to client: the daemon marks a region detached
+// (shmchan_server_detach()) as soon as it gives up on it, and gives every
+// channel a new generation.
 
 #include "api.h"
 #include "channel.h"
@@ -124,6 +128,7 @@ static CDS_LIST_HEAD(registry);
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
+static uint32_t channel_generation; // main thread: the last one given
 static uint64_t slow_limit_cycles;
 
 // The per-channel counters (struct shmchan_server_stats) that the totals of
@@ -192,6 +197,8 @@ static void channel_fault(
 	);
 	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
 		return;
+	// The client may still run: its next ring operation fails now.
+	shmchan_server_detach(ch->server);
 	LOG(WARNING,
 	    "channel %s (pid %d): %s: detaching",
 	    ch->name,
@@ -557,6 +564,9 @@ static void channel_detach(void *arg) {
 
 	if (prev == CHANNEL_CLOSED)
 		return;
+	// Before the zone can go back to the pool: a client still running
+	// fails its next ring operation.
+	shmchan_server_detach(ch->server);
 	cds_list_del_rcu(&ch->node);
 	poller_unwatch(ch->poller, ch->fds[0]);
 	n_channels--;
@@ -604,6 +614,11 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 		channel_seq++
 	);
 	ret = shmchan_geometry_init(&ch->geometry, SHMCHAN_RING_CELLS);
+	// A new generation for every channel (never 0, a wiped region's): a
+	// client of a zone's earlier channel then fails its lease check.
+	if (++channel_generation == 0)
+		channel_generation = 1;
+	ch->geometry.generation = channel_generation;
 	if (ret == 0)
 		ret = channel_mem_alloc(&ch->mem, backing, ch->name, ch->geometry.region_size);
 	if (ret == 0) {
@@ -715,6 +730,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	resp->ring_cells = ch->geometry.ring_cells;
 	resp->cell_size = ch->geometry.cell_size;
 	resp->n_fds = ch->n_fds;
+	resp->generation = ch->geometry.generation;
 	snprintf(resp->name, sizeof(resp->name), "%s", ch->name);
 	snprintf(resp->file_prefix, sizeof(resp->file_prefix), "%s", shmchand_config.file_prefix);
 

@@ -161,8 +161,18 @@ static int check_region(const struct shmchan_geometry *g, uint8_t *base) {
 			-EINVAL,
 			"the region's geometry differs from the attach response's"
 		);
+	if (ctrl->state == SHMCHAN_STATE_DETACHED)
+		return shmchan_fail(-ECONNRESET, "channel already detached by the daemon");
 	if (ctrl->state != SHMCHAN_STATE_UP)
 		return shmchan_fail(-EINVAL, "region not set up (state %" PRIu32 ")", ctrl->state);
+	if (ctrl->generation != g->generation)
+		return shmchan_fail(
+			-ECONNRESET,
+			"region of generation %" PRIu32 ", the attach response's is %" PRIu32
+			": the daemon gave it to another channel",
+			ctrl->generation,
+			g->generation
+		);
 
 	ret = check_ring(
 		(const struct rte_ring *)(base + g->req_ring_off),
@@ -256,6 +266,7 @@ int shmchan_client_open(
 	c->req_fd = req_fd;
 	c->resp_fd = resp_fd;
 	c->unflushed = false;
+	c->generation = g->generation;
 	*out = c;
 	return 0;
 
@@ -275,6 +286,31 @@ void shmchan_client_close(struct shmchan_client *c) {
 	close(c->req_fd);
 	close(c->resp_fd);
 	free(c);
+}
+
+// The lease check before each ring operation (shmchan.h): the daemon has not
+// detached the channel, and the region is still of the generation we opened.
+// Line 0 of the control block changes only at setup and detach, so this is a
+// load from our own cache while the channel is busy.
+static bool lease_held(const struct shmchan_client *c) {
+	// Acquire pairs with the release store of UP in shmchan_server_create():
+	// having seen UP in a zone laid out again for another client, we see
+	// its new generation too, not ours from before the wipe.
+	uint32_t state = __atomic_load_n(&c->ctrl->state, __ATOMIC_ACQUIRE);
+
+	return state == SHMCHAN_STATE_UP &&
+	       __atomic_load_n(&c->ctrl->generation, __ATOMIC_RELAXED) == c->generation;
+}
+
+static int lease_lost(const struct shmchan_client *c) {
+	return shmchan_fail(
+		-ECONNRESET,
+		"channel detached by the daemon (state %" PRIu32 ", generation %" PRIu32
+		", ours %" PRIu32 ")",
+		__atomic_load_n(&c->ctrl->state, __ATOMIC_RELAXED),
+		__atomic_load_n(&c->ctrl->generation, __ATOMIC_RELAXED),
+		c->generation
+	);
 }
 
 // Ring the daemon's doorbell. EAGAIN (counter saturated) means it is
@@ -300,6 +336,8 @@ int shmchan_client_enqueue(
 	uint32_t len32;
 	long msg_len;
 
+	if (!lease_held(c))
+		return lease_lost(c);
 	msg_len = shmchan_msg_len(hdr_len, payload_len, "request");
 	if (msg_len < 0)
 		return (int)msg_len;
@@ -383,6 +421,8 @@ bool shmchan_client_can_enqueue(const struct shmchan_client *c, size_t msg_len) 
 
 	if (msg_len > SHMCHAN_MSG_MAX)
 		return false;
+	if (!lease_held(c))
+		return true; // the caller's enqueue says why
 	// Acquire, as in shmchan_client_enqueue().
 	used = r->pos - __atomic_load_n(&r->shared->cons.tail, __ATOMIC_ACQUIRE);
 	// A tail past our index: true, so that the caller's enqueue says why.
@@ -400,6 +440,8 @@ static int peek_frame(struct shmchan_client *c, uint32_t *len, uint32_t *cells) 
 	struct client_ring *r = &c->resp;
 	uint32_t prod_tail, entries;
 
+	if (!lease_held(c))
+		return lease_lost(c);
 	// Our own index: we are the ring's only consumer.
 	entries = r->peer - r->pos;
 	if (entries == 0) {
@@ -476,6 +518,10 @@ int shmchan_client_peek_len(struct shmchan_client *c) {
 }
 
 void shmchan_client_doorbell_arm(struct shmchan_client *c) {
+	// Detached: the flag may be another client's now. The caller's re-check
+	// (has_response, can_enqueue) says true and its next operation fails.
+	if (!lease_held(c))
+		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, 1, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the
 	// response ring (a load of prod.tail) or retried enqueue (a load of the
@@ -493,10 +539,14 @@ void shmchan_client_doorbell_arm(struct shmchan_client *c) {
 }
 
 void shmchan_client_doorbell_disarm(struct shmchan_client *c) {
+	if (!lease_held(c))
+		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, 0, __ATOMIC_RELAXED);
 }
 
 bool shmchan_client_has_response(const struct shmchan_client *c) {
+	if (!lease_held(c))
+		return true; // the caller's recv says why
 	// Acquire, as in peek_frame().
 	return c->resp.peer != c->resp.pos ||
 	       __atomic_load_n(&c->resp.shared->prod.tail, __ATOMIC_ACQUIRE) != c->resp.pos;

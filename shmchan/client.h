@@ -46,4 +46,5 @@ struct shmchan_client {
 	int req_fd; // the daemon's doorbell: we ring it
 	int resp_fd; // our doorbell: we sleep on it
 	bool unflushed; // enqueued since the last flush
+	uint32_t generation; // of the region when we opened it: our lease
 };

@@ -24,7 +24,8 @@
 // 2: the daemon's need-wakeup flag tells what it waits for (a request, or
 // room in the response ring), and a client about to sleep rings the daemon
 // when it waits for room.
-// 3: the control block records the cache line size it was laid out for.
+// 3: the control block records the cache line size it was laid out for,
+// the generation of the channel and whether the daemon detached it.
 #define SHMCHAN_LAYOUT_VERSION 3
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
@@ -66,6 +67,11 @@ struct shmchan_geometry {
 	uint64_t region_size;
 	uint64_t req_ring_off;
 	uint64_t resp_ring_off;
+	// Which attach of the region this is (0 from shmchan_geometry_init()):
+	// the daemon gives every channel a new one, writes it into the control
+	// block and sends it in the attach response. A client attached to
+	// another generation than the region's is a stale one.
+	uint32_t generation;
 };
 
 // Why the calling thread's last failing shmchan call failed, in words, for
@@ -128,6 +134,13 @@ int shmchan_server_create(
 // Close the eventfds and free the server. Does not touch mem. Call only when
 // no thread can use the server any more (after an RCU grace period).
 void shmchan_server_destroy(struct shmchan_server *);
+
+// Tell the client that the daemon gave up on the channel: mark the region
+// detached, so that the client's next ring operation fails with
+// -ECONNRESET instead of writing into a region nobody serves (and that may
+// be handed to another client next). Call before the memory goes back to
+// any pool. One store, no system call; idempotent. Any thread.
+void shmchan_server_detach(struct shmchan_server *);
 
 // Doorbell fds: the daemon sleeps on req_fd; it rings resp_fd. Both are
 // passed to the client at attach.
@@ -206,9 +219,17 @@ struct shmchan_client;
 // mmap'ed, and checked to be sealed against growing and shrinking); for the
 // memzone backing base is the zone's address and fd is -1. The geometry must
 // have passed shmchan_geometry_check(). The control block's magic, layout
-// version and cache line size are checked. Takes ownership of the fds on
-// success. Returns 0 or -errno (-EPROTO: layout mismatch, -EINVAL: bad
-// region).
+// version and cache line size are checked, and that it is up and of g's
+// generation. Takes ownership of the fds on success. Returns 0 or -errno
+// (-EPROTO: layout mismatch, -EINVAL: bad region, -ECONNRESET: the region
+// is detached or of another generation).
+//
+// The lease: every ring operation below first checks that the daemon has
+// not detached the channel and that the region is still of the generation
+// opened (one load of a read-mostly line). If not, it touches nothing and
+// returns -ECONNRESET (enqueue, send, recv, peek_len); has_response and
+// can_enqueue say true, so that a waiting caller tries the operation and
+// gets the error instead of sleeping; arm and disarm write nothing.
 int shmchan_client_open(
 	const struct shmchan_geometry *g,
 	void *base,
@@ -225,7 +246,9 @@ void shmchan_client_close(struct shmchan_client *);
 // batch (a spinning daemon serves it at once; a sleeping one only after the
 // flush). Returns 0, -ENOBUFS (no room now; retry after the daemon drained
 // some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX), -EINVAL (shorter than
-// SHMCHAN_MSG_MIN). No system call, never blocks.
+// SHMCHAN_MSG_MIN), -ECONNRESET (detached: see the lease above), -EBADMSG
+// (the consumer index in the region is past ours). No system call, never
+// blocks.
 int shmchan_client_enqueue(
 	struct shmchan_client *,
 	const void *hdr,
@@ -261,11 +284,12 @@ void shmchan_client_room_check(struct shmchan_client *);
 
 // Take one message out of the response ring into buf. Returns its length,
 // 0 if the ring is empty, -EMSGSIZE if buf_len is too small (the message
-// stays in the ring), -EBADMSG if the ring holds a bad frame.
+// stays in the ring), -EBADMSG if the ring holds a bad frame, -ECONNRESET if
+// the channel is detached.
 int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 
-// Peek the length of the next message: > 0, 0 if the ring is empty, or
-// -EBADMSG if the ring holds a bad frame.
+// Peek the length of the next message: > 0, 0 if the ring is empty,
+// -EBADMSG if the ring holds a bad frame, or -ECONNRESET.
 int shmchan_client_peek_len(struct shmchan_client *);
 
 // Doorbell, client side, same protocol as the server's. The client sleeps
