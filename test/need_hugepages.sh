@@ -29,4 +29,15 @@ if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
 	echo "SKIP: no hugetlbfs mounted: run scripts/hugepages.sh as root" >&2
 	exit 77
 fi
+# EAL creates its page files in a hugetlbfs mount: one this user can write.
+writable=0
+while read -r _ dir fstype _; do
+	if [ "$fstype" = hugetlbfs ] && [ -w "$dir" ]; then
+		writable=1
+	fi
+done </proc/mounts
+if [ "$writable" = 0 ]; then
+	echo "SKIP: no hugetlbfs mount writable by uid $(id -u): run as root, or mount one for this user" >&2
+	exit 77
+fi
 exec "$@"
