@@ -435,7 +435,8 @@ void shmchan_client_room_check(struct shmchan_client *c) {
 }
 
 // Look at the next frame without taking it. Returns 1 and its message length
-// and cells, 0 if the ring is empty, -EBADMSG for a bad frame.
+// and cells, 0 if the ring is empty, -EBADMSG for a bad frame or producer
+// index, -ECONNRESET if the lease is lost.
 static int peek_frame(struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
 	struct client_ring *r = &c->resp;
 	uint32_t prod_tail, entries;
@@ -495,7 +496,7 @@ int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
 		);
 	// rte_ring's single-consumer dequeue, by hand: its functions read the
 	// producer tail again on every call, which is the one cache miss per
-	// message that resp_tail saves. Same stores, same order: the copy out of
+	// message that the peer index kept in r saves. Same stores, same order: the copy out of
 	// the cells, then cons.head, then a release store of cons.tail.
 	head = r->pos;
 	z = ring_bytes(r, head, cells);
