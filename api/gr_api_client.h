@@ -10,7 +10,10 @@
 // Conventions, as in Grout and libc: a call returns -1 (or NULL) on failure
 // and sets errno. A handle belongs to one thread at a time. No call raises
 // SIGPIPE. When the daemon goes away, pending and later calls fail with
-// ECONNRESET (or EPIPE for a send that found the socket closed).
+// ECONNRESET (or EPIPE for a send that found the socket closed). So do they
+// once the daemon detached the client's channel (it stopped reading its
+// responses, or wrote garbage into its region), even a client that was
+// stopped meanwhile: its next call fails, and writes nothing.
 //
 // System calls: on the socket transport every send is one sendmsg() and a
 // receive is at most one recvmsg() per read-ahead buffer. On the shm

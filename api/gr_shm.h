@@ -40,7 +40,10 @@ struct gr_shm_attach_resp {
 	uint32_t ring_cells; // elements per ring (a power of two)
 	uint32_t cell_size; // bytes per element
 	uint32_t n_fds; // file descriptors passed with this response
-	uint32_t reserved;
+	// This channel's generation, also in the region's control block: a
+	// memzone goes from client to client, and the client library checks
+	// before each ring operation that the region is still its channel's.
+	uint32_t generation;
 	char name[GR_SHM_NAME_LEN]; // memzone name (memzone backing) or memfd name
 	char file_prefix[GR_SHM_PREFIX_LEN]; // the daemon's EAL file prefix
 };

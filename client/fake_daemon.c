@@ -50,6 +50,7 @@ int fake_daemon_teardown(void **state) {
 
 void fake_daemon_channel(struct fake_daemon *d) {
 	assert_int_equal(shmchan_geometry_init(&d->g, SHMCHAN_RING_CELLS), 0);
+	d->g.generation = FAKE_DAEMON_GENERATION;
 	assert_int_equal(shmchan_memfd_create(&d->mem, "client-test", d->g.region_size), 0);
 	assert_int_equal(shmchan_server_create(&d->mem, &d->g, &d->server), 0);
 }
@@ -68,6 +69,7 @@ void fake_daemon_attach_resp(
 	resp->ring_cells = d->g.ring_cells;
 	resp->cell_size = d->g.cell_size;
 	resp->n_fds = 3;
+	resp->generation = d->g.generation;
 	snprintf(resp->name, sizeof(resp->name), "%s", d->mem.name);
 	fds[0] = shmchan_server_req_fd(d->server);
 	fds[1] = shmchan_server_resp_fd(d->server);

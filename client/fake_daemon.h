@@ -34,6 +34,10 @@
 		}                                                                                  \
 	} while (0)
 
+// The generation of the fake daemon's channel: not 0, so that a client that
+// ignored the attach response's would fail to open it.
+#define FAKE_DAEMON_GENERATION 7
+
 struct fake_daemon {
 	int sock; // the daemon's end of the connection, -1 once closed
 	struct gr_api_client *client; // over the other end, if the test made it

@@ -169,8 +169,13 @@ void client_shm_flush(struct gr_api_client *c) {
 }
 
 // Make a message of the n bytes shmchan_client_recv() returned (n < 0 is a
-// bad frame). Returns 0 or -EBADMSG (the handle is dead).
+// bad frame, or the channel detached). Returns 0, -EBADMSG or -ECONNRESET
+// (the handle is dead).
 static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+	if (n == -ECONNRESET) {
+		c->dead = true;
+		return n;
+	}
 	if (n < (int)sizeof(msg->hdr))
 		goto bad;
 	memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
@@ -244,6 +249,9 @@ int client_shm_send(
 		int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
 		if (ret == 0 && !more)
 			shmchan_client_flush(c->chan);
+		// The daemon detached the channel, or its index is corrupt.
+		if (ret == -ECONNRESET || ret == -EBADMSG)
+			c->dead = true;
 		if (ret != -ENOBUFS)
 			return ret;
 		// The daemon stops reading requests while our response ring is
@@ -439,6 +447,7 @@ static int attach_open(
 		.region_size = resp.region_size,
 		.req_ring_off = resp.req_ring_off,
 		.resp_ring_off = resp.resp_ring_off,
+		.generation = resp.generation,
 	};
 	int ret = shmchan_geometry_check(&g);
 	if (ret < 0)

@@ -14,6 +14,11 @@
 // and shut the lease socket down; no longer served) -> CLOSED (the main
 // thread saw the lease end and removed the channel; freed after the grace
 // period). A channel whose lease ends while UP goes straight to CLOSED.
+//
+// A memzone goes from client to client: the daemon marks a region detached
+// (shmchan_server_detach()) as soon as it gives up on it, gives every
+// channel a new generation, and keeps a zone it took from a live client out
+// of the pool until that process has exited (the memzone pool below).
 
 #include "api.h"
 #include "channel.h"
@@ -35,12 +40,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 // Requests a poller takes from one channel before it moves on to the next,
@@ -65,6 +73,8 @@
 // next rte_memzone_reserve or rte_memzone_free. With the pool, attach and
 // detach never take it. When the pool is empty, secondaries get memfd.
 #define CHANNEL_MEMZONE_POOL 32
+// pidfd_open(2) flags: none.
+#define PIDFD_OPEN_FLAGS 0
 
 // Why a poller gave up on a client.
 enum channel_fault {
@@ -109,14 +119,34 @@ struct channel {
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
+	// Main thread, at detach of a faulted memzone channel: the client that
+	// may still write into the zone (pid 0: none).
+	pid_t holder_pid;
+	int holder_pidfd;
+};
+
+// A zone taken from a client the daemon detached while it lived (a fault:
+// slow or corrupt): held out of the pool until that process has exited,
+// whatever it is doing meanwhile (stopped, swapped out, in a debugger), since
+// a process that still runs may still write into the zone.
+struct memzone_held {
+	const struct rte_memzone *mz;
+	pid_t pid;
+	int pidfd; // pidfd_open(pid), readable once it has exited; -1: kill(pid, 0)
 };
 
 // The memzone pool. Taken from by the main thread (attach), given back to by
-// the call_rcu thread (channel_free): the mutex orders the two.
+// the call_rcu thread (channel_free), looked at by the stats handler (any
+// thread): the mutex orders them. The free zones are a FIFO: the one freed
+// longest ago goes out first, so a zone is reused as late as the pool
+// allows.
 static struct {
 	pthread_mutex_t lock;
 	const struct rte_memzone *free[CHANNEL_MEMZONE_POOL];
+	unsigned free_head; // index of the oldest free zone
 	unsigned n_free;
+	struct memzone_held held[CHANNEL_MEMZONE_POOL];
+	unsigned n_held;
 	unsigned n_zones; // reserved at startup
 } memzone_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -124,6 +154,7 @@ static CDS_LIST_HEAD(registry);
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
+static uint32_t channel_generation; // main thread: the last one given
 static uint64_t slow_limit_cycles;
 
 // The per-channel counters (struct shmchan_server_stats) that the totals of
@@ -192,6 +223,8 @@ static void channel_fault(
 	);
 	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
 		return;
+	// The client may still run: its next ring operation fails now.
+	shmchan_server_detach(ch->server);
 	LOG(WARNING,
 	    "channel %s (pid %d): %s: detaching",
 	    ch->name,
@@ -455,6 +488,47 @@ void channel_disarm(unsigned poller_id) {
 	}
 }
 
+// Pool lock held: a free zone goes to the back of the FIFO.
+static void memzone_pool_put_locked(const struct rte_memzone *mz) {
+	unsigned tail = (memzone_pool.free_head + memzone_pool.n_free) % CHANNEL_MEMZONE_POOL;
+
+	memzone_pool.free[tail] = mz;
+	memzone_pool.n_free++;
+}
+
+// Has the process that held a zone exited?
+static bool memzone_holder_exited(const struct memzone_held *h) {
+	if (h->pidfd >= 0) {
+		struct pollfd pfd = {.fd = h->pidfd, .events = POLLIN};
+		// A pidfd is readable once its process has exited (a zombie
+		// too: it maps nothing any more). Never blocks: timeout 0.
+		return poll(&pfd, 1, 0) == 1;
+	}
+	// Without a pidfd, the pid: a process that took it since only keeps
+	// the zone out of the pool longer.
+	return kill(h->pid, 0) < 0 && errno == ESRCH;
+}
+
+// Pool lock held: the zones whose holder has exited go back to the pool.
+static void memzone_pool_reclaim_locked(void) {
+	unsigned i = 0;
+
+	while (i < memzone_pool.n_held) {
+		struct memzone_held *h = &memzone_pool.held[i];
+
+		if (!memzone_holder_exited(h)) {
+			i++;
+			continue;
+		}
+		LOG(INFO, "memzone %s back in the pool: pid %d has exited", h->mz->name, (int)h->pid
+		);
+		if (h->pidfd >= 0)
+			close(h->pidfd);
+		memzone_pool_put_locked(h->mz);
+		*h = memzone_pool.held[--memzone_pool.n_held];
+	}
+}
+
 // A memfd named name, or a memzone from the pool (which keeps the name it
 // was reserved with: the client looks it up by that name).
 static int channel_mem_alloc(
@@ -469,8 +543,12 @@ static int channel_mem_alloc(
 		return shmchan_memfd_create(mem, name, size);
 
 	pthread_mutex_lock(&memzone_pool.lock);
-	if (memzone_pool.n_free > 0)
-		mz = memzone_pool.free[--memzone_pool.n_free];
+	memzone_pool_reclaim_locked();
+	if (memzone_pool.n_free > 0) {
+		mz = memzone_pool.free[memzone_pool.free_head];
+		memzone_pool.free_head = (memzone_pool.free_head + 1) % CHANNEL_MEMZONE_POOL;
+		memzone_pool.n_free--;
+	}
 	pthread_mutex_unlock(&memzone_pool.lock);
 	if (mz == NULL)
 		return -ENOSPC;
@@ -483,8 +561,10 @@ static int channel_mem_alloc(
 	return 0;
 }
 
-// Main thread or the call_rcu thread: a memzone goes back to the pool.
-static void channel_mem_free(struct shmchan_mem *mem) {
+// Main thread or the call_rcu thread: a memzone goes back to the pool, or
+// is held until holder_pid (if not 0) has exited; the pool takes
+// holder_pidfd (-1: none).
+static void channel_mem_free(struct shmchan_mem *mem, pid_t holder_pid, int holder_pidfd) {
 	if (mem->backing != SHMCHAN_BACKING_MEMZONE) {
 		shmchan_memfd_destroy(mem);
 		return;
@@ -492,16 +572,26 @@ static void channel_mem_free(struct shmchan_mem *mem) {
 	if (mem->cookie == NULL)
 		return;
 	pthread_mutex_lock(&memzone_pool.lock);
-	memzone_pool.free[memzone_pool.n_free++] = mem->cookie;
+	if (holder_pid > 0)
+		// Room for it: every zone is either handed out, free or held.
+		memzone_pool.held[memzone_pool.n_held++] = (struct memzone_held){
+			.mz = mem->cookie,
+			.pid = holder_pid,
+			.pidfd = holder_pidfd,
+		};
+	else
+		memzone_pool_put_locked(mem->cookie);
 	pthread_mutex_unlock(&memzone_pool.lock);
 	mem->cookie = NULL;
 }
 
-// Memzones handed out now.
+// Memzones not in the pool now: handed out, or held for a client that may
+// still write into them.
 static uint32_t memzone_pool_in_use(void) {
 	uint32_t in_use;
 
 	pthread_mutex_lock(&memzone_pool.lock);
+	memzone_pool_reclaim_locked();
 	in_use = memzone_pool.n_zones - memzone_pool.n_free;
 	pthread_mutex_unlock(&memzone_pool.lock);
 	return in_use;
@@ -533,9 +623,51 @@ static void memzone_pool_init(void) {
 			    i);
 			break;
 		}
-		memzone_pool.free[memzone_pool.n_free++] = mz;
+		memzone_pool_put_locked(mz);
 		memzone_pool.n_zones++;
 	}
+}
+
+// Main thread, at shutdown, after the last channel_free(): the zones stay
+// reserved until EAL cleanup; only the holders' pidfds are closed.
+static void memzone_pool_fini(void) {
+	pthread_mutex_lock(&memzone_pool.lock);
+	for (unsigned i = 0; i < memzone_pool.n_held; i++)
+		if (memzone_pool.held[i].pidfd >= 0)
+			close(memzone_pool.held[i].pidfd);
+	memzone_pool.n_held = 0;
+	pthread_mutex_unlock(&memzone_pool.lock);
+}
+
+// Main thread, at the detach of a channel the daemon faulted: its client was
+// alive then, and may run again later (it may be stopped). Its memzone is
+// held out of the pool until it has exited.
+static void channel_zone_hold(struct channel *ch) {
+	pid_t pid = ch->ctx.peer_pid;
+	int fd;
+
+	if (ch->mem.backing != SHMCHAN_BACKING_MEMZONE)
+		return; // a memfd is never given to anyone else
+	if (pid <= 0) {
+		LOG(NOTICE,
+		    "channel %s: client pid unknown (another pid namespace?): memzone back in the"
+		    " pool after the grace period",
+		    ch->name);
+		return;
+	}
+	fd = (int)syscall(SYS_pidfd_open, pid, PIDFD_OPEN_FLAGS);
+	if (fd < 0 && errno == ESRCH)
+		return; // gone already: nothing writes into the zone any more
+	if (fd < 0)
+		LOG(NOTICE,
+		    "channel %s: pidfd_open(%d): %s: watching the pid instead",
+		    ch->name,
+		    (int)pid,
+		    strerror(errno));
+	ch->holder_pid = pid;
+	ch->holder_pidfd = fd;
+	LOG(INFO, "channel %s: memzone held out of the pool until pid %d exits", ch->name, (int)pid
+	);
 }
 
 // After the grace period: nothing can reach the channel any more.
@@ -548,7 +680,7 @@ static void channel_free(struct rcu_head *head) {
 	api_faults_log(&ch->ctx, true);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
-	channel_mem_free(&ch->mem);
+	channel_mem_free(&ch->mem, ch->holder_pid, ch->holder_pidfd);
 	if (ch->lease_fd >= 0)
 		close(ch->lease_fd);
 	free(ch);
@@ -562,6 +694,11 @@ static void channel_end(struct channel *ch, bool given_back) {
 
 	if (prev == CHANNEL_CLOSED)
 		return;
+	// Before the zone can go back to the pool: a client still running
+	// fails its next ring operation.
+	shmchan_server_detach(ch->server);
+	if (prev == CHANNEL_FAULTED)
+		channel_zone_hold(ch);
 	cds_list_del_rcu(&ch->node);
 	poller_unwatch(ch->poller, ch->fds[0]);
 	n_channels--;
@@ -606,6 +743,7 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 		return NULL;
 	}
 	ch->lease_fd = -1;
+	ch->holder_pidfd = -1;
 	ch->mem.fd = -1;
 	ch->mem.backing = backing;
 	snprintf(
@@ -616,6 +754,11 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 		channel_seq++
 	);
 	ret = shmchan_geometry_init(&ch->geometry, SHMCHAN_RING_CELLS);
+	// A new generation for every channel (never 0, a wiped region's): a
+	// client of a zone's earlier channel then fails its lease check.
+	if (++channel_generation == 0)
+		channel_generation = 1;
+	ch->geometry.generation = channel_generation;
 	if (ret == 0)
 		ret = channel_mem_alloc(&ch->mem, backing, ch->name, ch->geometry.region_size);
 	if (ret == 0) {
@@ -649,7 +792,7 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 fail:
 	if (ch->server != NULL)
 		shmchan_server_destroy(ch->server);
-	channel_mem_free(&ch->mem);
+	channel_mem_free(&ch->mem, 0, -1);
 	if (ch->lease_fd >= 0)
 		close(ch->lease_fd);
 	free(ch);
@@ -722,6 +865,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	resp->ring_cells = ch->geometry.ring_cells;
 	resp->cell_size = ch->geometry.cell_size;
 	resp->n_fds = ch->n_fds;
+	resp->generation = ch->geometry.generation;
 	snprintf(resp->name, sizeof(resp->name), "%s", ch->name);
 	snprintf(resp->file_prefix, sizeof(resp->file_prefix), "%s", shmchand_config.file_prefix);
 
@@ -850,5 +994,6 @@ void channel_module_fini(void) {
 		channel_detach(ch);
 	poller_stop();
 	rcu_barrier();
+	memzone_pool_fini();
 	rcu_unregister_thread();
 }

@@ -8,12 +8,12 @@
 // peer's cache line again only when the ring looks full (enqueue) or empty
 // (dequeue), where rte_ring's functions read it on every call, and it writes
 // a frame straight into its cells and reads it straight out of them, with no
-// staging copy. It needs no EAL and links no DPDK library: built with the
-// ring headers only.
+// staging copy. Like the daemon, it keeps the ring geometry and its own index
+// in private memory (struct client_ring): nothing written into the shared
+// ring headers after the open can send its copies out of the cell array. It
+// needs no EAL and links no DPDK library: built with the ring headers only.
 
 #include "client.h"
-
-#include <rte_ring_elem.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,16 +33,25 @@ struct zc_bytes {
 };
 
 // The bytes of n cells of r from index head on, split where the cell array
-// wraps (n is at most the ring's capacity).
-static struct zc_bytes ring_bytes(struct rte_ring *r, uint32_t head, uint32_t n) {
+// wraps (n is at most the ring's capacity). Private geometry only.
+static struct zc_bytes ring_bytes(const struct client_ring *r, uint32_t head, uint32_t n) {
 	uint32_t idx = head & r->mask;
 	uint32_t n1 = n < r->size - idx ? n : r->size - idx;
 
 	return (struct zc_bytes){
-		shmchan_ring_cells(r) + (size_t)idx * SHMCHAN_CELL_SIZE,
+		r->cells + (size_t)idx * SHMCHAN_CELL_SIZE,
 		(size_t)n1 * SHMCHAN_CELL_SIZE,
-		shmchan_ring_cells(r),
+		r->cells,
 	};
+}
+
+// Set up our view of a ring of ring_cells cells whose header is at shared.
+static void client_ring_init(struct client_ring *r, struct rte_ring *shared, uint32_t ring_cells) {
+	r->shared = shared;
+	r->cells = shmchan_ring_cells(shared);
+	r->size = ring_cells;
+	r->mask = ring_cells - 1;
+	r->capacity = ring_cells - 1;
 }
 
 // Copy n bytes into a frame's cells at byte off (src NULL: zeros).
@@ -138,6 +147,13 @@ static int check_region(const struct shmchan_geometry *g, uint8_t *base) {
 			ctrl->layout_version,
 			SHMCHAN_LAYOUT_VERSION
 		);
+	if (ctrl->cache_line != SHMCHAN_CACHE_LINE)
+		return shmchan_fail(
+			-EPROTO,
+			"region laid out for %" PRIu32 "-byte cache lines, this library for %u",
+			ctrl->cache_line,
+			SHMCHAN_CACHE_LINE
+		);
 	if (ctrl->cell_size != g->cell_size || ctrl->ring_cells != g->ring_cells ||
 	    ctrl->region_size != g->region_size || ctrl->req_ring_off != g->req_ring_off ||
 	    ctrl->resp_ring_off != g->resp_ring_off)
@@ -145,8 +161,18 @@ static int check_region(const struct shmchan_geometry *g, uint8_t *base) {
 			-EINVAL,
 			"the region's geometry differs from the attach response's"
 		);
+	if (ctrl->state == SHMCHAN_STATE_DETACHED)
+		return shmchan_fail(-ECONNRESET, "channel already detached by the daemon");
 	if (ctrl->state != SHMCHAN_STATE_UP)
 		return shmchan_fail(-EINVAL, "region not set up (state %" PRIu32 ")", ctrl->state);
+	if (ctrl->generation != g->generation)
+		return shmchan_fail(
+			-ECONNRESET,
+			"region of generation %" PRIu32 ", the attach response's is %" PRIu32
+			": the daemon gave it to another channel",
+			ctrl->generation,
+			g->generation
+		);
 
 	ret = check_ring(
 		(const struct rte_ring *)(base + g->req_ring_off),
@@ -219,16 +245,28 @@ int shmchan_client_open(
 		goto err_unmap;
 	}
 	c->ctrl = base;
-	c->req_ring = (struct rte_ring *)((uint8_t *)base + g->req_ring_off);
-	c->resp_ring = (struct rte_ring *)((uint8_t *)base + g->resp_ring_off);
+	client_ring_init(
+		&c->req,
+		(struct rte_ring *)((uint8_t *)base + g->req_ring_off),
+		g->ring_cells
+	);
+	client_ring_init(
+		&c->resp,
+		(struct rte_ring *)((uint8_t *)base + g->resp_ring_off),
+		g->ring_cells
+	);
+	// Our indices start where the daemon left them (0 after rte_ring_init()).
+	c->req.pos = c->req.shared->prod.tail;
+	c->req.peer = c->req.shared->cons.tail;
+	c->resp.pos = c->resp.shared->cons.tail;
+	c->resp.peer = c->resp.shared->prod.tail;
 	c->map = map;
 	c->map_len = g->region_size;
 	c->mem_fd = mem_fd;
 	c->req_fd = req_fd;
 	c->resp_fd = resp_fd;
 	c->unflushed = false;
-	c->resp_tail = c->resp_ring->prod.tail;
-	c->req_cons = c->req_ring->cons.tail;
+	c->generation = g->generation;
 	*out = c;
 	return 0;
 
@@ -250,6 +288,31 @@ void shmchan_client_close(struct shmchan_client *c) {
 	free(c);
 }
 
+// The lease check before each ring operation (shmchan.h): the daemon has not
+// detached the channel, and the region is still of the generation we opened.
+// Line 0 of the control block changes only at setup and detach, so this is a
+// load from our own cache while the channel is busy.
+static bool lease_held(const struct shmchan_client *c) {
+	// Acquire pairs with the release store of UP in shmchan_server_create():
+	// having seen UP in a zone laid out again for another client, we see
+	// its new generation too, not ours from before the wipe.
+	uint32_t state = __atomic_load_n(&c->ctrl->state, __ATOMIC_ACQUIRE);
+
+	return state == SHMCHAN_STATE_UP &&
+	       __atomic_load_n(&c->ctrl->generation, __ATOMIC_RELAXED) == c->generation;
+}
+
+static int lease_lost(const struct shmchan_client *c) {
+	return shmchan_fail(
+		-ECONNRESET,
+		"channel detached by the daemon (state %" PRIu32 ", generation %" PRIu32
+		", ours %" PRIu32 ")",
+		__atomic_load_n(&c->ctrl->state, __ATOMIC_RELAXED),
+		__atomic_load_n(&c->ctrl->generation, __ATOMIC_RELAXED),
+		c->generation
+	);
+}
+
 // Ring the daemon's doorbell. EAGAIN (counter saturated) means it is
 // readable anyway.
 static void daemon_doorbell_ring(struct shmchan_client *c) {
@@ -265,14 +328,16 @@ int shmchan_client_enqueue(
 	const void *payload,
 	size_t payload_len
 ) {
-	struct rte_ring *r = c->req_ring;
-	uint32_t head, free_cells;
+	struct client_ring *r = &c->req;
+	uint32_t head, cons_tail, used;
 	struct zc_bytes z;
 	size_t len, frame_len;
 	unsigned cells;
 	uint32_t len32;
 	long msg_len;
 
+	if (!lease_held(c))
+		return lease_lost(c);
 	msg_len = shmchan_msg_len(hdr_len, payload_len, "request");
 	if (msg_len < 0)
 		return (int)msg_len;
@@ -281,16 +346,26 @@ int shmchan_client_enqueue(
 	frame_len = (size_t)cells * SHMCHAN_CELL_SIZE;
 
 	// rte_ring's single-producer enqueue, by hand, as the dequeue in
-	// shmchan_client_recv(): room by the consumer tail read last, which is
-	// read again only when the frame does not fit by it.
-	head = r->prod.head;
-	free_cells = r->capacity + c->req_cons - head;
-	if (cells > free_cells) {
+	// shmchan_client_recv(): room by the consumer tail read last (checked
+	// then), which is read again only when the frame does not fit by it.
+	head = r->pos;
+	if (cells > r->capacity - (head - r->peer)) {
 		// Acquire pairs with the daemon's release of cons.tail: its copies
 		// out of the cells it freed are done before we overwrite them.
-		c->req_cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
-		free_cells = r->capacity + c->req_cons - head;
-		if (cells > free_cells)
+		cons_tail = __atomic_load_n(&r->shared->cons.tail, __ATOMIC_ACQUIRE);
+		used = head - cons_tail;
+		if (used > r->capacity)
+			return shmchan_fail(
+				-EBADMSG,
+				"request ring: consumer tail %" PRIu32 " is %" PRIu32
+				" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
+				cons_tail,
+				used,
+				head,
+				r->capacity
+			);
+		r->peer = cons_tail;
+		if (cells > r->capacity - used)
 			return -ENOBUFS;
 	}
 	// Write the frame straight into its cells, then publish it: prod.head,
@@ -302,8 +377,9 @@ int shmchan_client_enqueue(
 	zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
 	zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
 	head += cells;
-	r->prod.head = head;
-	__atomic_store_n(&r->prod.tail, head, __ATOMIC_RELEASE);
+	r->pos = head;
+	__atomic_store_n(&r->shared->prod.head, head, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->shared->prod.tail, head, __ATOMIC_RELEASE);
 	c->unflushed = true;
 	return 0;
 }
@@ -340,8 +416,17 @@ int shmchan_client_send(
 }
 
 bool shmchan_client_can_enqueue(const struct shmchan_client *c, size_t msg_len) {
-	return msg_len <= SHMCHAN_MSG_MAX &&
-	       rte_ring_free_count(c->req_ring) >= SHMCHAN_MSG_CELLS(msg_len);
+	const struct client_ring *r = &c->req;
+	uint32_t used;
+
+	if (msg_len > SHMCHAN_MSG_MAX)
+		return false;
+	if (!lease_held(c))
+		return true; // the caller's enqueue says why
+	// Acquire, as in shmchan_client_enqueue().
+	used = r->pos - __atomic_load_n(&r->shared->cons.tail, __ATOMIC_ACQUIRE);
+	// A tail past our index: true, so that the caller's enqueue says why.
+	return used > r->capacity || r->capacity - used >= SHMCHAN_MSG_CELLS(msg_len);
 }
 
 void shmchan_client_room_check(struct shmchan_client *c) {
@@ -350,29 +435,40 @@ void shmchan_client_room_check(struct shmchan_client *c) {
 }
 
 // Look at the next frame without taking it. Returns 1 and its message length
-// and cells, 0 if the ring is empty, -EBADMSG for a bad frame.
+// and cells, 0 if the ring is empty, -EBADMSG for a bad frame or producer
+// index, -ECONNRESET if the lease is lost.
 static int peek_frame(struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
-	struct rte_ring *r = c->resp_ring;
-	uint32_t cons_head, entries;
+	struct client_ring *r = &c->resp;
+	uint32_t prod_tail, entries;
 
+	if (!lease_held(c))
+		return lease_lost(c);
 	// Our own index: we are the ring's only consumer.
-	cons_head = r->cons.head;
-	entries = c->resp_tail - cons_head;
+	entries = r->peer - r->pos;
 	if (entries == 0) {
 		// Acquire pairs with the daemon's release of prod.tail: the
 		// frames up to it were written before it.
-		c->resp_tail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
-		entries = c->resp_tail - cons_head;
+		prod_tail = __atomic_load_n(&r->shared->prod.tail, __ATOMIC_ACQUIRE);
+		entries = prod_tail - r->pos;
 		if (entries == 0)
 			return 0;
+		if (entries > r->capacity)
+			return shmchan_fail(
+				-EBADMSG,
+				"response ring: producer tail %" PRIu32 " is %" PRIu32
+				" cells from our index %" PRIu32 " (capacity %" PRIu32 ")",
+				prod_tail,
+				entries,
+				r->pos,
+				r->capacity
+			);
+		r->peer = prod_tail;
 	}
-	memcpy(len,
-	       shmchan_ring_cells(r) + (size_t)(cons_head & r->mask) * SHMCHAN_CELL_SIZE,
-	       sizeof(*len));
+	memcpy(len, r->cells + (size_t)(r->pos & r->mask) * SHMCHAN_CELL_SIZE, sizeof(*len));
 	if (*len < SHMCHAN_MSG_MIN || *len > SHMCHAN_MSG_MAX)
 		return shmchan_fail(-EBADMSG, "response ring: frame length %" PRIu32, *len);
 	*cells = SHMCHAN_MSG_CELLS(*len);
-	if (entries > r->capacity || *cells > entries)
+	if (*cells > entries)
 		return shmchan_fail(
 			-EBADMSG,
 			"response ring: frame of %" PRIu32 " cells, %" PRIu32 " published",
@@ -383,7 +479,7 @@ static int peek_frame(struct shmchan_client *c, uint32_t *len, uint32_t *cells) 
 }
 
 int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
-	struct rte_ring *r = c->resp_ring;
+	struct client_ring *r = &c->resp;
 	uint32_t len, cells, head;
 	struct zc_bytes z;
 	int ret;
@@ -400,14 +496,15 @@ int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
 		);
 	// rte_ring's single-consumer dequeue, by hand: its functions read the
 	// producer tail again on every call, which is the one cache miss per
-	// message that resp_tail saves. Same stores, same order: the copy out of
+	// message that the peer index kept in r saves. Same stores, same order: the copy out of
 	// the cells, then cons.head, then a release store of cons.tail.
-	head = r->cons.head;
+	head = r->pos;
 	z = ring_bytes(r, head, cells);
 	zc_read(&z, SHMCHAN_FRAME_HDR, buf, len);
 	head += cells;
-	r->cons.head = head;
-	__atomic_store_n(&r->cons.tail, head, __ATOMIC_RELEASE);
+	r->pos = head;
+	__atomic_store_n(&r->shared->cons.head, head, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->shared->cons.tail, head, __ATOMIC_RELEASE);
 	return (int)len;
 }
 
@@ -422,6 +519,10 @@ int shmchan_client_peek_len(struct shmchan_client *c) {
 }
 
 void shmchan_client_doorbell_arm(struct shmchan_client *c) {
+	// Detached: the flag may be another client's now. The caller's re-check
+	// (has_response, can_enqueue) says true and its next operation fails.
+	if (!lease_held(c))
+		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, 1, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the
 	// response ring (a load of prod.tail) or retried enqueue (a load of the
@@ -439,11 +540,17 @@ void shmchan_client_doorbell_arm(struct shmchan_client *c) {
 }
 
 void shmchan_client_doorbell_disarm(struct shmchan_client *c) {
+	if (!lease_held(c))
+		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, 0, __ATOMIC_RELAXED);
 }
 
 bool shmchan_client_has_response(const struct shmchan_client *c) {
-	return rte_ring_empty(c->resp_ring) == 0;
+	if (!lease_held(c))
+		return true; // the caller's recv says why
+	// Acquire, as in peek_frame().
+	return c->resp.peer != c->resp.pos ||
+	       __atomic_load_n(&c->resp.shared->prod.tail, __ATOMIC_ACQUIRE) != c->resp.pos;
 }
 
 int shmchan_client_resp_fd(const struct shmchan_client *c) {

@@ -13,21 +13,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The client's view of one ring. The geometry is copied at open from the
+// geometry the daemon sent (and shmchan_geometry_check() passed), never read
+// back from the shared rte_ring header: whoever else writes into the region
+// (a daemon bug, a stale process, a stray pointer) cannot move the client's
+// copies out of the cell array. Our own index is kept here too: published
+// to the region, never read back from it.
+struct client_ring {
+	struct rte_ring *shared; // header in the region: we touch only the head/tail indices
+	uint8_t *cells; // first cell, right after the shared header
+	uint32_t size; // cells, a power of two
+	uint32_t mask; // size - 1
+	uint32_t capacity; // size - 1, as rte_ring without RING_F_EXACT_SZ
+	// Our index: the producer position on the request ring, the consumer
+	// position on the response ring.
+	uint32_t pos;
+	// The daemon's index as last read: the request ring's consumer tail,
+	// read again only when a frame does not fit by it; the response ring's
+	// producer tail, read again only when the messages up to it are taken,
+	// so that a burst of responses costs one transfer of the daemon's index
+	// line.
+	uint32_t peer;
+};
+
 struct shmchan_client {
 	struct shmchan_ctrl *ctrl;
-	struct rte_ring *req_ring; // we are its single producer
-	struct rte_ring *resp_ring; // we are its single consumer
+	struct client_ring req; // we are its single producer
+	struct client_ring resp; // we are its single consumer
 	void *map; // our mapping of the memfd; NULL for the memzone backing
 	size_t map_len;
 	int mem_fd; // -1 for the memzone backing
 	int req_fd; // the daemon's doorbell: we ring it
 	int resp_fd; // our doorbell: we sleep on it
-	bool unflushed; // enqueued since the last flush (sending thread)
-	// The request ring's consumer tail as last read (sending thread): read
-	// again only when a frame does not fit by it.
-	uint32_t req_cons;
-	// The response ring's producer tail as last read (receiving thread):
-	// read again only when the messages up to it are taken, so that a burst
-	// of responses costs one transfer of the daemon's index line.
-	uint32_t resp_tail;
+	bool unflushed; // enqueued since the last flush
+	uint32_t generation; // of the region when we opened it: our lease
 };

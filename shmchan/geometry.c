@@ -42,6 +42,7 @@ int shmchan_geometry_init(struct shmchan_geometry *g, uint32_t ring_cells) {
 	// ring_size is a multiple of the cache line: the response ring is aligned too.
 	g->resp_ring_off = g->req_ring_off + ring_size;
 	g->region_size = align_up(g->resp_ring_off + ring_size, SHMCHAN_REGION_ALIGN);
+	g->generation = 0;
 	return 0;
 }
 

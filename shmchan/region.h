@@ -32,9 +32,15 @@
 #include <stdint.h>
 
 // Alignment of every ring and of every field written by a different side:
-// the x86 cache line, as rte_ring itself assumes (RTE_CACHE_LINE_SIZE).
-#define SHMCHAN_CACHE_LINE 64
-_Static_assert(SHMCHAN_CACHE_LINE == RTE_CACHE_LINE_SIZE, "rte_ring uses the same cache line");
+// DPDK's cache line (rte_config.h: 64 bytes on x86, 128 on some arm64
+// builds), the one rte_ring aligns its own fields to. It shapes the layout,
+// so the region records it (shmchan_ctrl.cache_line) and a client of
+// another one refuses the region.
+#define SHMCHAN_CACHE_LINE RTE_CACHE_LINE_SIZE
+_Static_assert(
+	SHMCHAN_CACHE_LINE >= 64 && (SHMCHAN_CACHE_LINE & (SHMCHAN_CACHE_LINE - 1)) == 0,
+	"a cache line is a power of two of at least 64 bytes"
+);
 // Regions are mapped whole pages: the memfd is mmap'ed by both sides.
 #define SHMCHAN_REGION_ALIGN 4096
 // Largest ring accepted by geometry init and check: 2^24 cells, 256 MiB a
@@ -50,8 +56,11 @@ _Static_assert(
 	"the longest message is an event of the longest payload"
 );
 
-// Value of shmchan_ctrl.state once the daemon finished laying out the region.
+// Values of shmchan_ctrl.state: UP once the daemon finished laying out the
+// region, DETACHED once it gave up on the channel (shmchan_server_detach()).
+// Anything else (0 while a recycled zone is laid out again) is not UP.
 #define SHMCHAN_STATE_UP 1
+#define SHMCHAN_STATE_DETACHED 2
 
 // Values of shmchan_ctrl.daemon_sleeping.
 #define SHMCHAN_WAIT_REQUEST 1
@@ -62,9 +71,17 @@ _Static_assert(
 // Who writes what: the setup fields are written by the daemon in
 // shmchan_server_create(), before the region is handed to the client (the
 // fd passing or the memzone lookup orders them before any client read), and
-// never again. daemon_sleeping is written by the daemon only, client_sleeping
-// by the client only. The daemon never trusts any of these fields: it keeps
-// its own copy of the geometry and reads only client_sleeping, as a hint.
+// never again, but for state, which the daemon sets to DETACHED once when it
+// gives up on the channel. daemon_sleeping is written by the daemon only,
+// client_sleeping by the client only. The daemon never trusts any of these
+// fields: it keeps its own copy of the geometry, never reads state or
+// generation back, and reads only client_sleeping, as a hint.
+//
+// The lease fields: the client compares state and generation with what it
+// was attached to before each ring operation (a memzone goes from client to
+// client, and a process the daemon detached may still run). They share line
+// 0 with the setup fields, which nobody writes while the channel is busy, so
+// the check costs a load of a line that stays in the client's cache.
 struct shmchan_ctrl {
 	// Setup only (daemon).
 	uint32_t magic; // SHMCHAN_MAGIC
@@ -74,7 +91,11 @@ struct shmchan_ctrl {
 	uint64_t region_size;
 	uint64_t req_ring_off;
 	uint64_t resp_ring_off;
-	uint32_t state; // SHMCHAN_STATE_UP
+	uint32_t state; // SHMCHAN_STATE_UP, then SHMCHAN_STATE_DETACHED
+	uint32_t cache_line; // SHMCHAN_CACHE_LINE of the daemon's build
+	// Which attach of this region the channel is: shmchan_geometry's, sent
+	// in the attach response too.
+	uint32_t generation;
 
 	// Need-wakeup flag of the daemon: non-zero while the daemon sleeps (or
 	// is about to) on the request doorbell, SHMCHAN_WAIT_REQUEST when it

@@ -161,8 +161,8 @@ static void set_all_indices(struct chan *ch, uint32_t pos) {
 	}
 	ch->srv->req.pos = ch->srv->req.published = ch->srv->req.peer = pos;
 	ch->srv->resp.pos = ch->srv->resp.peer = pos;
-	ch->cli->resp_tail = pos;
-	ch->cli->req_cons = pos;
+	ch->cli->req.pos = ch->cli->req.peer = pos;
+	ch->cli->resp.pos = ch->cli->resp.peer = pos;
 }
 
 // Messages of the longest length that fits n_cells cells.
@@ -299,6 +299,11 @@ static void test_server_layout(void **state) {
 	assert_int_equal(ctrl->req_ring_off, ch->g.req_ring_off);
 	assert_int_equal(ctrl->resp_ring_off, ch->g.resp_ring_off);
 	assert_int_equal(ctrl->state, SHMCHAN_STATE_UP);
+	assert_int_equal(ctrl->cache_line, RTE_CACHE_LINE_SIZE);
+	// The fields each side writes sit on DPDK's cache lines.
+	assert_int_equal(offsetof(struct shmchan_ctrl, daemon_sleeping), RTE_CACHE_LINE_SIZE);
+	assert_int_equal(offsetof(struct shmchan_ctrl, client_sleeping), 2 * RTE_CACHE_LINE_SIZE);
+	assert_int_equal(ch->g.req_ring_off, 3 * RTE_CACHE_LINE_SIZE);
 	// Armed: the daemon sleeps until its poller first serves the channel.
 	assert_int_equal(ctrl->daemon_sleeping, 1);
 	assert_int_equal(ctrl->client_sleeping, 0);
@@ -334,6 +339,11 @@ static void test_client_open_rejects(void **state) {
 	ctrl->state = 0;
 	assert_int_equal(shmchan_client_open(&ch->g, ctrl, -1, fds[0], fds[1], &cli), -EINVAL);
 	ctrl->state = SHMCHAN_STATE_UP;
+
+	// A daemon built for another cache line size laid it out.
+	ctrl->cache_line = 2 * RTE_CACHE_LINE_SIZE;
+	assert_int_equal(shmchan_client_open(&ch->g, ctrl, -1, fds[0], fds[1], &cli), -EPROTO);
+	ctrl->cache_line = RTE_CACHE_LINE_SIZE;
 
 	// A geometry that passes its own check but is not this region's.
 	assert_int_equal(shmchan_geometry_init(&g, 2 * SHMCHAN_RING_CELLS), 0);
@@ -848,6 +858,69 @@ static void test_server_ignores_ring_header(void **state) {
 	}
 }
 
+// What a daemon bug or a stale process could do to the client: size, mask
+// and capacity of both shared ring headers rewritten, and the client's own
+// indices there too. The client goes on with its private geometry: its
+// frames land in the cells, and cross the end of the cell array, where the
+// daemon (with its own private geometry) finds them, it reads the daemon's
+// frames from the right cells, and the request ring holds exactly its
+// capacity, no more.
+static void test_client_ignores_ring_header(void **state) {
+	struct chan *ch = *state;
+	struct rte_ring *rings[] = {ch->req_ring, ch->resp_ring};
+	const uint32_t capacity = ch->g.ring_cells - 1;
+	const uint32_t bogus[][3] = {
+		{UINT32_MAX, UINT32_MAX, UINT32_MAX},
+		{0, 0, 0},
+		{1u << 30, (1u << 30) - 1, (1u << 30) - 1},
+		{16, 15, 15},
+	};
+
+	for (unsigned b = 0; b < 4; b++) {
+		uint32_t sent = 0;
+		int ret;
+
+		// Place the next frames across the end of the cell array, where a
+		// wrong mask or size would go astray.
+		set_all_indices(ch, b * 7 * ch->g.ring_cells + ch->g.ring_cells - 2);
+		for (unsigned r = 0; r < 2; r++) {
+			rings[r]->size = bogus[b][0];
+			rings[r]->mask = bogus[b][1];
+			rings[r]->capacity = bogus[b][2];
+		}
+		ch->req_ring->prod.head = 77;
+		ch->resp_ring->cons.head = 77;
+
+		for (uint32_t i = 0; i < 3; i++)
+			assert_int_equal(client_send_msg(ch, 100 + i, b * 10 + i), 0);
+		for (uint32_t i = 0; i < 3; i++)
+			server_recv_expect(ch, 100 + i, b * 10 + i);
+		for (uint32_t i = 0; i < 3; i++)
+			assert_int_equal(server_send_msg(ch, 200 + i, b * 10 + i), 0);
+		assert_true(shmchan_client_has_response(ch->cli));
+		for (uint32_t i = 0; i < 3; i++)
+			client_recv_expect(ch, 200 + i, b * 10 + i);
+		assert_false(shmchan_client_has_response(ch->cli));
+		// The client republished its own indices.
+		assert_int_equal(ch->req_ring->prod.head, ch->srv->req.pos);
+		assert_int_equal(ch->resp_ring->cons.head, ch->srv->resp.pos);
+
+		// Exactly capacity cells of 2-cell messages (and the odd cell
+		// left), whatever the shared header says.
+		shmchan_server_flush(ch->srv);
+		assert_true(shmchan_client_can_enqueue(ch->cli, LEN_2_CELLS));
+		while (sent <= capacity && (ret = client_send_msg(ch, LEN_2_CELLS, sent)) == 0)
+			sent++;
+		assert_int_equal(ret, -ENOBUFS);
+		assert_int_equal(sent, capacity / 2);
+		assert_false(shmchan_client_can_enqueue(ch->cli, LEN_2_CELLS));
+		for (uint32_t i = 0; i < sent; i++)
+			server_recv_expect(ch, LEN_2_CELLS, i);
+		assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 0);
+		shmchan_server_flush(ch->srv);
+	}
+}
+
 int main(void) {
 #define CHAN_TEST(f) cmocka_unit_test_setup_teardown(f, chan_setup, chan_teardown)
 	const struct CMUnitTest tests[] = {
@@ -882,6 +955,7 @@ int main(void) {
 		CHAN_TEST(test_server_frees_cells_at_flush),
 		CHAN_TEST(test_server_uses_checked_tail),
 		CHAN_TEST(test_server_ignores_ring_header),
+		CHAN_TEST(test_client_ignores_ring_header),
 	};
 #undef CHAN_TEST
 

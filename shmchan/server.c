@@ -134,6 +134,8 @@ int shmchan_server_create(
 	ctrl->region_size = g->region_size;
 	ctrl->req_ring_off = g->req_ring_off;
 	ctrl->resp_ring_off = g->resp_ring_off;
+	ctrl->cache_line = SHMCHAN_CACHE_LINE;
+	ctrl->generation = g->generation;
 
 	req = (struct rte_ring *)(base + g->req_ring_off);
 	resp = (struct rte_ring *)(base + g->resp_ring_off);
@@ -169,7 +171,9 @@ int shmchan_server_create(
 		goto err;
 	}
 
-	ctrl->state = SHMCHAN_STATE_UP;
+	// Release: a stale client of a recycled zone that sees UP sees the wipe
+	// and the new generation before it, and fails its lease check.
+	__atomic_store_n(&ctrl->state, SHMCHAN_STATE_UP, __ATOMIC_RELEASE);
 	s->ctrl = ctrl;
 	*out = s;
 	return 0;
@@ -187,6 +191,15 @@ void shmchan_server_destroy(struct shmchan_server *s) {
 	if (s->resp_fd >= 0)
 		close(s->resp_fd);
 	free(s);
+}
+
+void shmchan_server_detach(struct shmchan_server *s) {
+	// No ordering needed: a client that sees DETACHED reads nothing more
+	// from the region. What keeps a stale client out of a region given to
+	// another is that the daemon does not give it away while that client may
+	// still run (main/channel.c); this store only makes it fail at its next
+	// operation instead of writing where nobody reads.
+	__atomic_store_n(&s->ctrl->state, SHMCHAN_STATE_DETACHED, __ATOMIC_RELAXED);
 }
 
 int shmchan_server_req_fd(const struct shmchan_server *s) {

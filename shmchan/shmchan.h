@@ -14,6 +14,8 @@
 
 #pragma once
 
+#include <gr_shm.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +24,9 @@
 // 2: the daemon's need-wakeup flag tells what it waits for (a request, or
 // room in the response ring), and a client about to sleep rings the daemon
 // when it waits for room.
-#define SHMCHAN_LAYOUT_VERSION 2
+// 3: the control block records the cache line size it was laid out for,
+// the generation of the channel and whether the daemon detached it.
+#define SHMCHAN_LAYOUT_VERSION 3
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
 #define SHMCHAN_CELL_SIZE 16
@@ -45,11 +49,14 @@ _Static_assert(
 	"the longest message fits an empty ring"
 );
 
-// Where a region lives. Both backings hold the same layout.
+// Where a region lives. Both backings hold the same layout. The values are
+// the wire's (the daemon sends a shmchan_backing as a GR_SHM_BACKING_* bit).
 enum shmchan_backing {
-	SHMCHAN_BACKING_MEMFD = 1, // equals GR_SHM_BACKING_MEMFD
-	SHMCHAN_BACKING_MEMZONE = 2, // equals GR_SHM_BACKING_MEMZONE
+	SHMCHAN_BACKING_MEMFD = 1,
+	SHMCHAN_BACKING_MEMZONE = 2,
 };
+_Static_assert(SHMCHAN_BACKING_MEMFD == GR_SHM_BACKING_MEMFD, "a backing is sent as is");
+_Static_assert(SHMCHAN_BACKING_MEMZONE == GR_SHM_BACKING_MEMZONE, "a backing is sent as is");
 
 // Geometry of a region. The daemon computes it and sends it in the attach
 // response; the client validates it before mapping anything.
@@ -60,6 +67,11 @@ struct shmchan_geometry {
 	uint64_t region_size;
 	uint64_t req_ring_off;
 	uint64_t resp_ring_off;
+	// Which attach of the region this is (0 from shmchan_geometry_init()):
+	// the daemon gives every channel a new one, writes it into the control
+	// block and sends it in the attach response. A client attached to
+	// another generation than the region's is a stale one.
+	uint32_t generation;
 };
 
 // Why the calling thread's last failing shmchan call failed, in words, for
@@ -122,6 +134,13 @@ int shmchan_server_create(
 // Close the eventfds and free the server. Does not touch mem. Call only when
 // no thread can use the server any more (after an RCU grace period).
 void shmchan_server_destroy(struct shmchan_server *);
+
+// Tell the client that the daemon gave up on the channel: mark the region
+// detached, so that the client's next ring operation fails with
+// -ECONNRESET instead of writing into a region nobody serves (and that may
+// be handed to another client next). Call before the memory goes back to
+// any pool. One store, no system call; idempotent. Any thread.
+void shmchan_server_detach(struct shmchan_server *);
 
 // Doorbell fds: the daemon sleeps on req_fd; it rings resp_fd. Both are
 // passed to the client at attach.
@@ -187,18 +206,30 @@ const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_ser
 
 // ---- client side ----
 
-// One thread at a time sends (enqueue, flush, send) and one thread at a time
-// receives (recv, peek_len, room_check, the doorbell calls); they may be two
-// different threads: the two directions share nothing but the eventfd the
-// daemon sleeps on, which both may write.
+// Threads: a shmchan_client belongs to one thread at a time, and every
+// shmchan_client_* call on it, sending or receiving, comes from that thread,
+// as the client library's handle does. The two directions are not
+// independent: one need-wakeup flag (client_sleeping) says the client waits,
+// for a response or for room in the request ring, and a thread waiting on
+// one ring also flushes and drains the other, so two threads on one client
+// would clear each other's flag and lose wake-ups.
 struct shmchan_client;
 
 // Map a channel: for the memfd backing base is NULL and fd is the memfd (it is
 // mmap'ed, and checked to be sealed against growing and shrinking); for the
 // memzone backing base is the zone's address and fd is -1. The geometry must
-// have passed shmchan_geometry_check(). The control block's magic and layout
-// version are checked. Takes ownership of the fds on success.
-// Returns 0 or -errno (-EPROTO: layout mismatch, -EINVAL: bad region).
+// have passed shmchan_geometry_check(). The control block's magic, layout
+// version and cache line size are checked, and that it is up and of g's
+// generation. Takes ownership of the fds on success. Returns 0 or -errno
+// (-EPROTO: layout mismatch, -EINVAL: bad region, -ECONNRESET: the region
+// is detached or of another generation).
+//
+// The lease: every ring operation below first checks that the daemon has
+// not detached the channel and that the region is still of the generation
+// opened (one load of a read-mostly line). If not, it touches nothing and
+// returns -ECONNRESET (enqueue, send, recv, peek_len); has_response and
+// can_enqueue say true, so that a waiting caller tries the operation and
+// gets the error instead of sleeping; arm and disarm write nothing.
 int shmchan_client_open(
 	const struct shmchan_geometry *g,
 	void *base,
@@ -215,7 +246,9 @@ void shmchan_client_close(struct shmchan_client *);
 // batch (a spinning daemon serves it at once; a sleeping one only after the
 // flush). Returns 0, -ENOBUFS (no room now; retry after the daemon drained
 // some), -EMSGSIZE (longer than SHMCHAN_MSG_MAX), -EINVAL (shorter than
-// SHMCHAN_MSG_MIN). No system call, never blocks. Sending thread.
+// SHMCHAN_MSG_MIN), -ECONNRESET (detached: see the lease above), -EBADMSG
+// (the consumer index in the region is past ours). No system call, never
+// blocks.
 int shmchan_client_enqueue(
 	struct shmchan_client *,
 	const void *hdr,
@@ -227,7 +260,6 @@ int shmchan_client_enqueue(
 // End a batch of enqueues: one full fence, then ring the daemon's doorbell
 // if it sleeps. Does nothing if nothing was enqueued since the last flush.
 // Makes a system call (one eventfd write) only when the daemon sleeps.
-// Sending thread.
 void shmchan_client_flush(struct shmchan_client *);
 
 // shmchan_client_enqueue() then, on success, shmchan_client_flush().
@@ -241,22 +273,23 @@ int shmchan_client_send(
 
 // True if a message of msg_len bytes fits in the request ring now. Reads
 // the daemon's consumer tail: call it after shmchan_client_doorbell_arm() to
-// re-check before sleeping for room. Sending thread.
+// re-check before sleeping for room.
 bool shmchan_client_can_enqueue(const struct shmchan_client *, size_t msg_len);
 
 // If the daemon waits for room in the response ring, ring its doorbell.
 // No fence: a cheap early check for a client that found its ring empty and
 // starts to wait; the check in shmchan_client_doorbell_arm() is the one that
-// cannot miss. Receiving thread.
+// cannot miss.
 void shmchan_client_room_check(struct shmchan_client *);
 
 // Take one message out of the response ring into buf. Returns its length,
 // 0 if the ring is empty, -EMSGSIZE if buf_len is too small (the message
-// stays in the ring), -EBADMSG if the ring holds a bad frame.
+// stays in the ring), -EBADMSG if the ring holds a bad frame, -ECONNRESET if
+// the channel is detached.
 int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 
-// Peek the length of the next message: > 0, 0 if the ring is empty, or
-// -EBADMSG if the ring holds a bad frame.
+// Peek the length of the next message: > 0, 0 if the ring is empty,
+// -EBADMSG if the ring holds a bad frame, or -ECONNRESET.
 int shmchan_client_peek_len(struct shmchan_client *);
 
 // Doorbell, client side, same protocol as the server's. The client sleeps

@@ -88,8 +88,8 @@
 // few ms even at 128 KiB per operation.
 #define CLOCK_CHECK_MASK 0x3f
 // Cache line of the shared fields: written by different processes, each on
-// its own line.
-#define CACHE_LINE 64
+// its own line. DPDK's, as rte_ring's own fields.
+#define CACHE_LINE RTE_CACHE_LINE_SIZE
 // cacheline: the value the leader stores to stop the follower. The round
 // trips store 1, 2, 3, ... and never reach it.
 #define LINE_STOP UINT64_MAX

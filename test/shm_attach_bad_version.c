@@ -105,6 +105,15 @@ static void expect_attached(int fd) {
 	      ctrl->magic,
 	      ctrl->layout_version,
 	      ctrl->state);
+	// The region's generation is the one the attach response gives, and
+	// not 0, the value of a wiped region.
+	CHECK(ctrl->generation == a->generation && a->generation != 0,
+	      "region of generation %u, the attach response says %u",
+	      ctrl->generation,
+	      a->generation);
+	CHECK(ctrl->cache_line == RTE_CACHE_LINE_SIZE,
+	      "region of %u-byte cache lines",
+	      ctrl->cache_line);
 	munmap((void *)ctrl, a->region_size);
 	raw_close_fds(r.fds, r.n_fds);
 }
