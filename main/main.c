@@ -96,6 +96,7 @@ static void usage(void) {
 	       "and\n"
 	       "                                     hugetlbfs is mounted, else off.\n"
 	       "  -v, --verbose              Debug log level.\n"
+	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
 	       "\n"
 	       "Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
@@ -173,18 +174,27 @@ static const struct option long_options[] = {
 	{"no-shm", no_argument, NULL, OPT_NO_SHM},
 	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
 	{"verbose", no_argument, NULL, 'v'},
+	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
+// What parse_options() found besides the configuration.
+enum {
+	OPTIONS_RUN,
+	OPTIONS_HELP,
+	OPTIONS_VERSION,
+};
+
 // Parse the daemon's own options, argv[1] up to argc (the caller cut argv
-// at "--"). Returns 0, 1 if --help was given, or -EINVAL after printing why.
+// at "--"). Returns OPTIONS_RUN, OPTIONS_HELP (--help), OPTIONS_VERSION
+// (--version), or -EINVAL after printing why.
 static int parse_options(int argc, char **argv) {
 	struct shmchand_config *cfg = &shmchand_config;
 	unsigned long value;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vh", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vVh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			cfg->sock_path = optarg;
@@ -243,8 +253,10 @@ static int parse_options(int argc, char **argv) {
 		case 'v':
 			cfg->verbose = true;
 			break;
+		case 'V':
+			return OPTIONS_VERSION;
 		case 'h':
-			return 1;
+			return OPTIONS_HELP;
 		default:
 			return -EINVAL;
 		}
@@ -255,7 +267,7 @@ static int parse_options(int argc, char **argv) {
 			argv[optind]);
 		return -EINVAL;
 	}
-	return 0;
+	return OPTIONS_RUN;
 }
 
 // The EAL's argument vector: shmchand's defaults, then the user's.
@@ -299,6 +311,21 @@ static const char *file_prefix_of(int argc, char *const argv[]) {
 			prefix = argv[i] + sizeof(opt);
 	}
 	return prefix;
+}
+
+// Whether EAL runs telemetry: true if the last of --telemetry and
+// --no-telemetry in args is --telemetry. Read before rte_eal_init(), which
+// reorders argv.
+static bool last_telemetry_opt(int argc, char *const argv[]) {
+	bool on = false;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--telemetry") == 0)
+			on = true;
+		else if (strcmp(argv[i], "--no-telemetry") == 0)
+			on = false;
+	}
+	return on;
 }
 
 static long hugepages_free(void) {
@@ -596,7 +623,7 @@ int main(int argc, char **argv) {
 	struct eal_args eal = {0};
 	struct event_base *base;
 	bool restore_cpus = false;
-	bool shared_files;
+	bool shared_files, telemetry;
 	cpu_set_t cpus;
 
 	for (int i = 1; i < argc; i++) {
@@ -605,9 +632,15 @@ int main(int argc, char **argv) {
 			break;
 		}
 	}
+	cfg->start_ns = shmchand_monotonic_ns();
+	cfg->start_time = time(NULL);
 	ret = parse_options(own_argc, argv);
-	if (ret > 0) {
+	if (ret == OPTIONS_HELP) {
 		usage();
+		return EXIT_SUCCESS;
+	}
+	if (ret == OPTIONS_VERSION) {
+		printf("shmchand %s\n", SHMCHAN_VERSION);
 		return EXIT_SUCCESS;
 	}
 	if (ret < 0) {
@@ -647,6 +680,9 @@ int main(int argc, char **argv) {
 	}
 	// Secondaries map the primary's hugepage files: not with --no-huge, and
 	// not when EAL keeps no shared files (--in-memory, --no-shconf).
+	// The last of --telemetry and --no-telemetry among EAL's arguments wins,
+	// as in EAL.
+	telemetry = last_telemetry_opt(eal.argc, eal.argv);
 	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge") &&
 		       !has_long_opt(eal.argc, eal.argv, "in-memory") &&
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
@@ -666,6 +702,7 @@ int main(int argc, char **argv) {
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
+	cfg->telemetry = telemetry;
 
 	base = event_base_new();
 	if (base == NULL) {
