@@ -95,7 +95,7 @@ GR_REQ_STREAM(GR_SHM_CHANNEL_LIST, struct gr_empty, struct gr_shm_channel_info);
 // fields it knows and ignores the rest (see docs/protocol.md).
 #define GR_SHM_VERSION_LEN 32
 #define GR_SHM_INFO_HUGEPAGES (1u << 0) // EAL runs on hugepages: memzones offered
-#define GR_SHM_INFO_TELEMETRY (1u << 1) // DPDK telemetry runs in the daemon
+#define GR_SHM_INFO_TELEMETRY (1u << 1) // DPDK telemetry runs: /shmchan/ endpoints served
 struct gr_shm_daemon_info {
 	int32_t pid;
 	uint32_t pollers;

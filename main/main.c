@@ -6,6 +6,7 @@
 #include "channel.h"
 #include "shmchand.h"
 #include "sock.h"
+#include "telemetry.h"
 
 #include <gr_api.h>
 
@@ -95,6 +96,9 @@ static void usage(void) {
 	       "                               auto: on if more than %d 2 MB hugepages are free "
 	       "and\n"
 	       "                                     hugetlbfs is mounted, else off.\n"
+	       "      --telemetry            Run DPDK telemetry and serve /shmchan/info,\n"
+	       "                             /shmchan/clients and /shmchan/stats on its socket\n"
+	       "                             (default off).\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
@@ -104,7 +108,8 @@ static void usage(void) {
 	       "  --file-prefix %s\n"
 	       "  -l 0                       (unless -l, -c or --lcores is given)\n"
 	       "  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
-	       "  --no-telemetry             (unless --telemetry or --no-telemetry is given)\n"
+	       "  --no-telemetry             (--telemetry without shmchand's --telemetry; unless\n"
+	       "                             --telemetry or --no-telemetry is given)\n"
 	       "  --no-huge -m %s            (--hugepages off, or auto without hugepages; unless\n"
 	       "                             --no-huge or --in-memory is given; -m unless -m or\n"
 	       "                             --socket-mem is given)\n"
@@ -163,6 +168,7 @@ static int parse_group(const char *arg, gid_t *gid) {
 enum {
 	OPT_NO_SHM = 256,
 	OPT_HUGEPAGES,
+	OPT_TELEMETRY,
 };
 
 static const struct option long_options[] = {
@@ -173,6 +179,7 @@ static const struct option long_options[] = {
 	{"spin-us", required_argument, NULL, 'S'},
 	{"no-shm", no_argument, NULL, OPT_NO_SHM},
 	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
+	{"telemetry", no_argument, NULL, OPT_TELEMETRY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
@@ -249,6 +256,9 @@ static int parse_options(int argc, char **argv) {
 					optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_TELEMETRY:
+			cfg->telemetry = true;
 			break;
 		case 'v':
 			cfg->verbose = true;
@@ -451,7 +461,7 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 		argv[argc++] = "--no-pci";
 	if (!has_long_opt(user_argc, user_argv, "telemetry") &&
 	    !has_long_opt(user_argc, user_argv, "no-telemetry"))
-		argv[argc++] = "--no-telemetry";
+		argv[argc++] = cfg->telemetry ? "--telemetry" : "--no-telemetry";
 	argv[argc++] = cfg->verbose ? "--log-level=shmchand:debug" : "--log-level=lib.eal:notice";
 	user_mem = has_short_opt(user_argc, user_argv, 'm') ||
 		   has_long_opt(user_argc, user_argv, "socket-mem");
@@ -681,7 +691,7 @@ int main(int argc, char **argv) {
 	// Secondaries map the primary's hugepage files: not with --no-huge, and
 	// not when EAL keeps no shared files (--in-memory, --no-shconf).
 	// The last of --telemetry and --no-telemetry among EAL's arguments wins,
-	// as in EAL.
+	// as in EAL; shmchand's own --telemetry put one there when neither was.
 	telemetry = last_telemetry_opt(eal.argc, eal.argv);
 	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge") &&
 		       !has_long_opt(eal.argc, eal.argv, "in-memory") &&
@@ -703,6 +713,8 @@ int main(int argc, char **argv) {
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
 	cfg->telemetry = telemetry;
+	if (cfg->telemetry && telemetry_init() < 0)
+		goto cleanup;
 
 	base = event_base_new();
 	if (base == NULL) {
@@ -712,6 +724,7 @@ int main(int argc, char **argv) {
 			status = EXIT_SUCCESS;
 		event_base_free(base);
 	}
+cleanup:
 	rte_eal_cleanup();
 free_args:
 	free(eal.argv);

@@ -37,7 +37,7 @@ struct shmchand_config {
 	// Filled after EAL init.
 	bool have_hugepages; // primary can accept secondaries: memzone offered
 	char file_prefix[64];
-	bool telemetry; // EAL runs telemetry (--telemetry among its arguments)
+	bool telemetry; // EAL runs telemetry: the /shmchan/ endpoints are served
 	uint64_t start_ns; // CLOCK_MONOTONIC when main() began
 	time_t start_time; // the same instant, wall clock
 	unsigned memzone_channels; // reserved by channel_module_init()
