@@ -34,6 +34,9 @@
 		}                                                                                  \
 	} while (0)
 
+// Bytes a newer daemon's GR_SHM_DAEMON_INFO answer has past this release's.
+#define FAKE_DAEMON_INFO_NEWER_EXTRA 32
+
 struct fake_daemon {
 	int sock; // the daemon's end of the connection, -1 once closed
 	struct gr_api_client *client; // over the other end, if the test made it
