@@ -19,6 +19,7 @@ unit=$2
 grep -qx 'RuntimeDirectory=shmchand' "$unit" || shmt_fail "no RuntimeDirectory=shmchand"
 grep -qx 'Restart=on-failure' "$unit" || shmt_fail "no Restart=on-failure"
 grep -Eqx 'EnvironmentFile=-/.*/default/shmchand' "$unit" || shmt_fail "no EnvironmentFile"
+# shellcheck disable=SC2016 # $SHMCHAND_OPTS is the unit's, literally
 grep -Eqx 'ExecStart=/.*/shmchand -s /run/shmchand/shmchand.sock \$SHMCHAND_OPTS' "$unit" ||
 	shmt_fail "ExecStart does not serve /run/shmchand/shmchand.sock with SHMCHAND_OPTS"
 echo "unit contents: ok"
