@@ -396,7 +396,7 @@ static bool hugedir_lock_free(const char *dir) {
 // Whether EAL should run without hugepages, per --hugepages.
 static bool want_no_huge(enum hugepage_mode mode) {
 	char dir[PATH_MAX];
-	bool mounted, lock_free;
+	bool mounted, lock_free, writable;
 	long free_pages;
 
 	if (mode == HUGEPAGES_OFF) {
@@ -414,11 +414,19 @@ static bool want_no_huge(enum hugepage_mode mode) {
 		return false;
 	}
 	free_pages = hugepages_free();
-	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && mounted && lock_free) {
+	// EAL creates its hugepage files in the mount: a user who may not
+	// write there (a mount of root's, mode 0755) would only fail EAL init.
+	writable = mounted && access(dir, W_OK | X_OK) == 0;
+	if (free_pages > HUGEPAGES_AUTO_MIN_FREE && writable && lock_free) {
 		LOG(INFO, "hugepages auto: %ld free 2 MB hugepages, using them", free_pages);
 		return false;
 	}
-	if (!lock_free)
+	if (mounted && !writable)
+		LOG(NOTICE,
+		    "hugepages auto: this user may not create files in %s;"
+		    " running with --no-huge, memfd channels only",
+		    dir);
+	else if (!lock_free)
 		LOG(NOTICE,
 		    "hugepages auto: %s has been locked by another DPDK process for %d ms;"
 		    " running with --no-huge, memfd channels only",

@@ -25,8 +25,14 @@ if [ -z "$free" ] || [ "$free" -lt "$min_free" ]; then
 	echo "SKIP: ${free:-no} free hugepages (need $min_free): run scripts/hugepages.sh as root" >&2
 	exit 77
 fi
-if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+mount_dir=$(awk '$3 == "hugetlbfs" { print $2; exit }' /proc/mounts)
+if [ -z "$mount_dir" ]; then
 	echo "SKIP: no hugetlbfs mounted: run scripts/hugepages.sh as root" >&2
+	exit 77
+fi
+# EAL creates its hugepage files there: root's mount refuses other users.
+if [ ! -w "$mount_dir" ] || [ ! -x "$mount_dir" ]; then
+	echo "SKIP: this user may not create files in $mount_dir (hugetlbfs)" >&2
 	exit 77
 fi
 exec "$@"
