@@ -25,9 +25,19 @@ dest=$SHMT_TMPDIR/dest
 "$meson" install -C "$build_root" --no-rebuild --quiet --destdir "$dest" >"$SHMT_TMPDIR/install.log" 2>&1 ||
 	shmt_fail "meson install failed: $(cat "$SHMT_TMPDIR/install.log")"
 
-prefix=$("$meson" introspect --buildoptions "$build_root" | python3 -c '
+# The build's option $1.
+build_option() {
+	"$meson" introspect --buildoptions "$build_root" | python3 -c '
 import json, sys
-print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"
+}
+prefix=$(build_option prefix)
+# A library built with sanitizers needs their runtime first in the program.
+sanitize=$(build_option b_sanitize)
+sanitize_flags=
+if [ "$sanitize" != none ] && [ -n "$sanitize" ]; then
+	sanitize_flags=-fsanitize=$sanitize
+fi
 root=$dest$prefix
 pc=$(find "$root" -name gr_api_client.pc)
 [ -n "$pc" ] || shmt_fail "no gr_api_client.pc under $root"
@@ -83,7 +93,7 @@ int main(int argc, char **argv) {
 }
 C
 # shellcheck disable=SC2086
-"$cc" -Wall -Werror -o "$SHMT_TMPDIR/consumer" "$SHMT_TMPDIR/consumer.c" $flags ||
+"$cc" -Wall -Werror $sanitize_flags -o "$SHMT_TMPDIR/consumer" "$SHMT_TMPDIR/consumer.c" $flags ||
 	shmt_fail "the consumer does not build with: $flags"
 echo "consumer built with: $flags"
 
