@@ -111,7 +111,7 @@ static int channels_run(struct cli_opts *opts, int argc, char **argv) {
 	err = cli_stream(c, GR_SHM_CHANNEL_LIST, sizeof(*infos), &items, &n);
 	gr_api_client_disconnect(c);
 	if (err != 0)
-		return cli_fail(opts, "GR_SHM_CHANNEL_LIST on", err);
+		return cli_fail(opts, "GR_SHM_CHANNEL_LIST on", -err);
 	infos = items;
 	for (size_t i = 0; i < n; i++)
 		infos[i].name[sizeof(infos[i].name) - 1] = '\0';

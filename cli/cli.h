@@ -72,12 +72,11 @@ int cli_fail(const struct cli_opts *, const char *what, int err);
 
 // One request whose response is a struct of resp_len bytes: a longer
 // payload (a newer daemon) is cut, a shorter one (an older daemon) padded
-// with zeros. Returns 0 or an errno value.
+// with zeros. Returns 0 or -errno.
 int cli_request(struct gr_api_client *, uint32_t type, void *resp, size_t resp_len);
 
 // A stream request: every response, each resp_len bytes (cut or padded as
-// in cli_request), in a malloc'ed array *items of *n. Returns 0 or an errno
-// value.
+// in cli_request), in a malloc'ed array *items of *n. Returns 0 or -errno.
 int cli_stream(struct gr_api_client *, uint32_t type, size_t resp_len, void **items, size_t *n);
 
 // Names of the public codes of api/gr_shm.h.

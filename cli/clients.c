@@ -142,7 +142,7 @@ static int clients_run(struct cli_opts *opts, int argc, char **argv) {
 	err = cli_stream(c, GR_SHM_CLIENT_LIST, sizeof(*infos), &items, &n);
 	gr_api_client_disconnect(c);
 	if (err != 0)
-		return cli_fail(opts, "GR_SHM_CLIENT_LIST on", err);
+		return cli_fail(opts, "GR_SHM_CLIENT_LIST on", -err);
 	infos = items;
 	for (size_t i = 0; i < n; i++)
 		infos[i].channel[sizeof(infos[i].channel) - 1] = '\0';

@@ -150,7 +150,7 @@ static int info_run(struct cli_opts *opts, int argc, char **argv) {
 	err = cli_request(c, GR_SHM_DAEMON_INFO, &info, sizeof(info));
 	gr_api_client_disconnect(c);
 	if (err != 0)
-		return cli_fail(opts, "GR_SHM_DAEMON_INFO on", err);
+		return cli_fail(opts, "GR_SHM_DAEMON_INFO on", -err);
 	info.version[sizeof(info.version) - 1] = '\0';
 	info.file_prefix[sizeof(info.file_prefix) - 1] = '\0';
 	if (opts->json) {

@@ -23,6 +23,8 @@
 // Longest interval accepted, in seconds: a day.
 #define PING_INTERVAL_MAX_S 86400.0
 #define PERCENT 100
+// Round trips -j keeps room for at first, then doubled.
+#define PING_INITIAL_TIMES 64
 
 // Set by SIGINT: stop after the call in progress and print the summary.
 static volatile sig_atomic_t ping_stop;
@@ -94,15 +96,16 @@ static int64_t ping_once(struct gr_api_client *c, bool ping2, unsigned long seq)
 	return (int64_t)(now_ns() - start);
 }
 
+// Count one reply; keep its time too for -j. Returns 0 or -ENOMEM.
 static int ping_record(struct ping_stats *s, uint64_t ns, bool keep) {
 	double t = (double)ns;
 
 	if (keep && s->received == s->times_cap) {
-		size_t cap = s->times_cap > 0 ? 2 * s->times_cap : 64;
+		size_t cap = s->times_cap > 0 ? 2 * s->times_cap : PING_INITIAL_TIMES;
 		uint64_t *times = realloc(s->times_ns, cap * sizeof(*times));
 
 		if (times == NULL)
-			return ENOMEM;
+			return -ENOMEM;
 		s->times_ns = times;
 		s->times_cap = cap;
 	}
@@ -283,7 +286,7 @@ static int ping_run(struct cli_opts *opts, int argc, char **argv) {
 			s.err = errno;
 			break;
 		}
-		s.err = ping_record(&s, (uint64_t)ns, opts->json);
+		s.err = -ping_record(&s, (uint64_t)ns, opts->json);
 		if (s.err != 0)
 			break;
 		if (!opts->json)

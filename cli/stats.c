@@ -94,7 +94,7 @@ static int stats_run(struct cli_opts *opts, int argc, char **argv) {
 	err = cli_request(c, GR_SHM_STATS, &stats, sizeof(stats));
 	gr_api_client_disconnect(c);
 	if (err != 0)
-		return cli_fail(opts, "GR_SHM_STATS on", err);
+		return cli_fail(opts, "GR_SHM_STATS on", -err);
 	if (opts->json) {
 		stats_json(&stats);
 		return EXIT_SUCCESS;

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+// Responses of a stream room is made for at first, then doubled.
+#define STREAM_INITIAL_ITEMS 16
+
 static const char *sock_path(const struct cli_opts *opts) {
 	return opts->sock_path != NULL ? opts->sock_path : GR_API_DEFAULT_SOCK_PATH;
 }
@@ -109,7 +112,7 @@ int cli_request(struct gr_api_client *c, uint32_t type, void *resp, size_t resp_
 
 	len = gr_api_client_send_recv(c, type, 0, NULL, &payload);
 	if (len < 0)
-		return errno;
+		return -errno;
 	fit(resp, resp_len, payload, (size_t)len);
 	free(payload);
 	return 0;
@@ -124,15 +127,15 @@ int cli_stream(struct gr_api_client *c, uint32_t type, size_t resp_len, void **i
 
 	id = gr_api_client_send(c, type, 0, NULL);
 	if (id < 0)
-		return errno;
+		return -errno;
 	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, &payload, &len)) > 0) {
 		if (count == cap) {
-			cap = cap > 0 ? 2 * cap : 16;
+			cap = cap > 0 ? 2 * cap : STREAM_INITIAL_ITEMS;
 			grown = realloc(all, cap * resp_len);
 			if (grown == NULL) {
 				free(payload);
 				free(all);
-				return ENOMEM;
+				return -ENOMEM;
 			}
 			all = grown;
 		}
@@ -141,7 +144,7 @@ int cli_stream(struct gr_api_client *c, uint32_t type, size_t resp_len, void **i
 		count++;
 	}
 	if (ret < 0) {
-		ret = errno;
+		ret = -errno;
 		free(all);
 		return ret;
 	}
