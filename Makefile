@@ -22,13 +22,21 @@ ifeq ($(CI),true)
 FUZZ_MESON_OPTS += -Dwerror=true
 endif
 
-.PHONY: all deps hugepages setup run test bench-socket fuzz format clean
+.PHONY: all deps deps-fuzz deps-bench hugepages setup run test bench-socket fuzz format clean
 
 all: setup
 	ninja -C $(BUILDDIR)
 
+# What make run and make test need; fuzzing and the benchmark's plots need
+# more (scripts/deps.sh).
 deps:
 	@scripts/deps.sh
+
+deps-fuzz:
+	@scripts/deps.sh fuzz
+
+deps-bench:
+	@scripts/deps.sh bench
 
 hugepages:
 	@scripts/hugepages.sh
@@ -49,12 +57,12 @@ test: all hugepages
 bench-socket: deps hugepages
 	smoke/bench_socket.sh
 
-fuzz: deps
+fuzz: deps-fuzz
 	fuzz/run.sh $(FUZZ_BUILDDIR) $(FUZZ_SECONDS) $(FUZZ_MESON_OPTS)
 
 # The full benchmark (docs/performance.md): results/<timestamp>/, plots, goals.
 .PHONY: bench
-bench: all hugepages
+bench: deps-bench all hugepages
 	smoke/bench.sh $(BUILDDIR)
 
 format:

@@ -7,6 +7,7 @@
 
 #include <gr_api.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 // Our module ('S' 'H'); the main module 0xcafe stays Grout's.
@@ -76,25 +77,53 @@ GR_REQ(GR_SHM_STATS, struct gr_empty, struct gr_shm_stats_resp);
 
 // One response per attached channel, then an empty one.
 #define GR_SHM_CHANNEL_LIST GR_MSG_TYPE(GR_SHM_MODULE, 0x0003)
+// States of a channel (gr_shm_channel_info.state, gr_shm_client_info.channel_state).
+#define GR_SHM_CHANNEL_NONE 0 // a client on the socket only: it has no channel
+#define GR_SHM_CHANNEL_UP 1 // served by its poller
+#define GR_SHM_CHANNEL_FAULTED 2 // the client broke its channel; detach under way
+#define GR_SHM_CHANNEL_CLOSED 3 // its lease ended; freed after the RCU grace period
+
 struct gr_shm_channel_info {
 	char name[GR_SHM_NAME_LEN];
 	uint32_t backing;
 	uint32_t poller;
 	int32_t client_pid; // from SO_PEERCRED
-	uint32_t state;
+	uint32_t state; // GR_SHM_CHANNEL_*
 	struct gr_shm_counters counters;
 };
 GR_REQ_STREAM(GR_SHM_CHANNEL_LIST, struct gr_empty, struct gr_shm_channel_info);
 
 // Who and how the daemon is.
 #define GR_SHM_DAEMON_INFO GR_MSG_TYPE(GR_SHM_MODULE, 0x0004)
+// Responses may grow at their end in later releases: a reader takes the
+// fields it knows and ignores the rest (see docs/protocol.md).
+#define GR_SHM_VERSION_LEN 32
+#define GR_SHM_INFO_HUGEPAGES (1u << 0) // EAL runs on hugepages: memzones offered
+#define GR_SHM_INFO_TELEMETRY (1u << 1) // DPDK telemetry runs: /shmchan/ endpoints served
 struct gr_shm_daemon_info {
 	int32_t pid;
 	uint32_t pollers;
 	uint32_t poller_spin_us;
 	uint32_t backings; // GR_SHM_BACKING_* it offers (0: channels disabled)
 	char file_prefix[GR_SHM_PREFIX_LEN];
+	char version[GR_SHM_VERSION_LEN]; // shmchand's release, NUL-terminated
+	uint64_t uptime_ms; // since the daemon started (monotonic clock)
+	uint64_t start_time; // when it started, in seconds since the Unix epoch
+	uint32_t flags; // GR_SHM_INFO_*
+	// Limits (docs/limits.md).
+	uint32_t max_clients; // socket connections served at once
+	uint32_t memzone_channels; // memzone channels in the pool (0: memfd only)
+	uint32_t max_msg_len; // GR_API_MAX_MSG_LEN
+	uint32_t channel_batch; // requests a poller takes from one channel per pass
+	uint32_t channel_backlog_bytes; // responses held per channel while its ring is full
+	uint32_t channel_slow_ms; // a channel with a full response ring this long is detached
+	uint32_t sock_output_high; // output bytes queued per socket client before pausing it
+	uint32_t sock_output_stall_s; // a paused socket client this long is disconnected
+	uint32_t reserved; // zero
 };
+// The first release's 80 bytes keep their layout; the rest is appended.
+_Static_assert(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
+_Static_assert(sizeof(struct gr_shm_daemon_info) == 168, "no hidden padding");
 GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).
@@ -108,3 +137,29 @@ GR_REQ(GR_SHM_ECHO, struct gr_empty, struct gr_empty);
 // channel is left polled for nobody.
 #define GR_SHM_DETACH GR_MSG_TYPE(GR_SHM_MODULE, 0x0010)
 GR_REQ(GR_SHM_DETACH, struct gr_empty, struct gr_empty);
+// One response per socket connection, in the order they were accepted, then
+// an empty one. A client whose requests travel on a channel is listed with
+// its channel; the connection that asks is listed too.
+#define GR_SHM_CLIENT_LIST GR_MSG_TYPE(GR_SHM_MODULE, 0x0006)
+#define GR_SHM_TRANSPORT_SOCKET 1 // requests arrive on the socket
+#define GR_SHM_TRANSPORT_SHM 2 // requests arrive on its channel
+struct gr_shm_client_info {
+	int32_t pid; // from SO_PEERCRED, 0 if unknown
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t transport; // GR_SHM_TRANSPORT_*
+	uint64_t connected_ms; // how long ago the connection was accepted
+	// Requests and responses on the socket (hello and attach included).
+	uint64_t sock_requests;
+	uint64_t sock_req_bytes;
+	uint64_t sock_responses;
+	uint64_t sock_resp_bytes;
+	// The channel, when transport is GR_SHM_TRANSPORT_SHM.
+	char channel[GR_SHM_NAME_LEN]; // "" without a channel
+	uint32_t backing; // GR_SHM_BACKING_*, 0 without a channel
+	uint32_t poller;
+	uint32_t channel_state; // GR_SHM_CHANNEL_*
+	uint32_t reserved; // zero
+	struct gr_shm_counters channel_counters;
+};
+GR_REQ_STREAM(GR_SHM_CLIENT_LIST, struct gr_empty, struct gr_shm_client_info);

@@ -41,6 +41,9 @@ struct script {
 	bool info; // a GR_SHM_DAEMON_INFO comes first
 	uint32_t info_status; // its answer: this status, or info_resp if 0
 	struct gr_shm_daemon_info info_resp;
+	// Bytes of info_resp sent (0: all of it); more than the struct are
+	// sent as a newer daemon would, the rest zeros.
+	size_t info_len;
 	unsigned n_attaches;
 	struct {
 		uint32_t want_backings; // the client must ask for exactly these
@@ -70,6 +73,15 @@ static void fake_probe(struct client_dpdk *dpdk) {
 }
 
 // The daemon thread: answer the scripted requests, in order.
+static void info_write(struct script *s, uint32_t id) {
+	uint8_t buf[sizeof(s->info_resp) + FAKE_DAEMON_INFO_NEWER_EXTRA] = {0};
+	size_t len = s->info_len != 0 ? s->info_len : sizeof(s->info_resp);
+
+	FAKE_DAEMON_CHECK(len <= sizeof(buf));
+	memcpy(buf, &s->info_resp, len < sizeof(s->info_resp) ? len : sizeof(s->info_resp));
+	fake_daemon_write(&s->d, id, 0, buf, len, NULL, 0);
+}
+
 static void *daemon_main(void *arg) {
 	struct script *s = arg;
 	struct gr_api_request hdr;
@@ -80,15 +92,7 @@ static void *daemon_main(void *arg) {
 		if (s->info_status != 0)
 			fake_daemon_write(&s->d, hdr.id, s->info_status, NULL, 0, NULL, 0);
 		else
-			fake_daemon_write(
-				&s->d,
-				hdr.id,
-				0,
-				&s->info_resp,
-				sizeof(s->info_resp),
-				NULL,
-				0
-			);
+			info_write(s, hdr.id);
 	}
 	for (unsigned i = 0; i < s->n_attaches; i++) {
 		struct gr_shm_attach_req req;
@@ -227,6 +231,28 @@ static void memzone_ok(void **state) {
 	channel_ping(s);
 }
 
+// The file prefix and the backings are in every release's answer: the
+// first release's 80 bytes, or a newer daemon's longer one, tell them.
+static void memzone_after_info_of(struct script *s, size_t info_len) {
+	s->info_len = info_len;
+	script_attach(s, 0, GR_SHM_BACKING_MEMZONE | GR_SHM_BACKING_MEMFD, GR_SHM_BACKING_MEMZONE);
+	assert_int_equal(run_attach(s), 0);
+	assert_int_equal(s->d.client->chan_backing, GR_SHM_BACKING_MEMZONE);
+	assert_string_equal(gr_api_client_transport_reason(s->d.client), "");
+	channel_ping(s);
+}
+
+static void info_of_older_daemon(void **state) {
+	memzone_after_info_of(*state, offsetof(struct gr_shm_daemon_info, version));
+}
+
+static void info_of_newer_daemon(void **state) {
+	memzone_after_info_of(
+		*state,
+		sizeof(struct gr_shm_daemon_info) + FAKE_DAEMON_INFO_NEWER_EXTRA
+	);
+}
+
 static void other_prefix_memfd(void **state) {
 	struct script *s = *state;
 	fake_prefix = "other-prefix";
@@ -336,6 +362,8 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(memzone_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_prefix_memfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(info_of_older_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(info_of_newer_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(daemon_without_hugepages, setup, teardown),
 		cmocka_unit_test_setup_teardown(daemon_tells_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(zone_not_found, setup, teardown),

@@ -80,6 +80,8 @@ void fake_daemon_attach_resp(
 union fake_daemon_payload {
 	struct gr_shm_attach_resp attach;
 	struct gr_shm_daemon_info info;
+	// A newer daemon's longer info (attach_memzone_test.c).
+	uint8_t newer_info[sizeof(struct gr_shm_daemon_info) + FAKE_DAEMON_INFO_NEWER_EXTRA];
 };
 
 void fake_daemon_write(

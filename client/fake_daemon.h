@@ -37,6 +37,8 @@
 // The generation of the fake daemon's channel: not 0, so that a client that
 // ignored the attach response's would fail to open it.
 #define FAKE_DAEMON_GENERATION 7
+// Bytes a newer daemon's GR_SHM_DAEMON_INFO answer has past this release's.
+#define FAKE_DAEMON_INFO_NEWER_EXTRA 32
 
 struct fake_daemon {
 	int sock; // the daemon's end of the connection, -1 once closed

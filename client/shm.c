@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -509,9 +510,16 @@ static int secondary_backings(
 	int ret = client_take(c, (uint32_t)id, &msg, &entry);
 	if (ret < 0)
 		return ret;
-	bool told = msg.hdr.status == 0 && msg.hdr.payload_len == sizeof(info);
-	if (told)
-		memcpy(&info, msg.payload, sizeof(info));
+	// The file prefix and the backings are in every release's answer; a
+	// newer daemon's longer one is cut to what this library knows.
+	bool told = msg.hdr.status == 0 &&
+		    msg.hdr.payload_len >= offsetof(struct gr_shm_daemon_info, version);
+	if (told) {
+		memset(&info, 0, sizeof(info));
+		memcpy(&info,
+		       msg.payload,
+		       msg.hdr.payload_len < sizeof(info) ? msg.hdr.payload_len : sizeof(info));
+	}
 	client_stash_free(entry);
 
 	if (!told) {

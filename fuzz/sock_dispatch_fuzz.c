@@ -6,9 +6,9 @@
 // They go through the real code of shmchand: the connection state machine
 // and parser of main/sock.c (read callbacks of a libevent bufferevent on a
 // real accepted Unix socket), header checks and dispatch (main/api.c), and
-// every handler (main/handlers_main.c, main/handlers_info.c, and the channel
-// handlers of main/channel.c: attach, stats, channel list, with a poller
-// running). EAL runs without hugepages and without shared files, so attach
+// every handler (main/handlers_main.c, main/handlers_info.c,
+// main/handlers_clients.c, and the channel handlers of main/channel.c:
+// attach, stats, channel list, with a poller running). EAL runs without hugepages and without shared files, so attach
 // creates memfd channels; the descriptors it passes are received and closed
 // here.
 //

@@ -51,28 +51,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-// Requests a poller takes from one channel before it moves on to the next,
-// so a busy client cannot starve a quiet one.
-#define CHANNEL_BATCH 32
-// Responses kept while the client's response ring is full. The poller stops
-// reading that channel's requests meanwhile, so the backlog only grows by
-// the answers of one request (a stream) and by nothing else.
-#define CHANNEL_BACKLOG_MAX_BYTES (4u << 20)
-// A client whose response ring stays full this long has stopped reading: it
-// is detached.
-#define CHANNEL_SLOW_LIMIT_MS 2000
 // Memzone names of channels: "shmc-<daemon pid>-<seq>", at most 31
 // characters (RTE_MEMZONE_NAMESIZE - 1), unique per daemon instance.
 #define CHANNEL_MEMZONE_PREFIX "shmc-"
 // Regions are mapped by page; a memzone is aligned the same way.
 #define CHANNEL_REGION_ALIGN 4096
-// Memzone channels come from a pool reserved at startup and never freed (16
-// MB of the daemon's -m 128). Reserving or freeing a memzone takes EAL's
-// memzone lock, shared with every secondary: a secondary killed while it
-// holds that lock (in rte_memzone_lookup, say) would freeze the daemon in its
-// next rte_memzone_reserve or rte_memzone_free. With the pool, attach and
-// detach never take it. When the pool is empty, secondaries get memfd.
-#define CHANNEL_MEMZONE_POOL 32
 // pidfd_open(2) flags: none.
 #define PIDFD_OPEN_FLAGS 0
 
@@ -82,10 +65,11 @@ enum channel_fault {
 	FAULT_SLOW, // the client stopped reading its responses
 };
 
+// The public codes (api/gr_shm.h), as GR_SHM_CHANNEL_LIST reports them.
 enum channel_state {
-	CHANNEL_UP = 1,
-	CHANNEL_FAULTED,
-	CHANNEL_CLOSED,
+	CHANNEL_UP = GR_SHM_CHANNEL_UP,
+	CHANNEL_FAULTED = GR_SHM_CHANNEL_FAULTED,
+	CHANNEL_CLOSED = GR_SHM_CHANNEL_CLOSED,
 };
 
 // A response waiting for room in the response ring (poller only).
@@ -915,15 +899,10 @@ static void channel_counters(const struct channel *ch, struct gr_shm_counters *c
 	counters_add(c, shmchan_server_stats(ch->server));
 }
 
-static struct api_out channel_stats(const void *request, uint32_t len, struct api_ctx *ctx) {
-	struct gr_shm_stats_resp *resp = calloc(1, sizeof(*resp));
+void channel_stats_fill(struct gr_shm_stats_resp *resp) {
 	struct channel *ch;
 
-	(void)request;
-	(void)len;
-	(void)ctx;
-	if (resp == NULL)
-		return api_out(ENOMEM, 0, NULL);
+	memset(resp, 0, sizeof(*resp));
 	resp->total.detaches = __atomic_load_n(&retired.detaches, __ATOMIC_RELAXED);
 	resp->total.detach_corrupt = __atomic_load_n(&retired.detach_corrupt, __ATOMIC_RELAXED);
 	resp->total.detach_slow = __atomic_load_n(&retired.detach_slow, __ATOMIC_RELAXED);
@@ -941,6 +920,17 @@ static struct api_out channel_stats(const void *request, uint32_t len, struct ap
 	}
 	rcu_read_unlock();
 	resp->memzones = memzone_pool_in_use();
+}
+
+static struct api_out channel_stats(const void *request, uint32_t len, struct api_ctx *ctx) {
+	struct gr_shm_stats_resp *resp = malloc(sizeof(*resp));
+
+	(void)request;
+	(void)len;
+	(void)ctx;
+	if (resp == NULL)
+		return api_out(ENOMEM, 0, NULL);
+	channel_stats_fill(resp);
 	return api_out(0, sizeof(*resp), resp);
 }
 API_HANDLER(GR_SHM_STATS, channel_stats);
@@ -972,6 +962,19 @@ static struct api_out channel_list(const void *request, uint32_t len, struct api
 }
 API_HANDLER(GR_SHM_CHANNEL_LIST, channel_list);
 
+bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info *info) {
+	const struct channel *ch = sock_ctx->lease_arg;
+
+	if (sock_ctx->lease_lost != channel_detach)
+		return false;
+	snprintf(info->channel, sizeof(info->channel), "%s", ch->name);
+	info->backing = ch->mem.backing;
+	info->poller = ch->poller;
+	info->channel_state = atomic_load_explicit(&ch->state, memory_order_relaxed);
+	channel_counters(ch, &info->channel_counters);
+	return true;
+}
+
 int channel_module_init(struct event_base *base) {
 	(void)base;
 	rcu_register_thread();
@@ -982,6 +985,7 @@ int channel_module_init(struct event_base *base) {
 	}
 	if (shmchand_config.have_hugepages)
 		memzone_pool_init();
+	shmchand_config.memzone_channels = memzone_pool.n_zones;
 	return poller_start(shmchand_config.pollers, shmchand_config.spin_us);
 }
 

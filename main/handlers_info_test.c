@@ -5,7 +5,9 @@
 // offers; GR_SHM_ECHO echoes any payload from 0 to GR_API_MAX_MSG_LEN bytes.
 
 #include "api.h"
+#include "channel.h"
 #include "shmchand.h"
+#include "sock.h"
 
 #include <gr_shm.h>
 
@@ -99,6 +101,40 @@ static void info_no_shm_offers_nothing(void **state) {
 	assert_int_equal(daemon_info()->backings, 0);
 }
 
+// The fields appended after the first release: version, uptime, flags and
+// the limits.
+static void info_reports_version_uptime_limits(void **state) {
+	const struct gr_shm_daemon_info *info;
+	// An uptime of a little over 5 s, told by the start instant.
+	const uint64_t started_ago_ns = 5000000000ull + 42;
+
+	(void)state;
+	config_defaults();
+	shmchand_config.have_hugepages = true;
+	shmchand_config.telemetry = true;
+	shmchand_config.memzone_channels = 7;
+	shmchand_config.start_ns = shmchand_monotonic_ns() - started_ago_ns;
+	shmchand_config.start_time = 1700000000;
+	info = daemon_info();
+	assert_string_equal(info->version, SHMCHAN_VERSION);
+	assert_in_range(info->uptime_ms, 5000, 5000 + 60000);
+	assert_int_equal(info->start_time, 1700000000);
+	assert_int_equal(info->flags, GR_SHM_INFO_HUGEPAGES | GR_SHM_INFO_TELEMETRY);
+	assert_int_equal(info->memzone_channels, 7);
+	assert_int_equal(info->max_clients, SOCK_MAX_CLIENTS);
+	assert_int_equal(info->max_msg_len, GR_API_MAX_MSG_LEN);
+	assert_int_equal(info->channel_batch, CHANNEL_BATCH);
+	assert_int_equal(info->channel_backlog_bytes, CHANNEL_BACKLOG_MAX_BYTES);
+	assert_int_equal(info->channel_slow_ms, CHANNEL_SLOW_LIMIT_MS);
+	assert_int_equal(info->sock_output_high, SOCK_OUTPUT_HIGH);
+	assert_int_equal(info->sock_output_stall_s, SOCK_OUTPUT_STALL_SEC);
+	assert_int_equal(info->reserved, 0);
+
+	shmchand_config.have_hugepages = false;
+	shmchand_config.telemetry = false;
+	assert_int_equal(daemon_info()->flags, 0);
+}
+
 static void echo_any_length(void **state) {
 	static const uint32_t lengths[] = {0, 1, 64, 4097, GR_API_MAX_MSG_LEN};
 	uint8_t *payload = malloc(GR_API_MAX_MSG_LEN);
@@ -129,6 +165,7 @@ int main(void) {
 		cmocka_unit_test(info_reports_config),
 		cmocka_unit_test(info_backings_follow_hugepages),
 		cmocka_unit_test(info_no_shm_offers_nothing),
+		cmocka_unit_test(info_reports_version_uptime_limits),
 		cmocka_unit_test(echo_any_length),
 	};
 

@@ -7,6 +7,7 @@
 #include "eal_files.h"
 #include "shmchand.h"
 #include "sock.h"
+#include "telemetry.h"
 
 #include <gr_api.h>
 
@@ -112,7 +113,11 @@ static void usage(void) {
 	       "and\n"
 	       "                                     hugetlbfs is mounted and writable by this\n"
 	       "                                     user, else off (and it logs why).\n"
+	       "      --telemetry            Run DPDK telemetry and serve /shmchan/info,\n"
+	       "                             /shmchan/clients and /shmchan/stats on its socket\n"
+	       "                             (default off).\n"
 	       "  -v, --verbose              Debug log level.\n"
+	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
 	       "\n"
 	       "Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
@@ -120,7 +125,8 @@ static void usage(void) {
 	       "  --file-prefix %s\n"
 	       "  -l 0                       (unless -l, -c or --lcores is given)\n"
 	       "  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
-	       "  --no-telemetry             (unless --telemetry or --no-telemetry is given)\n"
+	       "  --no-telemetry             (--telemetry without shmchand's --telemetry; unless\n"
+	       "                             --telemetry or --no-telemetry is given)\n"
 	       "  --no-huge -m %s            (--hugepages off, or auto without hugepages; unless\n"
 	       "                             --no-huge or --in-memory is given; -m unless -m or\n"
 	       "                             --socket-mem is given)\n"
@@ -191,6 +197,7 @@ enum {
 	OPT_HUGEPAGES,
 	OPT_MAX_CONN_PER_PID,
 	OPT_MAX_CONN_PER_UID,
+	OPT_TELEMETRY,
 };
 
 static const struct option long_options[] = {
@@ -203,19 +210,29 @@ static const struct option long_options[] = {
 	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
 	{"max-conn-per-pid", required_argument, NULL, OPT_MAX_CONN_PER_PID},
 	{"max-conn-per-uid", required_argument, NULL, OPT_MAX_CONN_PER_UID},
+	{"telemetry", no_argument, NULL, OPT_TELEMETRY},
 	{"verbose", no_argument, NULL, 'v'},
+	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
+// What parse_options() found besides the configuration.
+enum {
+	OPTIONS_RUN,
+	OPTIONS_HELP,
+	OPTIONS_VERSION,
+};
+
 // Parse the daemon's own options, argv[1] up to argc (the caller cut argv
-// at "--"). Returns 0, 1 if --help was given, or -EINVAL after printing why.
+// at "--"). Returns OPTIONS_RUN, OPTIONS_HELP (--help), OPTIONS_VERSION
+// (--version), or -EINVAL after printing why.
 static int parse_options(int argc, char **argv) {
 	struct shmchand_config *cfg = &shmchand_config;
 	unsigned long value;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vh", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vVh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			cfg->sock_path = optarg;
@@ -287,11 +304,16 @@ static int parse_options(int argc, char **argv) {
 				return -EINVAL;
 			}
 			break;
+		case OPT_TELEMETRY:
+			cfg->telemetry = true;
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;
+		case 'V':
+			return OPTIONS_VERSION;
 		case 'h':
-			return 1;
+			return OPTIONS_HELP;
 		default:
 			return -EINVAL;
 		}
@@ -302,7 +324,7 @@ static int parse_options(int argc, char **argv) {
 			argv[optind]);
 		return -EINVAL;
 	}
-	return 0;
+	return OPTIONS_RUN;
 }
 
 // The EAL's argument vector: shmchand's defaults, then the user's.
@@ -349,6 +371,21 @@ static const char *long_opt_value(int argc, char *const argv[], const char *name
 			value = argv[i] + 2 + len + 1;
 	}
 	return value;
+}
+
+// Whether EAL runs telemetry: true if the last of --telemetry and
+// --no-telemetry in args is --telemetry. Read before rte_eal_init(), which
+// reorders argv.
+static bool last_telemetry_opt(int argc, char *const argv[]) {
+	bool on = false;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--telemetry") == 0)
+			on = true;
+		else if (strcmp(argv[i], "--no-telemetry") == 0)
+			on = false;
+	}
+	return on;
 }
 
 static long hugepages_free(void) {
@@ -505,7 +542,7 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 		argv[argc++] = "--no-pci";
 	if (!has_long_opt(user_argc, user_argv, "telemetry") &&
 	    !has_long_opt(user_argc, user_argv, "no-telemetry"))
-		argv[argc++] = "--no-telemetry";
+		argv[argc++] = cfg->telemetry ? "--telemetry" : "--no-telemetry";
 	argv[argc++] = cfg->verbose ? "--log-level=shmchand:debug" : "--log-level=lib.eal:notice";
 	user_mem = has_short_opt(user_argc, user_argv, 'm') ||
 		   has_long_opt(user_argc, user_argv, "socket-mem");
@@ -717,7 +754,7 @@ int main(int argc, char **argv) {
 	struct eal_files files = {0};
 	struct event_base *base;
 	bool restore_cpus = false;
-	bool shared_files;
+	bool shared_files, telemetry;
 	cpu_set_t cpus;
 
 	for (int i = 1; i < argc; i++) {
@@ -726,9 +763,15 @@ int main(int argc, char **argv) {
 			break;
 		}
 	}
+	cfg->start_ns = shmchand_monotonic_ns();
+	cfg->start_time = time(NULL);
 	ret = parse_options(own_argc, argv);
-	if (ret > 0) {
+	if (ret == OPTIONS_HELP) {
 		usage();
+		return EXIT_SUCCESS;
+	}
+	if (ret == OPTIONS_VERSION) {
+		printf("shmchand %s\n", SHMCHAN_VERSION);
 		return EXIT_SUCCESS;
 	}
 	if (ret < 0) {
@@ -773,6 +816,9 @@ int main(int argc, char **argv) {
 	}
 	// Secondaries map the primary's hugepage files: not with --no-huge, and
 	// not when EAL keeps no shared files (--in-memory, --no-shconf).
+	// The last of --telemetry and --no-telemetry among EAL's arguments wins,
+	// as in EAL; shmchand's own --telemetry put one there when neither was.
+	telemetry = last_telemetry_opt(eal.argc, eal.argv);
 	shared_files = !has_long_opt(eal.argc, eal.argv, "no-huge") &&
 		       !has_long_opt(eal.argc, eal.argv, "in-memory") &&
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
@@ -801,6 +847,9 @@ int main(int argc, char **argv) {
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
+	cfg->telemetry = telemetry;
+	if (cfg->telemetry && telemetry_init() < 0)
+		goto cleanup;
 
 	base = event_base_new();
 	if (base == NULL) {
@@ -810,6 +859,7 @@ int main(int argc, char **argv) {
 			status = EXIT_SUCCESS;
 		event_base_free(base);
 	}
+cleanup:
 	rte_eal_cleanup();
 	eal_files_release(&files);
 free_args:

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define SHMCHAND_DEFAULT_MODE 0660
 #define SHMCHAND_DEFAULT_POLLERS 1
@@ -44,6 +45,10 @@ struct shmchand_config {
 	// Filled after EAL init.
 	bool have_hugepages; // primary can accept secondaries: memzone offered
 	char file_prefix[64];
+	bool telemetry; // EAL runs telemetry: the /shmchan/ endpoints are served
+	uint64_t start_ns; // CLOCK_MONOTONIC when main() began
+	time_t start_time; // the same instant, wall clock
+	unsigned memzone_channels; // reserved by channel_module_init()
 };
 
 extern struct shmchand_config shmchand_config;
@@ -52,6 +57,15 @@ extern struct shmchand_config shmchand_config;
 // --no-shm, memfd always, memzones only to secondaries, which a primary
 // without hugepages (--no-huge, --in-memory) cannot have.
 uint32_t shmchand_backings_offered(void);
+
+struct gr_shm_daemon_info;
+
+// What GR_SHM_DAEMON_INFO answers: version, pid, uptime, configuration and
+// limits. Any thread: it reads the configuration, set before any client.
+void shmchand_daemon_info(struct gr_shm_daemon_info *);
+
+// Nanoseconds of CLOCK_MONOTONIC.
+uint64_t shmchand_monotonic_ns(void);
 
 extern int shmchand_logtype;
 

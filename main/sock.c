@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,7 +82,11 @@ struct conn {
 	struct gr_api_request req; // header of the request being read
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
-	bool lease_ended; // ctx.lease_lost was called
+	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
+	uint64_t accepted_ns; // setup only
+	// Written by the main thread alone, read by sock_clients_walk() on any
+	// thread: relaxed atomic stores and loads, no locked instruction.
+	struct sock_conn_counters counters;
 };
 
 // A refused connection waiting for its first request header, to answer it
@@ -94,11 +99,14 @@ struct refusal {
 	size_t got; // bytes of hdr read so far
 	struct gr_api_request hdr;
 };
+#define COUNTER_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
 static struct {
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct event *accept_retry;
+	// The connection table. Only the main thread changes it, always under
+	// conns_lock, which sock_clients_walk() takes on any thread.
 	TAILQ_HEAD(, conn) conns;
 	unsigned n_conns;
 	LIST_HEAD(, refusal) refusals;
@@ -110,6 +118,7 @@ static struct {
 	struct event *refused_log_timer;
 	struct ucred refused_last;
 	uint32_t refused_last_status;
+	pthread_mutex_t conns_lock;
 	bool bound; // path holds our socket file
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev; // of the socket file we created, to remove only ours
@@ -117,6 +126,7 @@ static struct {
 } server = {
 	.conns = TAILQ_HEAD_INITIALIZER(server.conns),
 	.refusals = LIST_HEAD_INITIALIZER(server.refusals),
+	.conns_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static void conn_serve(struct conn *conn);
@@ -149,8 +159,10 @@ static void conn_flush_staged(struct conn *conn) {
 // inside conn_serve(), which frees it after the dispatch.
 static void conn_free(struct conn *conn) {
 	api_faults_log(&conn->ctx, true);
+	pthread_mutex_lock(&server.conns_lock);
 	TAILQ_REMOVE(&server.conns, conn, next);
 	server.n_conns--;
+	pthread_mutex_unlock(&server.conns_lock);
 	event_free(conn->stall_timer);
 	evbuffer_free(conn->staged);
 	bufferevent_free(conn->bev);
@@ -162,7 +174,11 @@ static void conn_free(struct conn *conn) {
 static void conn_end_lease(struct conn *conn) {
 	if (conn->lease_ended)
 		return;
+	// A walker that saw the lease still held reads the channel while it
+	// holds the lock; once the flag is set no walker reaches the channel.
+	pthread_mutex_lock(&server.conns_lock);
 	conn->lease_ended = true;
+	pthread_mutex_unlock(&server.conns_lock);
 	if (conn->ctx.lease_lost != NULL)
 		conn->ctx.lease_lost(conn->ctx.lease_arg);
 }
@@ -309,6 +325,8 @@ static void conn_serve(struct conn *conn) {
 				break;
 			}
 		}
+		COUNTER_ADD(conn->counters.requests, 1);
+		COUNTER_ADD(conn->counters.req_bytes, sizeof(conn->req) + len);
 		// A failed send has closed the connection already.
 		api_dispatch(&conn->ctx, &conn->req, payload);
 		evbuffer_drain(input, len);
@@ -494,6 +512,8 @@ static int sock_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out 
 
 	if (conn->state == CONN_CLOSING || conn->state == CONN_CLOSED)
 		return -EPIPE;
+	COUNTER_ADD(conn->counters.responses, 1);
+	COUNTER_ADD(conn->counters.resp_bytes, sizeof(hdr) + out->len);
 	if (out->n_fds > 0)
 		return conn_send_fds(conn, &hdr, out);
 	ret = conn_queue(conn, &hdr, out->payload);
@@ -719,6 +739,7 @@ static void sock_on_accept(
 		return;
 	}
 	conn->state = CONN_READ_HEADER;
+	conn->accepted_ns = shmchand_monotonic_ns();
 	conn->ctx = (struct api_ctx){
 		.transport = &sock_transport,
 		.priv = conn,
@@ -732,8 +753,10 @@ static void sock_on_accept(
 	bufferevent_set_max_single_write(conn->bev, SOCK_READ_HIGH);
 	conn_set_read_watermark(conn);
 	bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+	pthread_mutex_lock(&server.conns_lock);
 	TAILQ_INSERT_TAIL(&server.conns, conn, next);
 	server.n_conns++;
+	pthread_mutex_unlock(&server.conns_lock);
 	LOG(INFO,
 	    "client connected: pid %d uid %d gid %d",
 	    (int)cred.pid,
@@ -959,4 +982,24 @@ void sock_server_fini(void) {
 	    st.st_ino == server.ino)
 		unlink(server.path);
 	server.bound = false;
+}
+
+unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
+	struct sock_conn_counters counters;
+	const struct conn *conn;
+	unsigned n = 0;
+	uint64_t now;
+
+	now = shmchand_monotonic_ns();
+	pthread_mutex_lock(&server.conns_lock);
+	TAILQ_FOREACH (conn, &server.conns, next) {
+		counters.requests = __atomic_load_n(&conn->counters.requests, __ATOMIC_RELAXED);
+		counters.req_bytes = __atomic_load_n(&conn->counters.req_bytes, __ATOMIC_RELAXED);
+		counters.responses = __atomic_load_n(&conn->counters.responses, __ATOMIC_RELAXED);
+		counters.resp_bytes = __atomic_load_n(&conn->counters.resp_bytes, __ATOMIC_RELAXED);
+		fn(&conn->ctx, !conn->lease_ended, &counters, now - conn->accepted_ns, arg);
+		n++;
+	}
+	pthread_mutex_unlock(&server.conns_lock);
+	return n;
 }

@@ -8,6 +8,8 @@
 
 #include <event2/event.h>
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 // A client whose pending output passes this many bytes is paused: the daemon
@@ -55,3 +57,30 @@ int sock_server_check(const char *path);
 // Stop listening, close every connection (calling each lease_lost), and
 // remove the socket file if it is still the one we created. Idempotent.
 void sock_server_fini(void);
+
+// What a connection carried on the socket: requests and responses, with
+// their bytes (headers included).
+struct sock_conn_counters {
+	uint64_t requests;
+	uint64_t req_bytes;
+	uint64_t responses;
+	uint64_t resp_bytes;
+};
+
+struct api_ctx;
+
+// Called for one connection: its dispatch state, whether its lease (of a
+// channel, if it attached one) still holds, its counters and its age.
+typedef void (*sock_client_walk_fn
+)(const struct api_ctx *ctx,
+  bool lease_held,
+  const struct sock_conn_counters *counters,
+  uint64_t age_ns,
+  void *arg);
+
+// Call fn for every open connection, in accept order, and return how many.
+// Any thread. fn runs under the connection table's lock: while it runs no
+// connection is added or freed and no lease ends, so a lease held stays
+// held. fn must not call back into the socket server (no api_send(): copy
+// what it needs and send after the walk).
+unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg);

@@ -1,11 +1,37 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Install the Debian packages shmchan needs to build, test and benchmark,
-# when they are missing. Idempotent; does nothing when all are there.
+# Install the Debian packages shmchan needs, when they are missing.
+# Idempotent; does nothing when all are there.
+#
+#   scripts/deps.sh [base] [fuzz] [bench]
+#
+#   base   (the default) build, make run, make test, the man pages
+#   fuzz   make fuzz: clang and its libFuzzer runtime (base too)
+#   bench  make bench: gnuplot for the plots of docs/performance.md (base too)
 set -eu
 
-pkgs="libdpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build pkg-config \
-gcc strace procps util-linux clang libclang-rt-14-dev gnuplot-nox python3"
+# make: a bare image may lack it, and `make` is how the README starts
+# (apt-get install make first, then make). dpdk-dev: dpdk-telemetry.py,
+# which a test runs. A test checks the systemd unit with systemd-analyze
+# where systemd is installed, and skips that check elsewhere: a container
+# needs no init system to build and test.
+base="make libdpdk-dev dpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build \
+pkg-config gcc strace procps util-linux python3 scdoc"
+fuzz="clang libclang-rt-14-dev"
+bench="gnuplot-nox"
+
+pkgs=$base
+for target in "$@"; do
+	case $target in
+	base) ;;
+	fuzz) pkgs="$pkgs $fuzz" ;;
+	bench) pkgs="$pkgs $bench" ;;
+	*)
+		echo "usage: $0 [base] [fuzz] [bench]" >&2
+		exit 2
+		;;
+	esac
+done
 
 missing=""
 for p in $pkgs; do

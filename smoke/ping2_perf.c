@@ -845,7 +845,14 @@ static void secondary_prepare(struct options *o, const struct gr_shm_daemon_info
 		if (info == NULL)
 			fail("--secondary: the daemon does not tell its file prefix (--file-prefix)"
 			);
-		snprintf(o->file_prefix, sizeof(o->file_prefix), "%s", info->file_prefix);
+		// Bounded by the field: more of the response follows it.
+		snprintf(
+			o->file_prefix,
+			sizeof(o->file_prefix),
+			"%.*s",
+			(int)sizeof(info->file_prefix) - 1,
+			info->file_prefix
+		);
 	}
 	if (info != NULL && info->backings != 0 && !(info->backings & GR_SHM_BACKING_MEMZONE))
 		fail("--secondary: the daemon runs without hugepages (--hugepages off, --no-huge or"

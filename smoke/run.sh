@@ -63,7 +63,7 @@ for req in ping:0 ping2:64; do
 done
 stop_daemon
 
-python3 - "$results" "$shm_reason" "$memzone_reason" <<'EOF'
+python3 - "$results" "$shm_reason" "$memzone_reason" "$RUN_SECONDS" <<'EOF'
 import json, os, sys
 
 results, shm_reason, memzone_reason = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -108,4 +108,29 @@ if not have_shm:
     print(f"shm: not measured: {shm_reason}")
 elif not have_memzone:
     print(f"memzone: not measured: {memzone_reason}")
+
+# One line per column, in the table's order.
+what = {
+    "memfd": "a shared-memory channel in a memfd (any process can map one)",
+    "memzone": "a channel in a memzone (the client is a DPDK secondary of the daemon)",
+}
+legend = [
+    ("request", "ping: GR_PING, empty request and response; "
+     "ping2: GR_PING2, 64 bytes echoed and checked"),
+    ("socket calls/s", f"round trips per second over the Unix socket: 1 client, "
+     f"1 request in flight (depth 1), for {sys.argv[4]} s"),
+]
+for _, title in columns:
+    legend.append((f"{title} calls/s", f"the same over {what[title]}"))
+    legend.append((f"{title}/socket", f"the {title} channel's calls/s over the socket's"))
+legend.append(("socket p50/p99 us", "median and 99th-percentile round trip over the "
+               "socket, in microseconds"))
+for _, title in columns:
+    legend.append((f"{title} p50/p99 us", f"the same over the {title} channel"))
+print()
+width = max(len(name) for name, _ in legend)
+for name, text in legend:
+    print(f"{name:{width}}  {text}")
+print("More clients, depths and payloads, against raw references: make bench "
+      "(smoke/bench.sh), reported in docs/performance.md.")
 EOF

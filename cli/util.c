@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Connecting, requests and errors, shared by the commands.
+
+#include "cli.h"
+
+#include <gr_shm.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Responses of a stream room is made for at first, then doubled.
+#define STREAM_INITIAL_ITEMS 16
+
+static const char *sock_path(const struct cli_opts *opts) {
+	return opts->sock_path != NULL ? opts->sock_path : GR_API_DEFAULT_SOCK_PATH;
+}
+
+int cli_exit_status(int err) {
+	switch (err) {
+	case 0:
+		return EXIT_SUCCESS;
+	case ENOENT:
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case EPIPE:
+	case ENOTCONN:
+		return EX_UNAVAILABLE;
+	case EACCES:
+	case EPERM:
+		return EX_NOPERM;
+	case EBADMSG:
+	case EPROTO:
+	case ENOTSUP:
+	case EMSGSIZE:
+		return EX_PROTOCOL;
+	case ETIMEDOUT:
+		return EX_TEMPFAIL;
+	case ENOMEM:
+		return EX_OSERR;
+	case EINVAL:
+		return EX_CONFIG;
+	}
+	return EX_SOFTWARE;
+}
+
+static const char *hint(int err) {
+	switch (err) {
+	case ENOENT:
+	case ECONNREFUSED:
+		return "is shmchand running? -s names another socket";
+	case ECONNRESET:
+	case EPIPE:
+		return "the daemon closed the connection";
+	case EACCES:
+		return "the socket's mode and group (shmchand -m, -g) decide who may connect";
+	case EPERM:
+		return "the daemon refused the request";
+	case EBADMSG:
+		return "the daemon speaks another API version: use the shmchanctl of its release";
+	case ENOTSUP:
+		return "the daemon does not serve this request";
+	case EINVAL:
+		return "check GR_API_TRANSPORT (auto, shm or socket)";
+	}
+	return NULL;
+}
+
+int cli_fail(const struct cli_opts *opts, const char *what, int err) {
+	const char *h = hint(err);
+
+	fprintf(stderr,
+		"shmchanctl: %s %s: %s%s%s%s\n",
+		what,
+		sock_path(opts),
+		strerror(err),
+		h != NULL ? " (" : "",
+		h != NULL ? h : "",
+		h != NULL ? ")" : "");
+	return cli_exit_status(err);
+}
+
+struct gr_api_client *
+cli_connect(const struct cli_opts *opts, enum gr_api_transport transport, int *status) {
+	struct gr_api_client_opts copts = {
+		.transport = transport,
+		.spin_us = -1,
+		.version = "shmchanctl " SHMCHAN_VERSION,
+	};
+	struct gr_api_client *c;
+
+	c = gr_api_client_connect_opts(sock_path(opts), &copts);
+	if (c == NULL)
+		*status = cli_fail(opts, "cannot connect to", errno);
+	return c;
+}
+
+// Copy a response payload into a struct of resp_len bytes.
+static void fit(void *resp, size_t resp_len, const void *payload, size_t len) {
+	size_t n = len < resp_len ? len : resp_len;
+
+	if (n > 0)
+		memcpy(resp, payload, n);
+	memset((char *)resp + n, 0, resp_len - n);
+}
+
+int cli_request(struct gr_api_client *c, uint32_t type, void *resp, size_t resp_len) {
+	void *payload = NULL;
+	long len;
+
+	len = gr_api_client_send_recv(c, type, 0, NULL, &payload);
+	if (len < 0)
+		return -errno;
+	fit(resp, resp_len, payload, (size_t)len);
+	free(payload);
+	return 0;
+}
+
+int cli_stream(struct gr_api_client *c, uint32_t type, size_t resp_len, void **items, size_t *n) {
+	size_t count = 0, cap = 0, len;
+	char *all = NULL, *grown;
+	void *payload;
+	long id;
+	int ret;
+
+	id = gr_api_client_send(c, type, 0, NULL);
+	if (id < 0)
+		return -errno;
+	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, &payload, &len)) > 0) {
+		if (count == cap) {
+			cap = cap > 0 ? 2 * cap : STREAM_INITIAL_ITEMS;
+			grown = realloc(all, cap * resp_len);
+			if (grown == NULL) {
+				free(payload);
+				free(all);
+				return -ENOMEM;
+			}
+			all = grown;
+		}
+		fit(all + count * resp_len, resp_len, payload, len);
+		free(payload);
+		count++;
+	}
+	if (ret < 0) {
+		ret = -errno;
+		free(all);
+		return ret;
+	}
+	*items = all;
+	*n = count;
+	return 0;
+}
+
+const char *cli_channel_state(uint32_t state) {
+	switch (state) {
+	case GR_SHM_CHANNEL_NONE:
+		return "-";
+	case GR_SHM_CHANNEL_UP:
+		return "UP";
+	case GR_SHM_CHANNEL_FAULTED:
+		return "FAULTED";
+	case GR_SHM_CHANNEL_CLOSED:
+		return "CLOSED";
+	}
+	return "UNKNOWN";
+}
+
+const char *cli_backing(uint32_t backing) {
+	switch (backing) {
+	case 0:
+		return "-";
+	case GR_SHM_BACKING_MEMFD:
+		return "memfd";
+	case GR_SHM_BACKING_MEMZONE:
+		return "memzone";
+	}
+	return "unknown";
+}

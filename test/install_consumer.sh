@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# meson install into a DESTDIR puts the daemon, the CLI, the client library,
+# its headers in include/shmchan/, its pkg-config file, the man pages (when
+# scdoc built them) and the systemd unit in place; a program built with
+# pkg-config alone (PKG_CONFIG_PATH into the DESTDIR, PKG_CONFIG_SYSROOT_DIR)
+# against them talks to the installed daemon, and the installed shmchanctl
+# lists it.
+#
+#   install_consumer.sh DAEMON_BIN MESON BUILD_ROOT CC
+set -eu
+
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/lib.sh"
+shmt_args "DAEMON_BIN MESON BUILD_ROOT CC" "$@"
+meson=$2
+build_root=$3
+cc=$4
+CTL_TIMEOUT_S=10
+
+SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX")
+dest=$SHMT_TMPDIR/dest
+"$meson" install -C "$build_root" --no-rebuild --quiet --destdir "$dest" >"$SHMT_TMPDIR/install.log" 2>&1 ||
+	shmt_fail "meson install failed: $(cat "$SHMT_TMPDIR/install.log")"
+
+# The build's option $1.
+build_option() {
+	"$meson" introspect --buildoptions "$build_root" | python3 -c '
+import json, sys
+print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"
+}
+prefix=$(build_option prefix)
+# A library built with sanitizers needs their runtime first in the program.
+sanitize=$(build_option b_sanitize)
+sanitize_flags=
+if [ "$sanitize" != none ] && [ -n "$sanitize" ]; then
+	sanitize_flags=-fsanitize=$sanitize
+fi
+root=$dest$prefix
+pc=$(find "$root" -name gr_api_client.pc)
+[ -n "$pc" ] || shmt_fail "no gr_api_client.pc under $root"
+for f in sbin/shmchand bin/shmchanctl include/shmchan/gr_api.h include/shmchan/gr_api_client.h \
+	include/shmchan/gr_shm.h lib/systemd/system/shmchand.service; do
+	[ -e "$root/$f" ] || shmt_fail "not installed: $f"
+done
+if [ -e "$build_root/docs/man/shmchand.8" ]; then
+	for f in man8/shmchand.8 man1/shmchanctl.1 man1/ping2_perf.1 man3/gr_api_client.3; do
+		[ -s "$root/share/man/$f" ] || shmt_fail "not installed: share/man/$f"
+	done
+fi
+libdir=$(dirname "$(dirname "$pc")")
+[ -e "$libdir/libgr_api_client.so" ] || shmt_fail "no libgr_api_client.so in $libdir"
+echo "installed files: ok"
+
+# pkg-config alone: the .pc file's paths moved under the DESTDIR.
+export PKG_CONFIG_PATH
+export PKG_CONFIG_SYSROOT_DIR=$dest
+PKG_CONFIG_PATH=$(dirname "$pc")
+flags=$(pkg-config --cflags --libs gr_api_client) || shmt_fail "pkg-config gr_api_client failed"
+case $flags in
+*"-I$root/include/shmchan"*) ;;
+*) shmt_fail "pkg-config --cflags does not name $root/include/shmchan: $flags" ;;
+esac
+cat >"$SHMT_TMPDIR/consumer.c" <<'C'
+// A program of a user: the installed headers and library only.
+#include <gr_api_client.h>
+#include <gr_shm.h>
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+	struct gr_api_client *c = gr_api_client_connect(argc > 1 ? argv[1] : NULL);
+	struct gr_ping2 req, resp;
+	long id;
+
+	if (c == NULL) {
+		perror("connect");
+		return 1;
+	}
+	memset(&req, 0x5a, sizeof(req));
+	id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
+	if (id < 0 || gr_api_client_recv_into(c, (uint32_t)id, &resp, sizeof(resp)) < 0) {
+		perror("ping2");
+		return 1;
+	}
+	printf("echo %s over %s\n",
+	       memcmp(&req, &resp, sizeof(req)) == 0 ? "ok" : "wrong",
+	       gr_api_client_transport(c) == GR_API_TRANSPORT_SHM ? "shm" : "socket");
+	return gr_api_client_disconnect(c) == 0 ? 0 : 1;
+}
+C
+# shellcheck disable=SC2086
+"$cc" -Wall -Werror $sanitize_flags -o "$SHMT_TMPDIR/consumer" "$SHMT_TMPDIR/consumer.c" $flags ||
+	shmt_fail "the consumer does not build with: $flags"
+echo "consumer built with: $flags"
+
+# The installed daemon, CLI and library together.
+SHMT_DAEMON=$root/sbin/shmchand
+start_daemon
+export LD_LIBRARY_PATH=$libdir
+out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$SHMT_TMPDIR/consumer" "$SHMT_SOCK") ||
+	shmt_fail "consumer: $out"
+[ "$out" = "echo ok over shm" ] || shmt_fail "consumer: '$out'"
+echo "consumer: $out"
+out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$root/bin/shmchanctl" -s "$SHMT_SOCK" info) ||
+	shmt_fail "installed shmchanctl info: $out"
+echo "$out" | grep -Eq "^pid +$SHMT_PID$" || shmt_fail "installed shmchanctl info: $out"
+echo "installed shmchanctl: ok"
+stop_daemon
