@@ -25,6 +25,8 @@
 # Environment: BENCH_CELL_S (seconds per cell, default 1), BENCH_IDLE_S
 # (default 10), BENCH_QUICK=1 (64 B and 1 or 16 clients only, for a check),
 # BENCH_RETRY_S (seconds of goal retries in all, default 40),
+# BENCH_GOAL_TRIES (tries of one goal triple at most, default 3),
+# BENCH_FAIR_CELL_S (seconds of the pinned 16-client cells, default 4),
 # BENCH_RESULTS (the results folder, default results/<timestamp>),
 # BENCH_REF_BENCH and BENCH_PING2_PERF (the tools, default BUILDDIR's; the
 # tests give stand-ins), BENCH_BUILD=0 (the tools are built: no ninja),
