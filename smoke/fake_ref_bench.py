@@ -10,7 +10,6 @@
 #   FAKE_STATE=DIR          where it counts the calls of each test (required)
 #   FAKE_REF_MOVE_ONCE=T:K  call K of test T reports 1.5x its time
 #   FAKE_REF_ALWAYS_MOVE=T  every even call of test T reports 1.5x its time
-#   FAKE_REF_SLOW=T:S       each call of test T takes S seconds
 #   FAKE_REF_CRASH=T        a call of test T dies of SIGSEGV
 #   FAKE_REF_BAD=T          a call of test T prints something that is not JSON
 
@@ -18,7 +17,6 @@ import json
 import os
 import signal
 import sys
-import time
 
 # A time per operation for every test, in ns: any positive value will do.
 BASE_NS = {"cacheline": 80.0, "ring-pingpong": 200.0, "ring-stream": 32.0, "ring-echo": 62.0,
@@ -59,15 +57,12 @@ def main():
     with open(counter, "w") as f:
         f.write(str(calls))
 
-    if spec("FAKE_REF_CRASH", test) is not None or os.environ.get("FAKE_REF_CRASH") == test:
+    if os.environ.get("FAKE_REF_CRASH") == test:
         print("fake ref_bench: crashing as asked", file=sys.stderr)
         os.kill(os.getpid(), signal.SIGSEGV)
     if os.environ.get("FAKE_REF_BAD") == test:
         print('{"test": "' + test + '", "ns_per_op": ')
         return 0
-    slow = spec("FAKE_REF_SLOW", test)
-    if slow is not None:
-        time.sleep(float(slow))
     ns = BASE_NS[test]
     if spec("FAKE_REF_MOVE_ONCE", test) == str(calls):
         ns *= MOVED_FACTOR
