@@ -4,8 +4,8 @@
 // libFuzzer harness of the daemon's socket side: the bytes of one input are
 // what one client writes on its connection, then it shuts its side down.
 // They go through the real code of shmchand: the connection state machine
-// and parser of main/sock.c (read callbacks of a libevent bufferevent on a
-// real accepted Unix socket), header checks and dispatch (main/api.c), and
+// and parser of main/sock.c (its reads and writes on a real accepted Unix
+// socket, in a libevent loop), header checks and dispatch (main/api.c), and
 // every handler (main/handlers_main.c, main/handlers_info.c,
 // main/handlers_clients.c, and the channel handlers of main/channel.c:
 // attach, stats, channel list, with a poller running). EAL runs without hugepages and without shared files, so attach

@@ -10,13 +10,25 @@
 //   READ_* --oversized request, or EOF with output queued--> CLOSING --output flushed--> CLOSED
 //   any state --socket error, EOF, stall, send failure, shutdown--> CLOSED
 //
-// Writing: the responses to one batch of requests (all the whole requests one
-// read brought) are staged, each header and payload in one contiguous piece,
-// and written to the socket together once the batch is served, straight
-// when nothing older is queued. Whatever the socket does not take goes to
-// the bufferevent's output, which writes it when the socket can take more.
-// So a client costs one read and one write per batch, with no write event
-// armed unless the socket is full. Built with SHMCHAN_DAEMON_SINGLE_WRITE
+// Reading: each time the socket is readable, one recv() into the
+// connection's own input buffer, of at most what the buffer has room for
+// (SOCK_READ_HIGH at most: one maximal request), then every whole request
+// in it is served. The loop's next turn reads more if more came, so a
+// client that keeps sending gets one bounded read per turn and cannot
+// starve the others. Built with SHMCHAN_DAEMON_DIRECT_READ undefined, the
+// bufferevent reads instead (libevent's evbuffer_read() asks the kernel how
+// much is there, FIONREAD, before each read: one more system call per
+// request).
+//
+// Writing: everything sent to a client goes through conn_write(). The
+// responses to one batch of requests (all the whole requests one read
+// brought) are staged, each header and payload in one contiguous piece, and
+// written to the socket together once the batch is served, straight when
+// nothing older is queued; outside a batch, a piece is written at once.
+// Whatever the socket does not take goes to the bufferevent's output, which
+// writes it when the socket can take more. So a client costs one
+// epoll_wait(), one read and one write per batch, with no write event armed
+// unless the socket is full. Built with SHMCHAN_DAEMON_SINGLE_WRITE
 // undefined, the daemon instead writes each header alone, then queues the
 // payload (the seed's behaviour, kept for the benchmark).
 //
@@ -55,6 +67,10 @@
 // Input kept at most: one maximal request. Reading stops above it until
 // the request is served. Also the most read or written in one system call.
 #define SOCK_READ_HIGH (sizeof(struct gr_api_request) + GR_API_MAX_MSG_LEN)
+// A connection's own input buffer starts this large: a batch of small
+// requests (32 pipelined GR_PING2 take 2.4 KiB). It grows to hold a larger
+// request whole, up to SOCK_READ_HIGH, and keeps that size.
+#define SOCK_READ_INITIAL (16u << 10)
 // libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
 // of a larger payload is read straight into the input buffer.
 #define SOCK_LIBEVENT_READ_MAX 4096
@@ -80,6 +96,15 @@ struct conn {
 	struct event *stall_timer; // paused or closing for too long
 	enum conn_state state;
 	struct gr_api_request req; // header of the request being read
+#ifdef SHMCHAN_DAEMON_DIRECT_READ
+	struct event *read_event; // the socket is readable: conn_on_readable()
+	// Bytes read and not yet served: in[in_start, in_end) of in_size.
+	char *in;
+	size_t in_size;
+	size_t in_start;
+	size_t in_end;
+	bool reading; // read_event is added
+#endif
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
@@ -155,6 +180,156 @@ static void conn_flush_staged(struct conn *conn) {
 	evbuffer_add_buffer(output, conn->staged);
 }
 
+// ---- input: the requests read and not yet served ----
+//
+// conn_input_len() bytes are there; conn_input_take() copies the next ones
+// out, conn_input_peek() shows them in one piece and conn_input_drain()
+// drops them; conn_input_want() is told how many the next step needs;
+// conn_reading() starts and stops reading the socket.
+
+#ifdef SHMCHAN_DAEMON_DIRECT_READ
+static void conn_on_readable(evutil_socket_t fd, short what, void *arg);
+
+static int conn_input_init(struct conn *conn) {
+	conn->read_event = event_new(
+		server.base,
+		conn->ctx.sock_fd,
+		EV_READ | EV_PERSIST,
+		conn_on_readable,
+		conn
+	);
+	conn->in = malloc(SOCK_READ_INITIAL);
+	if (conn->read_event == NULL || conn->in == NULL)
+		return -ENOMEM;
+	conn->in_size = SOCK_READ_INITIAL;
+	return 0;
+}
+
+static void conn_input_fini(struct conn *conn) {
+	if (conn->read_event != NULL)
+		event_free(conn->read_event);
+	free(conn->in);
+}
+
+static size_t conn_input_len(const struct conn *conn) {
+	return conn->in_end - conn->in_start;
+}
+
+static void *conn_input_peek(struct conn *conn, size_t len) {
+	(void)len;
+	return conn->in + conn->in_start;
+}
+
+static void conn_input_drain(struct conn *conn, size_t len) {
+	conn->in_start += len;
+	if (conn->in_start == conn->in_end)
+		conn->in_start = conn->in_end = 0;
+}
+
+static void conn_input_take(struct conn *conn, void *dst, size_t len) {
+	memcpy(dst, conn->in + conn->in_start, len);
+	conn_input_drain(conn, len);
+}
+
+// The next step needs need bytes in one piece from in_start: move what is
+// left of the input to the front of the buffer, and grow it if that is not
+// enough (need is at most SOCK_READ_HIGH: api_check_header() bounds every
+// payload). Returns 0, or -ENOMEM with every byte of the input kept.
+static int conn_input_want(struct conn *conn, size_t need) {
+	size_t size = conn->in_size;
+	char *in;
+
+	if (conn->in_start > 0) {
+		memmove(conn->in, conn->in + conn->in_start, conn_input_len(conn));
+		conn->in_end -= conn->in_start;
+		conn->in_start = 0;
+	}
+	if (need <= size)
+		return 0;
+	while (size < need)
+		size *= 2;
+	if (size > SOCK_READ_HIGH)
+		size = SOCK_READ_HIGH;
+	in = realloc(conn->in, size);
+	if (in == NULL)
+		return -ENOMEM;
+	conn->in = in;
+	conn->in_size = size;
+	return 0;
+}
+
+static void conn_reading(struct conn *conn, bool on) {
+	if (on && !conn->reading)
+		event_add(conn->read_event, NULL);
+	else if (!on && conn->reading)
+		event_del(conn->read_event);
+	conn->reading = on;
+}
+#else // !SHMCHAN_DAEMON_DIRECT_READ
+static void conn_set_read_watermark(struct conn *conn);
+
+static int conn_input_init(struct conn *conn) {
+	conn_set_read_watermark(conn);
+	return 0;
+}
+
+static void conn_input_fini(struct conn *conn) {
+	(void)conn;
+}
+
+static struct evbuffer *conn_input(const struct conn *conn) {
+	return bufferevent_get_input(conn->bev);
+}
+
+static size_t conn_input_len(const struct conn *conn) {
+	return evbuffer_get_length(conn_input(conn));
+}
+
+// NULL if out of memory for the pullup.
+static void *conn_input_peek(struct conn *conn, size_t len) {
+	return evbuffer_pullup(conn_input(conn), len);
+}
+
+static void conn_input_drain(struct conn *conn, size_t len) {
+	evbuffer_drain(conn_input(conn), len);
+}
+
+static void conn_input_take(struct conn *conn, void *dst, size_t len) {
+	evbuffer_remove(conn_input(conn), dst, len);
+}
+
+// Read the missing part of a large payload now, in one system call, rather
+// than in one libevent read and loop turn per SOCK_LIBEVENT_READ_MAX bytes.
+// If the socket has nothing more yet, or is at EOF or in error, libevent's
+// next read finds the same.
+static int conn_input_want(struct conn *conn, size_t need) {
+	struct evbuffer *input = conn_input(conn);
+	size_t missing = need - evbuffer_get_length(input);
+	struct evbuffer_iovec vec;
+	ssize_t n;
+
+	if (conn->state != CONN_READ_PAYLOAD || missing <= SOCK_LIBEVENT_READ_MAX)
+		return 0;
+	// A socket bufferevent freezes the end of its input against other
+	// writers; lift that for this read, as its own reads do.
+	evbuffer_unfreeze(input, 0);
+	if (evbuffer_reserve_space(input, missing, &vec, 1) == 1) {
+		n = recv(conn->ctx.sock_fd, vec.iov_base, missing, MSG_DONTWAIT);
+		vec.iov_len = n > 0 ? (size_t)n : 0;
+		evbuffer_commit_space(input, &vec, 1);
+	}
+	evbuffer_freeze(input, 0);
+	return 0;
+}
+
+static void conn_reading(struct conn *conn, bool on) {
+	if (on)
+		bufferevent_enable(conn->bev, EV_READ);
+	else
+		bufferevent_disable(conn->bev, EV_READ);
+}
+#endif // SHMCHAN_DAEMON_DIRECT_READ
+
 // Never under the handler lock: a send that fails closes the connection
 // inside conn_serve(), which frees it after the dispatch.
 static void conn_free(struct conn *conn) {
@@ -163,6 +338,7 @@ static void conn_free(struct conn *conn) {
 	TAILQ_REMOVE(&server.conns, conn, next);
 	server.n_conns--;
 	pthread_mutex_unlock(&server.conns_lock);
+	conn_input_fini(conn);
 	event_free(conn->stall_timer);
 	evbuffer_free(conn->staged);
 	bufferevent_free(conn->bev);
@@ -196,6 +372,7 @@ conn_close(struct conn *conn, const char *fmt, ...) {
 	LOG(INFO, "client pid %d: closed: %s", (int)conn->ctx.peer_pid, reason);
 
 	conn->state = CONN_CLOSED;
+	conn_reading(conn, false);
 	bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
 	conn_end_lease(conn);
 	if (!conn->serving)
@@ -218,7 +395,7 @@ static void conn_close_after_flush(struct conn *conn, const char *reason) {
 	}
 	LOG(INFO, "client pid %d: closing after flush: %s", (int)conn->ctx.peer_pid, reason);
 	conn->state = CONN_CLOSING;
-	bufferevent_disable(conn->bev, EV_READ);
+	conn_reading(conn, false);
 	conn_end_lease(conn);
 	// The write callback fires once the output is empty.
 	bufferevent_setwatermark(conn->bev, EV_WRITE, 0, 0);
@@ -231,7 +408,7 @@ static void conn_pause(struct conn *conn) {
 	    (int)conn->ctx.peer_pid,
 	    conn_pending(conn));
 	conn->paused = true;
-	bufferevent_disable(conn->bev, EV_READ);
+	conn_reading(conn, false);
 	// The write callback fires once the output drains to the low mark.
 	bufferevent_setwatermark(conn->bev, EV_WRITE, SOCK_OUTPUT_LOW, 0);
 	conn_arm_stall_timer(conn);
@@ -241,11 +418,12 @@ static void conn_resume(struct conn *conn) {
 	conn->paused = false;
 	event_del(conn->stall_timer);
 	bufferevent_setwatermark(conn->bev, EV_WRITE, 0, 0);
-	bufferevent_enable(conn->bev, EV_READ);
+	conn_reading(conn, true);
 	// Requests already in the input get no new read callback.
 	conn_serve(conn);
 }
 
+#ifndef SHMCHAN_DAEMON_DIRECT_READ
 // Read callbacks fire only once the next step's bytes are all there.
 static void conn_set_read_watermark(struct conn *conn) {
 	size_t need = sizeof(conn->req);
@@ -254,13 +432,14 @@ static void conn_set_read_watermark(struct conn *conn) {
 		need = conn->req.payload_len;
 	bufferevent_setwatermark(conn->bev, EV_READ, need, SOCK_READ_HIGH);
 }
+#endif
 
 // Take the next header out of the input. Returns false if the connection
 // cannot go on to read a payload now.
-static bool conn_read_header(struct conn *conn, struct evbuffer *input) {
-	if (evbuffer_get_length(input) < sizeof(conn->req))
+static bool conn_read_header(struct conn *conn) {
+	if (conn_input_len(conn) < sizeof(conn->req))
 		return false;
-	evbuffer_remove(input, &conn->req, sizeof(conn->req));
+	conn_input_take(conn, &conn->req, sizeof(conn->req));
 	if (api_check_header(&conn->req) < 0) {
 		LOG(NOTICE,
 		    "client pid %d: request id %u type 0x%08x announces %u bytes of payload,"
@@ -278,48 +457,27 @@ static bool conn_read_header(struct conn *conn, struct evbuffer *input) {
 	return true;
 }
 
-// Read the missing part of a large payload now, in one system call, rather
-// than in one libevent read and loop turn per SOCK_LIBEVENT_READ_MAX bytes.
-// If the socket has nothing more yet, or is at EOF or in error, libevent's
-// next read finds the same.
-static void conn_read_payload_now(struct conn *conn, struct evbuffer *input) {
-	size_t missing = conn->req.payload_len - evbuffer_get_length(input);
-	struct evbuffer_iovec vec;
-	ssize_t n;
-
-	if (missing <= SOCK_LIBEVENT_READ_MAX)
-		return;
-	// A socket bufferevent freezes the end of its input against other
-	// writers; lift that for this read, as its own reads do.
-	evbuffer_unfreeze(input, 0);
-	if (evbuffer_reserve_space(input, missing, &vec, 1) == 1) {
-		n = recv(conn->ctx.sock_fd, vec.iov_base, missing, MSG_DONTWAIT);
-		vec.iov_len = n > 0 ? (size_t)n : 0;
-		evbuffer_commit_space(input, &vec, 1);
-	}
-	evbuffer_freeze(input, 0);
-}
-
 // Serve the whole requests in the input, in order, until the input runs
 // dry, the output passes its bound, or the connection stops reading.
 static void conn_serve(struct conn *conn) {
-	struct evbuffer *input = bufferevent_get_input(conn->bev);
 	uint32_t len;
 	void *payload;
 
 	conn->serving = true;
 	while (!conn->paused &&
 	       (conn->state == CONN_READ_HEADER || conn->state == CONN_READ_PAYLOAD)) {
-		if (conn->state == CONN_READ_HEADER && !conn_read_header(conn, input))
+		if (conn->state == CONN_READ_HEADER && !conn_read_header(conn))
 			break;
 		len = conn->req.payload_len;
-		if (evbuffer_get_length(input) < len)
-			conn_read_payload_now(conn, input);
-		if (evbuffer_get_length(input) < len)
+		if (conn_input_len(conn) < len && conn_input_want(conn, len) < 0) {
+			conn_close(conn, "out of memory for a %u-byte request", len);
+			break;
+		}
+		if (conn_input_len(conn) < len)
 			break;
 		payload = NULL;
 		if (len > 0) {
-			payload = evbuffer_pullup(input, len);
+			payload = conn_input_peek(conn, len);
 			if (payload == NULL) {
 				conn_close(conn, "out of memory for a %u-byte payload", len);
 				break;
@@ -329,7 +487,7 @@ static void conn_serve(struct conn *conn) {
 		COUNTER_ADD(conn->counters.req_bytes, sizeof(conn->req) + len);
 		// A failed send has closed the connection already.
 		api_dispatch(&conn->ctx, &conn->req, payload);
-		evbuffer_drain(input, len);
+		conn_input_drain(conn, len);
 		if (conn->state != CONN_READ_PAYLOAD)
 			break;
 		conn->state = CONN_READ_HEADER;
@@ -345,11 +503,62 @@ static void conn_serve(struct conn *conn) {
 	if (conn->state != CONN_CLOSED)
 		conn_flush_staged(conn);
 
-	if (conn->state == CONN_CLOSED)
+	if (conn->state == CONN_CLOSED) {
 		conn_free(conn);
-	else if (conn->state != CONN_CLOSING)
-		conn_set_read_watermark(conn);
+		return;
+	}
+	if (conn->state == CONN_CLOSING)
+		return;
+#ifdef SHMCHAN_DAEMON_DIRECT_READ
+	// Room for the next read: what is left is less than one request, and
+	// a header never needs the buffer to grow.
+	if (conn->state == CONN_READ_HEADER)
+		conn_input_want(conn, sizeof(conn->req));
+#else
+	conn_set_read_watermark(conn);
+#endif
 }
+
+// The client closed its end: at a request's boundary, a normal disconnect
+// (its last responses still go out); in the middle of one, it vanished.
+static void conn_on_eof(struct conn *conn) {
+	if (conn->state == CONN_READ_PAYLOAD || conn_input_len(conn) > 0)
+		conn_close(conn, "vanished in the middle of a request");
+	else
+		conn_close_after_flush(conn, "disconnected");
+}
+
+#ifdef SHMCHAN_DAEMON_DIRECT_READ
+// One read per loop turn, of at most the buffer's room (SOCK_READ_HIGH at
+// most), then serve: a client that keeps sending waits for the next turn,
+// with every other ready connection, to be read again. MSG_DONTWAIT: the
+// socket's O_NONBLOCK is libevent's to keep, and a read must never block.
+static void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
+	struct conn *conn = arg;
+	size_t room = conn->in_size - conn->in_end;
+	ssize_t n;
+
+	(void)what;
+	if (room == 0) {
+		// Reading stops while a full buffer is served (paused, closing),
+		// and conn_input_want() leaves room otherwise.
+		conn_close(conn, "input buffer full with no request to serve");
+		return;
+	}
+	n = recv(fd, conn->in + conn->in_end, room, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			conn_close(conn, "socket error: %s", strerror(errno));
+		return;
+	}
+	if (n == 0) {
+		conn_on_eof(conn);
+		return;
+	}
+	conn->in_end += (size_t)n;
+	conn_serve(conn);
+}
+#endif
 
 static void conn_on_read(struct bufferevent *bev, void *arg) {
 	(void)bev;
@@ -367,17 +576,13 @@ static void conn_on_write(struct bufferevent *bev, void *arg) {
 }
 
 static void conn_on_event(struct bufferevent *bev, short events, void *arg) {
-	size_t unread = evbuffer_get_length(bufferevent_get_input(bev));
 	struct conn *conn = arg;
 
-	if (events & BEV_EVENT_ERROR) {
+	(void)bev;
+	if (events & BEV_EVENT_ERROR)
 		conn_close(conn, "socket error: %s", strerror(EVUTIL_SOCKET_ERROR()));
-	} else if (events & BEV_EVENT_EOF) {
-		if (conn->state == CONN_READ_PAYLOAD || unread > 0)
-			conn_close(conn, "vanished in the middle of a request");
-		else
-			conn_close_after_flush(conn, "disconnected");
-	}
+	else if (events & BEV_EVENT_EOF)
+		conn_on_eof(conn);
 }
 
 static void conn_on_stall_timer(evutil_socket_t fd, short what, void *arg) {
@@ -418,44 +623,63 @@ static void conn_write_now(struct conn *conn) {
 }
 
 #ifdef SHMCHAN_DAEMON_SINGLE_WRITE
-// Header and payload are staged as one contiguous piece, written with the
-// rest of the batch once it is served.
-static int conn_queue(struct conn *conn, const struct gr_api_response *hdr, const void *payload) {
-	size_t len = sizeof(*hdr) + hdr->payload_len;
+// Head and body are staged as one contiguous piece, written with the rest
+// of the batch once it is served.
+static int conn_queue(
+	struct conn *conn,
+	const void *head,
+	size_t head_len,
+	const void *body,
+	size_t body_len
+) {
+	size_t len = head_len + body_len;
 	struct evbuffer_iovec vec;
 
 	if (evbuffer_reserve_space(conn->staged, len, &vec, 1) != 1)
 		return -ENOMEM;
-	memcpy(vec.iov_base, hdr, sizeof(*hdr));
-	if (hdr->payload_len > 0)
-		memcpy((char *)vec.iov_base + sizeof(*hdr), payload, hdr->payload_len);
+	memcpy(vec.iov_base, head, head_len);
+	if (body_len > 0)
+		memcpy((char *)vec.iov_base + head_len, body, body_len);
 	vec.iov_len = len;
 	if (evbuffer_commit_space(conn->staged, &vec, 1) < 0)
 		return -ENOMEM;
 	return 0;
 }
 #else
-// The seed's behaviour, kept to measure against: the header is written to
-// the socket on its own, then the payload is queued. bufferevent_flush()
+// The seed's behaviour, kept to measure against: the head is written to
+// the socket on its own, then the body is queued. bufferevent_flush()
 // does nothing on socket bufferevents, hence the explicit write.
-static int conn_queue(struct conn *conn, const struct gr_api_response *hdr, const void *payload) {
+static int conn_queue(
+	struct conn *conn,
+	const void *head,
+	size_t head_len,
+	const void *body,
+	size_t body_len
+) {
 	struct evbuffer *output = conn_output(conn);
 
-	if (evbuffer_add(output, hdr, sizeof(*hdr)) < 0)
+	if (evbuffer_add(output, head, head_len) < 0)
 		return -ENOMEM;
 	conn_write_now(conn);
-	if (hdr->payload_len > 0 && evbuffer_add(output, payload, hdr->payload_len) < 0)
+	if (body_len > 0 && evbuffer_add(output, body, body_len) < 0)
 		return -ENOMEM;
 	return 0;
 }
 #endif
 
-// File descriptors must ride on the response's first byte, so this response
-// is sent directly with sendmsg(), once every earlier response has left.
-static int
-conn_send_fds(struct conn *conn, const struct gr_api_response *hdr, const struct api_out *out) {
+// File descriptors must ride on the piece's first byte, so this piece is
+// sent directly with sendmsg(), once every earlier one has left.
+static int conn_send_fds(
+	struct conn *conn,
+	const void *head,
+	size_t head_len,
+	const void *body,
+	size_t body_len,
+	const int *fds,
+	unsigned n_fds
+) {
 	struct evbuffer *output = conn_output(conn);
-	size_t len = sizeof(*hdr) + out->len;
+	size_t len = head_len + body_len;
 	size_t queued;
 	char *msg;
 	long sent;
@@ -470,7 +694,7 @@ conn_send_fds(struct conn *conn, const struct gr_api_response *hdr, const struct
 		conn_close(
 			conn,
 			"cannot pass %u fds: %zu bytes of earlier responses still queued",
-			out->n_fds,
+			n_fds,
 			queued
 		);
 		return -EBUSY;
@@ -480,13 +704,13 @@ conn_send_fds(struct conn *conn, const struct gr_api_response *hdr, const struct
 		conn_close(conn, "out of memory for a response with fds");
 		return -ENOMEM;
 	}
-	memcpy(msg, hdr, sizeof(*hdr));
-	if (out->len > 0)
-		memcpy(msg + sizeof(*hdr), out->payload, out->len);
+	memcpy(msg, head, head_len);
+	if (body_len > 0)
+		memcpy(msg + head_len, body, body_len);
 
-	sent = shmchan_send_fds(conn->ctx.sock_fd, msg, len, out->fds, out->n_fds);
+	sent = shmchan_send_fds(conn->ctx.sock_fd, msg, len, fds, n_fds);
 	if (sent < 0) {
-		conn_close(conn, "passing %u fds: %s", out->n_fds, strerror((int)-sent));
+		conn_close(conn, "passing %u fds: %s", n_fds, strerror((int)-sent));
 		free(msg);
 		return (int)sent;
 	}
@@ -500,6 +724,41 @@ conn_send_fds(struct conn *conn, const struct gr_api_response *hdr, const struct
 	return 0;
 }
 
+// Everything sent to a client goes through here: responses and events
+// alike. head (head_len bytes) and body (body_len, may be NULL if 0) leave
+// as one piece, after everything sent before them; fds, if any, ride on
+// head's first byte. During a batch (conn_serve() on the stack) the piece
+// is staged and leaves with the batch's other responses; otherwise it is
+// written at once if nothing is queued. Whatever the socket does not take
+// waits in the bufferevent's output, bounded as conn_serve() and
+// conn_on_write() keep it. Both are copied before it returns. Main thread.
+// Returns 0, -EPIPE (the connection is closing), or -errno with the
+// connection closed and the reason logged.
+static int conn_write(
+	struct conn *conn,
+	const void *head,
+	size_t head_len,
+	const void *body,
+	size_t body_len,
+	const int *fds,
+	unsigned n_fds
+) {
+	int ret;
+
+	if (conn->state == CONN_CLOSING || conn->state == CONN_CLOSED)
+		return -EPIPE;
+	if (n_fds > 0)
+		return conn_send_fds(conn, head, head_len, body, body_len, fds, n_fds);
+	ret = conn_queue(conn, head, head_len, body, body_len);
+	if (ret < 0) {
+		conn_close(conn, "out of memory queueing %zu bytes of output", head_len + body_len);
+		return ret;
+	}
+	if (!conn->serving)
+		conn_flush_staged(conn);
+	return 0;
+}
+
 // The socket api_transport. Main thread, under the handler lock.
 static int sock_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
 	struct gr_api_response hdr = {
@@ -510,15 +769,11 @@ static int sock_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out 
 	struct conn *conn = ctx->priv;
 	int ret;
 
-	if (conn->state == CONN_CLOSING || conn->state == CONN_CLOSED)
-		return -EPIPE;
-	COUNTER_ADD(conn->counters.responses, 1);
-	COUNTER_ADD(conn->counters.resp_bytes, sizeof(hdr) + out->len);
-	if (out->n_fds > 0)
-		return conn_send_fds(conn, &hdr, out);
-	ret = conn_queue(conn, &hdr, out->payload);
-	if (ret < 0)
-		conn_close(conn, "out of memory queueing a response");
+	ret = conn_write(conn, &hdr, sizeof(hdr), out->payload, out->len, out->fds, out->n_fds);
+	if (ret == 0) {
+		COUNTER_ADD(conn->counters.responses, 1);
+		COUNTER_ADD(conn->counters.resp_bytes, sizeof(hdr) + out->len);
+	}
 	return ret;
 }
 
@@ -728,7 +983,10 @@ static void sock_on_accept(
 		goto fail;
 	conn->stall_timer = evtimer_new(server.base, conn_on_stall_timer, conn);
 	conn->staged = evbuffer_new();
-	if (conn->stall_timer == NULL || conn->staged == NULL) {
+	conn->state = CONN_READ_HEADER;
+	conn->ctx.sock_fd = fd;
+	if (conn->stall_timer == NULL || conn->staged == NULL || conn_input_init(conn) < 0) {
+		conn_input_fini(conn);
 		if (conn->stall_timer != NULL)
 			event_free(conn->stall_timer);
 		if (conn->staged != NULL)
@@ -738,7 +996,6 @@ static void sock_on_accept(
 		LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
 		return;
 	}
-	conn->state = CONN_READ_HEADER;
 	conn->accepted_ns = shmchand_monotonic_ns();
 	conn->ctx = (struct api_ctx){
 		.transport = &sock_transport,
@@ -751,8 +1008,8 @@ static void sock_on_accept(
 	bufferevent_setcb(conn->bev, conn_on_read, conn_on_write, conn_on_event, conn);
 	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
 	bufferevent_set_max_single_write(conn->bev, SOCK_READ_HIGH);
-	conn_set_read_watermark(conn);
-	bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+	bufferevent_enable(conn->bev, EV_WRITE);
+	conn_reading(conn, true);
 	pthread_mutex_lock(&server.conns_lock);
 	TAILQ_INSERT_TAIL(&server.conns, conn, next);
 	server.n_conns++;

@@ -3,8 +3,9 @@
 
 // The socket server of shmchand, without EAL: socket path rules (abstract,
 // too long, stale file, live daemon, not a socket), mode and removal at
-// shutdown, the lease callback, fd passing, and bounded output (a client
-// that does not read is paused, then served in full once it reads).
+// shutdown, the lease callback, fd passing, bounded output (a client that
+// does not read is paused, then served in full once it reads), and bounded
+// reads (a client that sent much cannot keep another waiting for all of it).
 //
 // Each server runs in a forked child with its own event loop, on a socket in
 // this test's own mktemp folder, and is stopped by its pid.
@@ -48,6 +49,7 @@ int shmchand_logtype = RTE_LOGTYPE_USER1;
 #define TEST_LEASE GR_MSG_TYPE(TEST_MODULE, 0x10) // sets a lease_lost callback
 #define TEST_FDS GR_MSG_TYPE(TEST_MODULE, 0x11) // answers with one fd
 #define TEST_FILL GR_MSG_TYPE(TEST_MODULE, 0x12) // a stream of FILL_RESPONSES
+#define TEST_ORDER GR_MSG_TYPE(TEST_MODULE, 0x13) // logs its 1-byte payload
 
 // Every wait of the test is bounded by this.
 #define WAIT_MS 5000
@@ -68,6 +70,11 @@ int shmchand_logtype = RTE_LOGTYPE_USER1;
 #define FILL_RESPONSES 24
 #define FILL_LEN GR_API_MAX_MSG_LEN
 #define FILL_MSG (sizeof(struct gr_api_response) + FILL_LEN)
+// Bounded-reads test: the busy client's requests, sent at once, 53 KiB in
+// all: more than the server reads of one connection in one turn, few enough
+// that the socket buffers hold them (and their answers) and that the order
+// log fits in a pipe.
+#define BURST_REQUESTS 4096
 
 static char tmpdir[] = "/tmp/shmchand_sock_test.XXXXXX";
 
@@ -84,6 +91,11 @@ static struct server *running;
 static int lease_pipe_wr = -1;
 // Child side: the fd passed by TEST_FDS.
 static int passed_fd = -1;
+// TEST_ORDER writes its payload byte to order_pipe[1], in the order served;
+// the first one then waits for a byte on order_go[0].
+static int order_pipe[2] = {-1, -1};
+static int order_go[2] = {-1, -1};
+static bool order_went;
 
 static void on_lease_lost(void *arg) {
 	char byte = 'L';
@@ -123,6 +135,21 @@ static struct api_out fill_handler(const void *request, uint32_t len, struct api
 	return api_out(0, 0, NULL);
 }
 
+static struct api_out order_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+	char go;
+
+	(void)len;
+	(void)ctx;
+	if (write(order_pipe[1], request, 1) != 1)
+		abort();
+	if (!order_went) {
+		order_went = true;
+		if (read(order_go[0], &go, 1) != 1)
+			abort();
+	}
+	return api_out(0, 0, NULL);
+}
+
 static struct api_handler lease_h = {
 	.name = "TEST_LEASE",
 	.request_type = TEST_LEASE,
@@ -137,6 +164,12 @@ static struct api_handler fill_h = {
 	.name = "TEST_FILL",
 	.request_type = TEST_FILL,
 	.callback = fill_handler,
+};
+static struct api_handler order_h = {
+	.name = "TEST_ORDER",
+	.request_type = TEST_ORDER,
+	.request_len = 1,
+	.callback = order_handler,
 };
 
 static void on_sigterm(evutil_socket_t sig, short what, void *base) {
@@ -609,6 +642,78 @@ static void fds_behind_queued_output_closes(void **state) {
 	server_stop(&s);
 }
 
+// A client that sent many requests at once does not keep another waiting
+// until all of them are served: the server reads a bounded amount of one
+// connection per turn of its loop, then serves the others. The busy client
+// sends its burst; the server, serving the burst's first request (it has
+// read what it reads of it at once), waits in the handler until the other
+// client's request is there too; then every request left of the burst is
+// either in the server's input already or still in the socket, and the
+// other client's must come before the last of them.
+static void busy_client_does_not_starve_another(void **state) {
+	static struct {
+		struct gr_api_request req;
+		char tag;
+	} __attribute__((packed)) burst[BURST_REQUESTS];
+	struct {
+		struct gr_api_request req;
+		char tag;
+	} __attribute__((packed)) quiet = {{.id = 2, .type = TEST_ORDER, .payload_len = 1}, 'B'};
+	static char order[BURST_REQUESTS + 1];
+	struct server s;
+	size_t got = 0, position;
+	int busy, other;
+
+	(void)state;
+	assert_int_equal(pipe2(order_pipe, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(order_go, O_CLOEXEC), 0);
+	server_start(&s, "busy.sock", 0600);
+	busy = client_connect(s.path);
+	other = client_connect(s.path);
+	hello(busy);
+	hello(other);
+	for (unsigned i = 0; i < BURST_REQUESTS; i++) {
+		burst[i].req =
+			(struct gr_api_request){.id = i + 2, .type = TEST_ORDER, .payload_len = 1};
+		burst[i].tag = 'A';
+	}
+
+	write_all(busy, burst, sizeof(burst));
+	// The server serves the burst's first request and waits.
+	wait_fd(order_pipe[0], POLLIN, WAIT_MS);
+	assert_int_equal(read(order_pipe[0], order, 1), 1);
+	assert_int_equal(order[0], 'A');
+	got = 1;
+	write_all(other, &quiet, sizeof(quiet));
+	assert_int_equal(write(order_go[1], "G", 1), 1);
+
+	expect_response(other, 2, 0, 0);
+	for (unsigned i = 0; i < BURST_REQUESTS; i++)
+		expect_response(busy, i + 2, 0, 0);
+	while (got < sizeof(order)) {
+		ssize_t n;
+		wait_fd(order_pipe[0], POLLIN, WAIT_MS);
+		n = read(order_pipe[0], order + got, sizeof(order) - got);
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+	assert_non_null(memchr(order, 'B', sizeof(order)));
+	position = (size_t)((char *)memchr(order, 'B', sizeof(order)) - order);
+	print_message(
+		"the other client was served after %zu of the %u requests\n",
+		position,
+		BURST_REQUESTS
+	);
+	assert_true(position < BURST_REQUESTS);
+	close(busy);
+	close(other);
+	server_stop(&s);
+	close(order_pipe[0]);
+	close(order_pipe[1]);
+	close(order_go[0]);
+	close(order_go[1]);
+}
+
 static int setup(void **state) {
 	(void)state;
 	if (mkdtemp(tmpdir) == NULL)
@@ -616,6 +721,7 @@ static int setup(void **state) {
 	api_handler_register(&lease_h);
 	api_handler_register(&fds_h);
 	api_handler_register(&fill_h);
+	api_handler_register(&order_h);
 	return 0;
 }
 
@@ -648,6 +754,10 @@ int main(void) {
 		cmocka_unit_test_teardown(fds_follow_pipelined_response, kill_leftover_server),
 		cmocka_unit_test_teardown(unread_output_pauses_client, kill_leftover_server),
 		cmocka_unit_test_teardown(fds_behind_queued_output_closes, kill_leftover_server),
+		cmocka_unit_test_teardown(
+			busy_client_does_not_starve_another,
+			kill_leftover_server
+		),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

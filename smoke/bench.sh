@@ -11,17 +11,30 @@
 # the others: 64 B, spinning, memfd, depths x clients), and the system calls
 # of a busy channel counted again under strace.
 # Writes every JSON into results/<timestamp>/, a summary.json, the plots
-# (gnuplot), and prints the goals table. About four minutes on 2 CPUs.
+# (gnuplot), and prints the goals table. About five minutes on 2 CPUs; each
+# step prints "[n/N elapsed]" and what it measures.
+#
+# Noise never fails it: a goal round whose two references moved is measured
+# again while the run's retry budget lasts, then kept and reported as moved,
+# with its spread. It exits non-zero only on a real error, and says which: a
+# tool that failed, crashed or hung, the daemon's death, output that is not
+# what the report reads.
 #
 #   smoke/bench.sh BUILDDIR
 #
 # Environment: BENCH_CELL_S (seconds per cell, default 1), BENCH_IDLE_S
 # (default 10), BENCH_QUICK=1 (64 B and 1 or 16 clients only, for a check),
+# BENCH_RETRY_S (seconds of goal retries in all, default 40),
+# BENCH_GOAL_TRIES (tries of one goal triple at most, default 3),
+# BENCH_FAIR_CELL_S (seconds of the pinned 16-client cells, default 4),
+# BENCH_RESULTS (the results folder, default results/<timestamp>),
+# BENCH_REF_BENCH and BENCH_PING2_PERF (the tools, default BUILDDIR's; the
+# tests give stand-ins), BENCH_BUILD=0 (the tools are built: no ninja),
 # BENCH_PRIORITY=1 (root, on a machine shared with other work: run in a
 # session of its own whose scheduler autogroup has nice -20, so that other
 # sessions' processes take little CPU from the benchmark; plain nice does not
 # help while the kernel groups processes by session, as Debian's does).
-set -eu
+set -eEu
 
 if [ $# -ne 1 ]; then
 	echo "usage: $0 BUILDDIR" >&2
@@ -43,6 +56,8 @@ cd "$(dirname "$0")/.."
 srcdir=$(pwd)
 SHMT_NAME=bench
 SHMT_DAEMON=$builddir/main/shmchand
+# A failure shows the end of the daemon's log, not all of it.
+SHMT_LOG_TAIL_LINES=${SHMT_LOG_TAIL_LINES:-20}
 # shellcheck source=test/lib.sh
 . test/lib.sh
 
@@ -71,6 +86,10 @@ IDLE_GAP_ROUNDS=20
 # ref_bench --depth of the echo references: the requests in flight of the
 # matrix's depth-32 cells, whose raw ceiling they measure.
 ECHO_DEPTH=32
+# The longest any one tool run may take: the longest runs (the idle cost,
+# 10 s, and the pinned 16-client cells, 4 s) take a fraction of it on a
+# loaded machine, so a run still going then has hung.
+TOOL_BOUND_S=120
 
 transports=(socket memfd memzone)
 depths=(1 32)
@@ -81,76 +100,114 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	sizes=(64)
 fi
 
-perf=$builddir/smoke/ping2_perf
-ref=$builddir/smoke/ref_bench
-echo "bench: building $builddir" >&2
-out=$(ninja -C "$builddir" main/shmchand smoke/ping2_perf smoke/ref_bench 2>&1) ||
-	shmt_fail "ninja: $out"
+perf=${BENCH_PING2_PERF:-$builddir/smoke/ping2_perf}
+ref=${BENCH_REF_BENCH:-$builddir/smoke/ref_bench}
+if [ "${BENCH_BUILD:-1}" != 0 ]; then
+	echo "bench: building $builddir" >&2
+	out=$(ninja -C "$builddir" main/shmchand smoke/ping2_perf smoke/ref_bench 2>&1) ||
+		shmt_fail "ninja: $out"
+fi
 
-stamp=$(date +%Y%m%d-%H%M%S)
-results=$srcdir/results/$stamp
+results=${BENCH_RESULTS:-$srcdir/results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$results"
 echo "bench: results in $results" >&2
 
-# What the machine was doing: the report says how noisy the run was.
-python3 - "$results/meta.json" "$CELL_S" "$IDLE_S" <<'EOF'
-import json, os, platform, subprocess, sys
-path, cell_s, idle_s = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-def first(cmd):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return None
-model = None
-with open("/proc/cpuinfo") as f:
-    for line in f:
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-meta = {
-    "start": first(["date", "-Iseconds"]),
-    "loadavg_start": open("/proc/loadavg").read().split()[:3],
-    "kernel": platform.release(),
-    "cpu_model": model,
-    "cpus": os.cpu_count(),
-    "hypervisor": first(["systemd-detect-virt"]),
-    "commit": first(["git", "rev-parse", "--short", "HEAD"]),
-    "cell_seconds": cell_s,
-    "idle_seconds": idle_s,
-    "autogroup": open("/proc/self/autogroup").read().strip()
-    if os.path.exists("/proc/self/autogroup") else None,
-}
-json.dump(meta, open(path, "w"), indent=1)
-EOF
+# ---- progress and errors ----
 
-# ---- references ----
+bench_start=$SECONDS
+step=0
+# n_steps is counted below, once the plan is known.
+n_steps=0
 
-# ref NAME ARGS...: one ref_bench run into ref-NAME.json.
-run_ref() {
-	local name=$1
-	shift
-	echo "bench: ref $name" >&2
-	"$ref" --json "$@" >"$results/ref-$name.json" || shmt_fail "ref_bench $* failed"
+elapsed() {
+	local s=$((SECONDS - bench_start))
+	printf '%d:%02d' $((s / 60)) $((s % 60))
 }
-run_ref clock clock
-run_ref syscall syscall
-run_ref cacheline cacheline
+
+# progress WHAT: the next step's line, "[n/N m:ss] WHAT".
+progress() {
+	step=$((step + 1))
+	echo "bench: [$step/$n_steps $(elapsed)] $*" >&2
+}
+
+# A command that fails where no check expects it still says where.
+trap 'shmt_fail "unexpected failure (status $?) at line $LINENO of $0: $BASH_COMMAND"' ERR
+
+# daemon_check WHAT: fail, saying so, if the daemon died (during WHAT).
+daemon_check() {
+	local pid=$SHMT_PID rc=0
+	[ -n "$pid" ] || return 0
+	shmt_running "$pid" && return 0
+	wait "$pid" || rc=$?
+	SHMT_PID=
+	shmt_clean_dpdk
+	if [ "$rc" -gt 128 ]; then
+		shmt_fail "the daemon (pid $pid) died during $1: killed by SIG$(kill -l $((rc - 128)))"
+	fi
+	shmt_fail "the daemon (pid $pid) died during $1: exit status $rc"
+}
+
+# run_tool WHAT OUT CMD [ARGS...]: CMD's output into OUT, bounded by
+# TOOL_BOUND_S; its error output is kept in OUT.err only if it fails. A
+# failure ends the bench and says what failed and how: the daemon's death
+# first (it explains the rest), then a hang, a crash or an exit status, with
+# the last lines CMD wrote to its error output.
+run_tool() {
+	local what=$1 out=$2 rc=0 how
+	shift 2
+	timeout --foreground --kill-after="$SHMT_KILL_AFTER_S" "$TOOL_BOUND_S" \
+		"${shmt_die_with_parent[@]}" "$@" >"$out" 2>"$out.err" || rc=$?
+	if [ "$rc" = 0 ]; then
+		rm -f "$out.err"
+		return 0
+	fi
+	# No result: the folder keeps the tool's error output only.
+	[ -s "$out" ] || rm -f "$out"
+	daemon_check "$what"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		how="hung: no result within $TOOL_BOUND_S s"
+	elif [ "$rc" -gt 128 ]; then
+		how="crashed: killed by SIG$(kill -l $((rc - 128)))"
+	else
+		how="failed: exit status $rc"
+	fi
+	shmt_fail "$what $how; its last words: $(tail -n 5 "$out.err")"
+}
+
+# The field each kind of output must have, a number: a reference's time per
+# operation, a cell's rate, the idle run's daemon CPU time.
+declare -A output_key=([ref]=ns_per_op [cell]=calls_per_s [idle]=daemon_cpu_ns)
+NUMBER_RE='-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
+
+# check_output KIND FILE WHAT: fail unless FILE is a JSON object with
+# KIND's field (output_key), and set output_value to that field's value. In
+# the shell, for a step costs no process: bench_report.py checks every field
+# it reads (bench_check.py) once the run is over.
+check_output() {
+	local key=${output_key[$1]} text
+	text=$(<"$2")
+	[[ $text =~ ^[[:space:]]*\{.*\}[[:space:]]*$ ]] ||
+		shmt_fail "$3: bad output: $2: not JSON: $(head -c 200 "$2")"
+	[[ $text =~ \"$key\":\ ($NUMBER_RE) ]] ||
+		shmt_fail "$3: bad output: $2: no '$key' number"
+	output_value=${BASH_REMATCH[1]}
+}
+
+# ---- the references ----
+
+# The references of the start, each "NAME|REF_BENCH ARGS".
+start_refs=("clock|clock" "syscall|syscall" "cacheline|cacheline")
 for z in "${sizes[@]}"; do
-	run_ref "ring-pingpong-z$z" -z "$z" ring-pingpong
-	run_ref "ring-stream-z$z" -z "$z" ring-stream
-	run_ref "chan-pingpong-z$z" -z "$z" chan-pingpong
-	run_ref "chan-stream-z$z" -z "$z" chan-stream
-	run_ref "unix-z$z" -z "$z" unix
+	start_refs+=("ring-pingpong-z$z|-z $z ring-pingpong" "ring-stream-z$z|-z $z ring-stream"
+		"chan-pingpong-z$z|-z $z chan-pingpong" "chan-stream-z$z|-z $z chan-stream"
+		"unix-z$z|-z $z unix")
 done
 # A pipelined call's raw equivalent, at the size of the depth-32 goal.
-run_ref ring-echo-z64 -z 64 --depth "$ECHO_DEPTH" ring-echo
-run_ref chan-echo-z64 -z 64 --depth "$ECHO_DEPTH" chan-echo
-run_ref ring-local ring-local
-run_ref chan-local chan-local
-run_ref eventfd eventfd
-run_ref eventfd-nopin --no-pin eventfd
-run_ref eventfd-gap -n "$IDLE_GAP_ROUNDS" --gap-us "$IDLE_GAP_US" eventfd
-run_ref eventfd-gap-nopin --no-pin -n "$IDLE_GAP_ROUNDS" --gap-us "$IDLE_GAP_US" eventfd
+start_refs+=("ring-echo-z64|-z 64 --depth $ECHO_DEPTH ring-echo"
+	"chan-echo-z64|-z 64 --depth $ECHO_DEPTH chan-echo" "ring-local|ring-local"
+	"chan-local|chan-local" "eventfd|eventfd" "eventfd-nopin|--no-pin eventfd"
+	"eventfd-gap|-n $IDLE_GAP_ROUNDS --gap-us $IDLE_GAP_US eventfd"
+	"eventfd-gap-nopin|--no-pin -n $IDLE_GAP_ROUNDS --gap-us $IDLE_GAP_US eventfd")
 
 # The references of the goals again (goal_refs SUFFIX): on a virtual machine
 # the hypervisor may move the two virtual CPUs to other physical cores during
@@ -158,14 +215,25 @@ run_ref eventfd-gap-nopin --no-pin -n "$IDLE_GAP_ROUNDS" --gap-us "$IDLE_GAP_US"
 # 78 ns and 258 ns minutes apart). They are measured at the start, between
 # the two daemons and at the end; the report compares the cells with the
 # median of the three and shows their spread.
+goal_ref_specs=("cacheline|-z 64 cacheline" "ring-pingpong-z64|-z 64 ring-pingpong"
+	"chan-pingpong-z64|-z 64 chan-pingpong" "ring-stream-z64|-z 64 ring-stream"
+	"ring-echo-z64|-z 64 --depth $ECHO_DEPTH ring-echo" "eventfd-nopin|--no-pin eventfd")
+
+# run_ref "NAME|ARGS" [SUFFIX]: one ref_bench run into ref-NAME[-SUFFIX].json.
+run_ref() {
+	local name=${1%%|*} args=${1#*|}
+	[ -z "${2:-}" ] || name=$name-$2
+	progress "ref $name"
+	# shellcheck disable=SC2086 # args is a list of words
+	run_tool "ref_bench $args" "$results/ref-$name.json" "$ref" --json $args
+	check_output ref "$results/ref-$name.json" "ref_bench $args"
+}
+
 goal_refs() {
-	local name
-	for name in cacheline ring-pingpong-z64 chan-pingpong-z64; do
-		run_ref "$name-$1" -z 64 "${name%-z64}"
+	local spec
+	for spec in "${goal_ref_specs[@]}"; do
+		run_ref "$spec" "$1"
 	done
-	run_ref "ring-stream-z64-$1" -z 64 ring-stream
-	run_ref "ring-echo-z64-$1" -z 64 --depth "$ECHO_DEPTH" ring-echo
-	run_ref "eventfd-nopin-$1" --no-pin eventfd
 }
 
 # ---- the hardware-bound goals, side by side ----
@@ -174,46 +242,84 @@ goal_refs() {
 # two virtual CPUs in the same place: this hypervisor moves them (a cache-line
 # round trip of 57, 75 and 95 ns within one run, 258 ns in another). So each
 # such goal is measured as a triple: the reference, the cell, the reference
-# again, one after the other; if the two references differ by more than
-# GOAL_REF_TOLERANCE, the vCPUs moved in between and the triple is measured
-# again, GOAL_TRIES times at most. Three rounds of triples (at the start,
-# between the two daemons, at the end: wherever the vCPUs are then); the
-# report gives each round's ratio and the goal takes their median.
+# again; if the two references differ by more than GOAL_REF_TOLERANCE, the
+# vCPUs moved in between (or other work took the CPUs from the reference) and
+# the triple is measured again, up to GOAL_TRIES times in all, while the
+# run's retry budget (RETRY_S, all retries together) lasts. A round whose
+# references still differ is kept as it is: the report marks it as moved,
+# with its spread, and leaves it out of the goal's median when another round
+# is steady. Three rounds of triples (at the start, between the two daemons,
+# at the end: wherever the vCPUs are then); the report gives each round's
+# ratio and the goal takes their median.
 GOAL_REF_TOLERANCE=0.2
-GOAL_TRIES=3
+GOAL_TRIES=${BENCH_GOAL_TRIES:-3}
+RETRY_S=${BENCH_RETRY_S:-40}
+retry_left_s=$RETRY_S
+# The goals of a round, each "NAME|REF_BENCH ARGS|PING2_PERF ARGS".
+goal_specs=("rtt|cacheline|-d 1 -z 64" "stream|-z 64 ring-stream|-d 32 -z 64"
+	"echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
+GOAL_ROUNDS=3
 
-# goal_triple NAME "REF_BENCH ARGS" PING2_PERF ARGS...: goal-NAME-ref1.json,
-# goal-NAME-cell.json, goal-NAME-ref2.json and goal-NAME-tries, on the
-# spinning daemon running.
+# goal_triple "NAME|REF_BENCH ARGS|PING2_PERF ARGS" ROUND: on the spinning
+# daemon, goal-NAME-rROUND-tTRY-{ref1,cell,ref2}.json for each try, and
+# goal-NAME-rROUND-tries.json: the tries made, whether the last was steady,
+# and why the retries stopped.
 goal_triple() {
-	local name=$1 refargs=$2 try
-	shift 2
+	local name=${1%%|*} rest=${1#*|} refargs perfargs try started verdict pct ns1 ns2
+	local output_value
+	local stopped=max-tries prefix
+	refargs=${rest%%|*}
+	perfargs=${rest#*|}
+	name=$name-r$2
+	progress "goal $name"
 	for try in $(seq "$GOAL_TRIES"); do
-		echo "bench: goal $name, try $try" >&2
+		if [ "$try" -gt 1 ] && [ "$retry_left_s" -le 0 ]; then
+			echo "bench: goal $name: no retry budget left ($RETRY_S s in all): kept as moved" >&2
+			stopped=budget
+			try=$((try - 1))
+			break
+		fi
+		started=$SECONDS
+		prefix=$results/goal-$name-t$try
 		# shellcheck disable=SC2086 # refargs is a list of words
-		"$ref" --json $refargs >"$results/goal-$name-ref1.json" ||
-			shmt_fail "ref_bench $refargs failed"
+		run_tool "ref_bench $refargs (goal $name)" "$prefix-ref1.json" "$ref" --json $refargs
+		check_output ref "$prefix-ref1.json" "ref_bench $refargs (goal $name)"
+		ns1=$output_value
 		# --no-stamps: timed as the reference is, by the clock every 64
 		# calls, not per call (a TSC read on every round trip's path).
-		"$perf" -s "$SHMT_SOCK" -t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps "$@" \
-			>"$results/goal-$name-cell.json" || shmt_fail "ping2_perf $* failed"
+		# shellcheck disable=SC2086 # perfargs is a list of words
+		run_tool "ping2_perf $perfargs (goal $name)" "$prefix-cell.json" \
+			"$perf" -s "$SHMT_SOCK" -t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps \
+			$perfargs
+		check_output cell "$prefix-cell.json" "ping2_perf $perfargs (goal $name)"
 		# shellcheck disable=SC2086
-		"$ref" --json $refargs >"$results/goal-$name-ref2.json" ||
-			shmt_fail "ref_bench $refargs failed"
-		echo "$try" >"$results/goal-$name-tries"
-		python3 -c 'import json, sys
-a, b = (json.load(open(p))["ns_per_op"] for p in sys.argv[1:3])
-sys.exit(0 if abs(a - b) <= float(sys.argv[3]) * min(a, b) else 1)' \
-			"$results/goal-$name-ref1.json" "$results/goal-$name-ref2.json" \
-			"$GOAL_REF_TOLERANCE" && break
+		run_tool "ref_bench $refargs (goal $name)" "$prefix-ref2.json" "$ref" --json $refargs
+		check_output ref "$prefix-ref2.json" "ref_bench $refargs (goal $name)"
+		ns2=$output_value
+		# How far apart, in % of the lower (bench_check.py spread()).
+		read -r verdict pct ns1 ns2 < <(awk -v a="$ns1" -v b="$ns2" -v t="$GOAL_REF_TOLERANCE" \
+			'BEGIN { lo = a < b ? a : b; s = (a > b ? a - b : b - a) / lo
+			printf "%s %.1f %.0f %.0f\n", s <= t ? "steady" : "moved", 100 * s, a, b }')
+		[ "$try" = 1 ] || retry_left_s=$((retry_left_s - (SECONDS - started)))
+		if [ "$verdict" = steady ]; then
+			stopped=steady
+			break
+		fi
+		echo "bench: goal $name: the references moved by $pct % ($ns1 ns before the cell," \
+			"$ns2 ns after) in try $try of $GOAL_TRIES; $((retry_left_s > 0 ? retry_left_s : 0)) s" \
+			"of retries left" >&2
 	done
+	printf '{"tries": %d, "steady": %s, "stopped": "%s", "tolerance": %s}\n' "$try" \
+		"$([ "$stopped" = steady ] && echo true || echo false)" "$stopped" \
+		"$GOAL_REF_TOLERANCE" >"$results/goal-$name-tries.json"
 }
 
-# goal_round N: one round of every hardware-bound goal (goal-*-rN-*).
+# goal_round N: one round of every hardware-bound goal.
 goal_round() {
-	goal_triple "rtt-r$1" "cacheline" -d 1 -z 64
-	goal_triple "stream-r$1" "-z 64 ring-stream" -d 32 -z 64
-	goal_triple "echo-r$1" "-z 64 --depth $ECHO_DEPTH ring-echo" -d 32 -z 64
+	local spec
+	for spec in "${goal_specs[@]}"; do
+		goal_triple "$spec" "$1"
+	done
 }
 
 # ---- the matrix ----
@@ -225,16 +331,61 @@ goal_round() {
 ncpus=$(nproc)
 pinned_cells=$((${#depths[@]} * ${#clients[@]}))
 [ "$ncpus" -ge 2 ] || pinned_cells=0
-
-# Cells counted up front for the progress lines.
-n_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]} + pinned_cells))
-cell=0
+matrix_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]}))
+# Every step: the references (at the start, between the daemons, at the end),
+# the goal triples, the matrix, the cell with both ends sleeping, the idle
+# cost, the pinned cells, the two strace runs, the report.
+n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * ${#goal_specs[@]} +
+	matrix_cells + 1 + 1 + pinned_cells + 2 + 1))
 memzone_reason=
 
-# cell MODE TRANSPORT DEPTH CLIENTS SIZE [ping2_perf options]: one cell into
-# cell-<transport>-<mode>-d<depth>-c<clients>-z<size>.json.
+# What the machine is and was doing: the report says what it ran on and how
+# noisy the run was.
+python3 - "$results/meta.json" "$CELL_S" "$IDLE_S" "$RETRY_S" <<'PY'
+import json, os, platform, subprocess, sys
+path, cell_s, idle_s, retry_s = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+def first(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return None
+# lscpu's "Key: value" lines, in the C locale, but for the long lists.
+lscpu = {}
+out = first(["env", "LC_ALL=C", "lscpu"]) or ""
+for line in out.splitlines():
+    key, sep, value = line.partition(":")
+    if sep and not key.startswith("Vulnerability") and key != "Flags":
+        lscpu[key.strip()] = value.strip()
+model = lscpu.get("Model name")
+if model is None:
+    with open("/proc/cpuinfo") as f:
+        model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
+meta = {
+    "start": first(["date", "-Iseconds"]),
+    "loadavg_start": open("/proc/loadavg").read().split()[:3],
+    "kernel": platform.release(),
+    "cpu_model": model,
+    "cpus": os.cpu_count(),
+    "lscpu": lscpu or None,
+    "hypervisor": first(["systemd-detect-virt"]),
+    "commit": first(["git", "rev-parse", "--short", "HEAD"]),
+    "cell_seconds": cell_s,
+    "idle_seconds": idle_s,
+    "retry_seconds": retry_s,
+    "autogroup": open("/proc/self/autogroup").read().strip()
+    if os.path.exists("/proc/self/autogroup") else None,
+}
+json.dump(meta, open(path, "w"), indent=1)
+PY
+
+for spec in "${start_refs[@]}"; do
+	run_ref "$spec"
+done
+
+# run_cell MODE TRANSPORT DEPTH CLIENTS SIZE [ping2_perf options]: one cell
+# into cell-<transport>-<mode>-d<depth>-c<clients>-z<size>.json.
 run_cell() {
-	local mode=$1 transport=$2 depth=$3 nclients=$4 size=$5 name args=()
+	local mode=$1 transport=$2 depth=$3 nclients=$4 size=$5 name args=() p50
 	shift 5
 	name=cell-$transport-$mode-d$depth-c$nclients-z$size
 	case $transport in
@@ -242,29 +393,34 @@ run_cell() {
 	memfd) args=(-t shm) ;;
 	memzone) args=(-t shm --secondary) ;;
 	esac
-	"${client_cpus[@]}" "$perf" -s "$SHMT_SOCK" "${args[@]}" -d "$depth" -c "$nclients" -z "$size" \
-		-T "$CELL_S" -w "$WARMUP" -q --json --cdf "$@" \
-		>"$results/$name.json" 2>"$results/$name.err" ||
-		shmt_fail "ping2_perf $transport $mode d$depth c$nclients z$size: $(tail -n 3 "$results/$name.err")"
-	rm -f "$results/$name.err"
-	python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))
-print("%s: %.0f calls/s, p50 %d ns" % (sys.argv[2], r["calls_per_s"], r["latency_ns"]["p50"]))' \
-		"$results/$name.json" "bench: [$cell/$n_cells] $name" >&2
+	progress "$name"
+	run_tool "ping2_perf $transport $mode d$depth c$nclients z$size" "$results/$name.json" \
+		"${client_cpus[@]}" "$perf" -s "$SHMT_SOCK" "${args[@]}" -d "$depth" -c "$nclients" \
+		-z "$size" -T "$CELL_S" -w "$WARMUP" -q --json --cdf "$@"
+	check_output cell "$results/$name.json" "ping2_perf $transport $mode d$depth c$nclients z$size"
+	daemon_check "$name"
+	p50=-
+	[[ $(<"$results/$name.json") =~ \"p50\":\ ([0-9]+) ]] && p50=${BASH_REMATCH[1]}
+	echo "bench:   ${output_value%.*} calls/s, p50 $p50 ns" >&2
 }
 
 # Prefix of the clients' command line: empty, or taskset for the pinned cells.
 client_cpus=()
 
 # The memzone column needs a daemon with hugepages: a short --secondary run
-# says whether it has them, and why not.
+# says whether it has them, and why not. Whatever that run's end, the daemon
+# must survive it.
 memzone_probe() {
-	local err=$results/memzone-probe.err
-	if "$perf" -s "$SHMT_SOCK" --secondary -n 100 -w 0 -q >/dev/null 2>"$err"; then
+	local err=$results/memzone-probe.err rc=0
+	timeout --foreground --kill-after="$SHMT_KILL_AFTER_S" "$TOOL_BOUND_S" \
+		"$perf" -s "$SHMT_SOCK" --secondary -n 100 -w 0 -q >/dev/null 2>"$err" || rc=$?
+	daemon_check "the memzone probe"
+	if [ "$rc" = 0 ]; then
 		rm -f "$err"
 		return 0
 	fi
 	memzone_reason=$(tail -n 1 "$err")
+	[ "$rc" -le 128 ] || memzone_reason="$memzone_reason (killed by SIG$(kill -l $((rc - 128))))"
 	echo "bench: no memzone column: $memzone_reason" >&2
 	return 1
 }
@@ -274,15 +430,17 @@ for mode in spinning sleeping; do
 	[ "$mode" = spinning ] || spin=$SLEEPING_US
 	start_daemon -S "$spin"
 	echo "bench: daemon -S $spin ($mode), pid $SHMT_PID" >&2
-	[ "$mode" = sleeping ] || goal_round 1
+	if [ "$mode" = spinning ]; then
+		goal_round 1
+	fi
 	have_memzone=1
 	memzone_probe || have_memzone=0
 	for transport in "${transports[@]}"; do
 		for depth in "${depths[@]}"; do
 			for n in "${clients[@]}"; do
 				for z in "${sizes[@]}"; do
-					cell=$((cell + 1))
 					if [ "$transport" = memzone ] && [ "$have_memzone" = 0 ]; then
+						step=$((step + 1))
 						continue
 					fi
 					run_cell "$mode" "$transport" "$depth" "$n" "$z"
@@ -293,17 +451,16 @@ for mode in spinning sleeping; do
 	if [ "$mode" = spinning ]; then
 		goal_refs mid
 		goal_round 2
-	fi
-	if [ "$mode" = sleeping ]; then
+		progress "idle cost: 16 attached clients for $IDLE_S s"
+		run_tool "ping2_perf --idle" "$results/idle.json" \
+			"$perf" -s "$SHMT_SOCK" -t shm -c 16 --idle "$IDLE_S" -q --json
+		check_output idle "$results/idle.json" "ping2_perf --idle"
+	else
 		# Both ends sleeping: the client's spin budget 0 too, the
 		# like-for-like of a raw eventfd ping-pong.
-		echo "bench: both ends sleeping" >&2
 		run_cell bothsleep memfd 1 1 64 --spin 0
-	else
-		echo "bench: idle cost: 16 attached clients for $IDLE_S s" >&2
-		"$perf" -s "$SHMT_SOCK" -t shm -c 16 --idle "$IDLE_S" -q --json \
-			>"$results/idle.json" || shmt_fail "ping2_perf --idle failed"
 	fi
+	daemon_check "the $mode daemon's cells"
 	stop_daemon
 done
 [ -z "$memzone_reason" ] || printf '%s\n' "$memzone_reason" >"$results/memzone-skipped.txt"
@@ -315,7 +472,6 @@ if [ "$pinned_cells" -gt 0 ]; then
 	client_cpus=(taskset -c "0-$((daemon_cpu - 1))")
 	for depth in "${depths[@]}"; do
 		for n in "${clients[@]}"; do
-			cell=$((cell + 1))
 			window=()
 			[ "$n" != 16 ] || window=(-T "$FAIR_CELL_S")
 			run_cell pinned memfd "$depth" "$n" 64 "${window[@]}"
@@ -327,45 +483,51 @@ fi
 
 goal_refs end
 
-
 # ---- system calls of a busy channel, under strace ----
 
 # Client: ping2_perf under strace -f -c, two lengths. Daemon: strace -f -c
 # attached to it during two runs of ping2_perf. A busy channel makes no
-# system call in the loop, so what is left per call is what leaks.
+# system call in the loop, so what is left per call is what leaks. strace
+# may not attach to the daemon (ptrace not permitted): the report then has
+# the client's count only.
 start_daemon -S "$SPINNING_US"
 goal_round 3
 for calls in "$STRACE_CALLS_SHORT" "$STRACE_CALLS_LONG"; do
-	echo "bench: strace, $calls calls" >&2
-	strace -f -c -o "$results/strace-client-$calls.txt" \
-		"$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q >/dev/null ||
-		shmt_fail "ping2_perf under strace failed"
-	"${shmt_die_with_parent[@]}" strace -f -c -o "$results/strace-daemon-$calls.txt" \
-		-p "$SHMT_PID" 2>/dev/null &
+	progress "strace, $calls calls"
+	run_tool "ping2_perf under strace ($calls calls)" "$results/strace-client-$calls.out" \
+		strace -f -c -o "$results/strace-client-$calls.txt" \
+		"$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q
+	"${shmt_die_with_parent[@]}" strace -f -c -o "$results/strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null &
 	strace_pid=$!
 	shmt_track "$strace_pid"
 	# strace attaches to each thread in turn: let it finish before the run.
 	sleep 1
-	"$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q >/dev/null ||
-		shmt_fail "ping2_perf with the daemon under strace failed"
-	kill -INT "$strace_pid"
+	run_tool "ping2_perf with the daemon under strace ($calls calls)" \
+		"$results/strace-daemon-$calls.out" "$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q
+	kill -INT "$strace_pid" 2>/dev/null || true
 	wait "$strace_pid" || true
+	rm -f "$results/strace-client-$calls.out" "$results/strace-daemon-$calls.out"
 done
+daemon_check "the strace runs"
 stop_daemon
 
-python3 - "$results/meta.json" <<'EOF'
+python3 - "$results/meta.json" "$retry_left_s" <<'PY'
 import json, subprocess, sys
 path = sys.argv[1]
 meta = json.load(open(path))
 meta["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
 meta["end"] = subprocess.run(["date", "-Iseconds"], capture_output=True, text=True).stdout.strip()
+meta["retry_seconds_left"] = max(0, int(sys.argv[2]))
 json.dump(meta, open(path, "w"), indent=1)
-EOF
+PY
 
-python3 smoke/bench_report.py "$results" "$STRACE_CALLS_SHORT" "$STRACE_CALLS_LONG"
+progress "report"
+python3 smoke/bench_report.py "$results" "$STRACE_CALLS_SHORT" "$STRACE_CALLS_LONG" ||
+	shmt_fail "bench_report.py failed on $results (above: why)"
 if command -v gnuplot >/dev/null; then
-	gnuplot -e "dir='$results'" smoke/plot.gp || shmt_fail "gnuplot failed"
+	out=$(gnuplot -e "dir='$results'" smoke/plot.gp 2>&1) || shmt_fail "gnuplot failed: $out"
 	echo "bench: plots in $results/*.png" >&2
 else
 	echo "bench: no gnuplot (Debian gnuplot-nox): no plots" >&2
 fi
+echo "bench: done in $(elapsed)" >&2

@@ -8,19 +8,32 @@
 #   summary.json   everything, machine-readable
 #   report.md      the tables of docs/performance.md
 #   *.dat          the data of smoke/plot.gp
-# and prints the tables.
+# and prints the tables. Every JSON it reads is checked first
+# (bench_check.py): a file that is not what a tool writes ends it with exit
+# status 1 and a line naming the file. A goal round whose references moved is
+# reported as such, with its spread: noise, never an error.
 #
 #   bench_report.py RESULTS_DIR STRACE_CALLS_SHORT STRACE_CALLS_LONG
 
 import glob
 import json
-import math
 import os
 import re
 import sys
 
+# No __pycache__ in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_check import BadOutput, load as load_checked, spread  # noqa: E402
+
+if len(sys.argv) != 4:
+    print(f"usage: {sys.argv[0]} RESULTS_DIR STRACE_CALLS_SHORT STRACE_CALLS_LONG", file=sys.stderr)
+    sys.exit(2)
 results = sys.argv[1]
 strace_short, strace_long = int(sys.argv[2]), int(sys.argv[3])
+if not os.path.isdir(results):
+    print(f"bench_report: {results}: no such folder", file=sys.stderr)
+    sys.exit(1)
 
 SIZES = (64, 4096, 131072)
 TRANSPORTS = ("socket", "memfd", "memzone")
@@ -30,25 +43,49 @@ CONFIGS = [(1, 1), (1, 4), (1, 16), (32, 1), (32, 4), (32, 16)]
 ECHO_DEPTH = 32
 
 
-def load(name):
+def fail(msg):
+    print(f"bench_report: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def load(name, kind):
+    # The checked JSON of results/name, None if the run did not write it.
     path = os.path.join(results, name)
     if not os.path.exists(path):
         return None
-    with open(path) as f:
-        return json.load(f)
+    try:
+        return load_checked(kind, path)
+    except BadOutput as e:
+        fail(f"bad output: {e}")
 
 
-meta = load("meta.json") or {}
+def load_meta():
+    path = os.path.join(results, "meta.json")
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as f:
+            m = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        fail(f"bad output: {path}: {e}")
+    if not isinstance(m, dict):
+        fail(f"bad output: {path}: not a JSON object")
+    return m
+
+
+meta = load_meta()
 refs = {}
 for path in glob.glob(os.path.join(results, "ref-*.json")):
-    refs[os.path.basename(path)[4:-5]] = load(os.path.basename(path))
+    refs[os.path.basename(path)[4:-5]] = load(os.path.basename(path), "ref")
 
 cells = {}
 for path in glob.glob(os.path.join(results, "cell-*.json")):
-    m = re.match(r"cell-(\w+)-(\w+)-d(\d+)-c(\d+)-z(\d+)\.json", os.path.basename(path))
+    m = re.match(r"cell-(\w+)-(\w+)-d(\d+)-c(\d+)-z(\d+)\.json$", os.path.basename(path))
+    if m is None:
+        fail(f"bad output: {path}: not a cell's name (cell-TRANSPORT-MODE-dD-cC-zZ.json)")
     transport, mode, depth, clients, size = m.group(1), m.group(2), *map(int, m.groups()[2:])
-    cells[(transport, mode, depth, clients, size)] = load(os.path.basename(path))
-idle = load("idle.json")
+    cells[(transport, mode, depth, clients, size)] = load(os.path.basename(path), "cell")
+idle = load("idle.json", "idle")
 memzone_skipped = None
 if os.path.exists(os.path.join(results, "memzone-skipped.txt")):
     memzone_skipped = open(os.path.join(results, "memzone-skipped.txt")).read().strip()
@@ -123,6 +160,7 @@ cell_rows = []
 for (transport, mode, depth, clients, size), r in sorted(cells.items()):
     ref_name = reference(transport, mode, depth, size)
     r_ref = ref(ref_name)
+    lat = r["latency_ns"] or {}
     row = {
         "transport": transport,
         "daemon": mode,
@@ -130,10 +168,10 @@ for (transport, mode, depth, clients, size), r in sorted(cells.items()):
         "clients": clients,
         "size": size,
         "calls_per_s": r["calls_per_s"],
-        "p50_ns": r["latency_ns"]["p50"],
-        "p99_ns": r["latency_ns"]["p99"],
-        "p999_ns": r["latency_ns"]["p999"],
-        "max_ns": r["latency_ns"]["max"],
+        "p50_ns": lat.get("p50"),
+        "p99_ns": lat.get("p99"),
+        "p999_ns": lat.get("p999"),
+        "max_ns": lat.get("max"),
         "client_cpu_ns_per_call": r["client_cpu_ns_per_call"],
         "daemon_cpu_ns_per_call": r["daemon_cpu_ns_per_call"],
         "client_syscalls_per_call": r["client_syscalls_per_call"],
@@ -176,17 +214,56 @@ sleep1 = cell("memfd", "sleeping", 1, 1, 64)
 both1 = cell("memfd", "bothsleep", 1, 1, 64)
 shm32 = cell("memfd", "spinning", 32, 1, 64)
 shm16 = cell("memfd", "spinning", 1, 16, 64)
-def triple(name):
-    # A goal measured side by side (bench.sh goal_triple): its reference just
-    # before and just after its cell.
-    r1, c, r2 = (load(f"goal-{name}-{part}.json") for part in ("ref1", "cell", "ref2"))
+# Two references of a triple further apart than this fraction of the lower
+# one mean the vCPUs moved in between (bench.sh GOAL_REF_TOLERANCE); a run
+# says which tolerance it used in goal-*-tries.json.
+GOAL_REF_TOLERANCE = 0.2
+
+
+def one_try(prefix):
+    # One try of a triple: the reference, the cell, the reference again.
+    r1, c, r2 = (load(f"{prefix}-{part}.json", kind)
+                 for part, kind in (("ref1", "ref"), ("cell", "cell"), ("ref2", "ref")))
     if not (r1 and c and r2):
         return None
-    tries_path = os.path.join(results, f"goal-{name}-tries")
-    tries = int(open(tries_path).read()) if os.path.exists(tries_path) else 1
     a, b = r1["ns_per_op"], r2["ns_per_op"]
     return {"cell": c, "ref_ns": (a + b) / 2, "ref_ops_per_s": 2e9 / (a + b), "ref1_ns": a,
-            "ref2_ns": b, "tries": tries, "stable": abs(a - b) <= 0.2 * min(a, b)}
+            "ref2_ns": b, "spread": spread(a, b)}
+
+
+def triple(name):
+    # A goal measured side by side (bench.sh goal_triple), one try or more:
+    # the first steady try, else the one whose references agree best, with
+    # every try's spread. None if the run has no such round.
+    info_path = os.path.join(results, f"goal-{name}-tries.json")
+    info = {}
+    if os.path.exists(info_path):
+        try:
+            with open(info_path) as f:
+                info = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            fail(f"bad output: {info_path}: {e}")
+    tolerance = info.get("tolerance", GOAL_REF_TOLERANCE)
+    tries = []
+    for i in range(1, 100):
+        t = one_try(os.path.join(results, f"goal-{name}-t{i}"))
+        if t is None:
+            break
+        tries.append(t)
+    if not tries:
+        # A run of before the tries had files of their own: the last try only.
+        t = one_try(os.path.join(results, f"goal-{name}"))
+        if t is None:
+            return None
+        tries = [t]
+    for t in tries:
+        t["steady"] = t["spread"] <= tolerance
+    steady = [t for t in tries if t["steady"]]
+    chosen = dict(steady[0] if steady else min(tries, key=lambda t: t["spread"]))
+    chosen.update({"name": name, "tries": len(tries), "stable": bool(steady),
+                   "stopped": info.get("stopped"), "tolerance": tolerance,
+                   "spreads": [t["spread"] for t in tries]})
+    return chosen
 
 
 def median(values):
@@ -201,9 +278,31 @@ def rounds(name):
 
 
 def round_text(ratio_value, num, den, t):
-    moved = "" if t["stable"] else ", the vCPUs moved"
+    moved = ""
+    if not t["stable"]:
+        moved = (f"; **references moved** by {100 * t['spread']:.0f} % in the best of "
+                 f"{t['tries']} tries")
+    elif t["tries"] > 1:
+        moved = f"; steady in try {t['tries']}"
     return (f"{ratio_value:.2f} ({num} / {den:.0f}; reference {t['ref1_ns']:.0f} ns before, "
             f"{t['ref2_ns']:.0f} ns after{moved})")
+
+
+all_rounds = []
+
+
+def goal_value(values, trs):
+    # The median of the rounds whose references held still; of every round,
+    # marked, when none did.
+    all_rounds.extend(trs)
+    steady = [v for v, t in zip(values, trs) if t["stable"]]
+    if steady:
+        left_out = len(values) - len(steady)
+        return median(steady), (f"median of the {len(steady)} steady rounds of {len(values)}"
+                                + (f" ({left_out} with moved references left out)" if left_out
+                                   else "") + ", each beside its reference: ")
+    return median(values), (f"**no round with steady references**: median of all "
+                            f"{len(values)}, each beside its reference: ")
 
 
 rtt_rounds = rounds("rtt")
@@ -216,8 +315,9 @@ if rtt_rounds:
         p50 = (f"p50 {c['latency_ns']['p50']} ns" if c.get("latency_ns")
                else "unstamped, as the reference")
         parts.append(round_text(values[-1], f"{rtt_ns(c):.0f} ns, {p50}", t["ref_ns"], t))
-    goal("shm ping2 round trip / raw cache-line ping-pong", median(values), "<=", 3.0,
-         f"median of {len(values)} rounds, each beside its reference: " + "; ".join(parts))
+    value, how = goal_value(values, rtt_rounds)
+    goal("shm ping2 round trip / raw cache-line ping-pong", value, "<=", 3.0,
+         how + "; ".join(parts))
 elif shm1 and cl:
     goal("shm ping2 round trip / raw cache-line ping-pong", ratio(rtt_ns(shm1), cl["ns_per_op"]),
          "<=", 3.0, f"{rtt_ns(shm1):.0f} ns / {cl['ns_per_op']:.0f} ns" + ref_detail(cl))
@@ -239,13 +339,16 @@ if stream_rounds:
         c = t["cell"]
         values.append(c["calls_per_s"] / t["ref_ops_per_s"])
         parts.append(round_text(values[-1], f"{c['calls_per_s']:.0f}", t["ref_ops_per_s"], t))
-    detail = f"median of {len(values)} rounds, each beside its reference: " + "; ".join(parts)
+    value, how = goal_value(values, stream_rounds)
+    detail = how + "; ".join(parts)
     if echo_rounds:
         echo_values = [t["cell"]["calls_per_s"] / t["ref_ops_per_s"] for t in echo_rounds]
+        all_rounds.extend(echo_rounds)
         detail += (f". Against the raw ring echo with {ECHO_DEPTH} in flight, its ceiling: "
-                   + ", ".join(f"{v:.2f}" for v in echo_values)
+                   + ", ".join(f"{v:.2f}" + ("" if t["stable"] else " (references moved)")
+                               for v, t in zip(echo_values, echo_rounds))
                    + f" (median {median(echo_values):.2f})")
-    goal("shm depth 32 requests/s / raw ring streaming", median(values), ">=", 0.5, detail)
+    goal("shm depth 32 requests/s / raw ring streaming", value, ">=", 0.5, detail)
 elif shm32 and rs:
     goal("shm depth 32 requests/s / raw ring streaming", ratio(shm32["calls_per_s"], rs["ops_per_s"]),
          ">=", 0.5, f"{shm32['calls_per_s']:.0f} / {rs['ops_per_s']:.0f}" + ref_detail(rs))
@@ -276,8 +379,14 @@ for where, one, sixteen in (("poller on a CPU of its own", pin1, pin16),
              + (f"{per_cpu:.2f}" if per_cpu else "n/a") + "; runnable but waiting for a CPU: "
              f"{sixteen.get('client_runq_wait_ns_per_call')} ns per call")
 
+# Every goal round, with its tries and how far its references moved.
+noise = [{"round": t["name"], "tries": t["tries"], "steady": t["stable"],
+          "stopped": t["stopped"], "spread": t["spread"], "spreads": t["spreads"],
+          "ref1_ns": t["ref1_ns"], "ref2_ns": t["ref2_ns"]} for t in all_rounds]
+
 summary = {
     "meta": meta,
+    "goal_rounds": noise,
     "references": refs,
     "cells": cell_rows,
     "bothsleep": both1,
@@ -314,7 +423,7 @@ for transport in TRANSPORTS:
         if r is None:
             continue
         with open(os.path.join(results, f"cdf-{transport}-{mode}.dat"), "w") as f:
-            for ns, frac in r["latency_cdf"]:
+            for ns, frac in r.get("latency_cdf", []):
                 f.write(f"{ns} {frac}\n")
 for depth in (1, 32):
     with open(os.path.join(results, f"cpu-d{depth}.dat"), "w") as f:
@@ -366,6 +475,62 @@ lines.append(f"Run {meta.get('start')}, commit {meta.get('commit')}, {meta.get('
              f"{' '.join(meta.get('loadavg_end', []))} at the end; "
              f"{meta.get('cell_seconds')} s per cell; scheduler autogroup "
              f"{meta.get('autogroup')}.")
+lines.append("")
+lines.append("### Machine (lscpu)")
+lines.append("")
+cpu = meta.get("lscpu") or {}
+if cpu:
+    hyper = cpu.get("Hypervisor vendor")
+    virt = cpu.get("Virtualization type")
+    guest = (f"{hyper} guest" + (f" ({virt} virtualization)" if virt else "") if hyper
+             else "none reported (bare metal, or a hypervisor that hides itself)")
+    caches = ", ".join(f"{k.replace(' cache', '')} {cpu[k]}"
+                       for k in ("L1d cache", "L1i cache", "L2 cache", "L3 cache") if k in cpu)
+    machine = [
+        ("model name", cpu.get("Model name")),
+        ("vendor", cpu.get("Vendor ID")),
+        ("CPUs", f"{cpu.get('CPU(s)')} ({cpu.get('Socket(s)', '?')} socket(s) x "
+                 f"{cpu.get('Core(s) per socket', '?')} core(s) x "
+                 f"{cpu.get('Thread(s) per core', '?')} thread(s))"),
+        ("caches", caches or None),
+        ("NUMA nodes", cpu.get("NUMA node(s)")),
+        ("hypervisor", guest),
+        ("container or VM (systemd-detect-virt)", meta.get("hypervisor")),
+        ("kernel", meta.get("kernel")),
+    ]
+    lines.append("| | |")
+    lines.append("|---|---|")
+    for key, value in machine:
+        lines.append(f"| {key} | {'-' if value is None else value} |")
+else:
+    lines.append(f"No lscpu output in this run: {meta.get('cpus')} CPUs, "
+                 f"model {meta.get('cpu_model')}.")
+lines.append("")
+lines.append("### Noise: goal rounds")
+lines.append("")
+if noise:
+    moved = [n for n in noise if not n["steady"]]
+    lines.append(f"Each goal round is a triple (reference, cell, reference); its references "
+                 f"farther apart than {100 * GOAL_REF_TOLERANCE:.0f} % mean that the vCPUs "
+                 f"moved or other work took the CPUs, and the triple is measured again while "
+                 f"the run's retry budget ({meta.get('retry_seconds', '?')} s) lasts. "
+                 f"{len(noise) - len(moved)} of {len(noise)} rounds steady, "
+                 f"{len(moved)} with moved references.")
+    lines.append("")
+    lines.append("| round | tries | references (before / after, chosen try) | spread of each try "
+                 "| result |")
+    lines.append("|---|---|---|---|---|")
+    for n in noise:
+        if n["steady"]:
+            result = "steady"
+        else:
+            why = {"budget": "retry budget spent", "max-tries": "out of tries"}.get(
+                n["stopped"], "not retried")
+            result = f"**references moved** ({why})"
+        lines.append(f"| {n['round']} | {n['tries']} | {n['ref1_ns']:.0f} / {n['ref2_ns']:.0f} ns "
+                     f"| {', '.join(f'{100 * s:.0f} %' for s in n['spreads'])} | {result} |")
+else:
+    lines.append("No goal rounds in this run.")
 lines.append("")
 lines.append("### References (ref_bench)")
 lines.append("")
@@ -480,9 +645,10 @@ for size in sizes_run:
 if both1:
     lines.append(f"Both ends sleeping (daemon -S 0, client spin 0), memfd, 64 B: "
                  f"{fmt_rate(both1['calls_per_s'])} calls/s, mean round trip "
-                 f"{fmt_ns(rtt_ns(both1))}, p50 {fmt_ns(both1['latency_ns']['p50'])}; "
-                 f"client {both1['client_syscalls_per_call']:.2f} and daemon "
-                 f"{both1['daemon_syscalls_per_call']:.2f} system calls per call.")
+                 f"{fmt_ns(rtt_ns(both1))}, p50 "
+                 f"{fmt_ns((both1['latency_ns'] or {}).get('p50'))}; "
+                 f"client {fmt_num(both1['client_syscalls_per_call'], 2)} and daemon "
+                 f"{fmt_num(both1['daemon_syscalls_per_call'], 2)} system calls per call.")
     lines.append("")
 if idle:
     lines.append(f"Idle: {idle['clients']} attached clients for {idle['idle_seconds']} s: daemon "

@@ -3,12 +3,15 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # make bench-socket: the socket transport with and without its optimisations
-# (client single send, client read-ahead, daemon single write). Builds
-# build-bench-opt (defaults) and build-bench-noopt (all three off) side by
-# side, runs GR_PING2 over the socket on each, alternately, so machine noise
-# hits both, and prints calls/s per round, the medians and their ratio. Then
-# counts the client's system calls per call under strace, which is
-# deterministic.
+# (client single send, client read-ahead, daemon single write, daemon direct
+# read). Builds build-bench-opt (defaults) and build-bench-noopt (all four
+# off) side by side, runs GR_PING2 over the socket on each, alternately, so
+# machine noise hits both, with a raw Unix socket ping-pong of the same
+# messages (ref_bench unix, unpinned as the daemon and its client are)
+# between them, and prints calls/s per round, the medians, their ratio and
+# each build's round trip over the raw one's. Then counts the system calls
+# per call of the client (strace -f) and of the daemon's main thread, which
+# serves the socket (strace -p), which is deterministic.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -24,9 +27,12 @@ STRACE_CALLS_SHORT=1000
 STRACE_CALLS_LONG=6000
 
 builds=(build-bench-opt build-bench-noopt)
-build_opts_opt=(-Dclient_single_send=true -Dclient_readahead=true -Ddaemon_single_write=true)
+build_opts_opt=(-Dclient_single_send=true -Dclient_readahead=true -Ddaemon_single_write=true
+	-Ddaemon_direct_read=true)
 build_opts_noopt=(-Dclient_single_send=false -Dclient_readahead=false -Ddaemon_single_write=false
-	-Dtests=false)
+	-Ddaemon_direct_read=false -Dtests=false)
+# strace -p attaches to the daemon's threads one by one: let it finish.
+STRACE_ATTACH_S=1
 
 # Configure and build the daemon and ping2_perf of build folder $1 with the
 # meson options that follow. Quiet unless it fails.
@@ -38,7 +44,8 @@ configure() {
 	else
 		out=$(meson setup "$dir" "$@" 2>&1) || shmt_fail "meson setup $dir: $out"
 	fi
-	out=$(ninja -C "$dir" main/shmchand smoke/ping2_perf 2>&1) || shmt_fail "ninja -C $dir: $out"
+	out=$(ninja -C "$dir" main/shmchand smoke/ping2_perf smoke/ref_bench 2>&1) ||
+		shmt_fail "ninja -C $dir: $out"
 }
 echo "building ${builds[*]}" >&2
 configure build-bench-opt "${build_opts_opt[@]}"
@@ -69,6 +76,9 @@ for round in $(seq "$ROUNDS"); do
 		echo "round $round: $dir" >&2
 		run_build "$dir" -n "$CALLS" --json >"$results/$dir-$round.json"
 	done
+	echo "round $round: raw Unix socket (ref_bench unix)" >&2
+	build-bench-opt/smoke/ref_bench --json --no-pin -z 64 unix >"$results/raw-$round.json" ||
+		shmt_fail "ref_bench unix failed"
 done
 
 for dir in "${builds[@]}"; do
@@ -79,6 +89,14 @@ for dir in "${builds[@]}"; do
 		strace -f -c -o "$results/$dir-strace-$calls.txt" \
 			"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -w 0 \
 			-n "$calls" >/dev/null || shmt_fail "$dir: ping2_perf under strace failed"
+		strace -c -o "$results/$dir-strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null &
+		strace_pid=$!
+		shmt_track "$strace_pid"
+		sleep "$STRACE_ATTACH_S"
+		"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -w 0 -n "$calls" \
+			>/dev/null || shmt_fail "$dir: ping2_perf with the daemon under strace failed"
+		kill -INT "$strace_pid" 2>/dev/null || true
+		wait "$strace_pid" || true
 		stop_daemon
 	done
 done
@@ -93,9 +111,12 @@ builds = sys.argv[6:]
 
 def strace_total(path):
     # The last line of strace -c: "100.00 SECONDS USECS/CALL CALLS [ERRORS] total"
+    # None if strace could not attach (ptrace not permitted).
+    if not os.path.exists(path):
+        return None
     with open(path) as f:
-        total = [l.split() for l in f if l.rstrip().endswith("total")][-1]
-    return int(total[3])
+        totals = [l.split() for l in f if l.rstrip().endswith("total")]
+    return int(totals[-1][3]) if totals else None
 
 print(f"GR_PING2 over the socket, {rounds} rounds of {calls} calls, alternating builds")
 print(f"{'round':6}" + "".join(f"{b:>20}" for b in builds))
@@ -112,10 +133,23 @@ medians = {b: statistics.median(rates[b]) for b in builds}
 print(f"{'median':6}" + "".join(f"{medians[b]:20.0f}" for b in builds))
 print(f"ratio {builds[0]} / {builds[1]}: {medians[builds[0]] / medians[builds[1]]:.2f}")
 
-line = "client syscalls per call (strace -f -c):"
+raw = []
+for r in range(1, rounds + 1):
+    with open(os.path.join(results, f"raw-{r}.json")) as f:
+        raw.append(json.load(f)["ns_per_op"])
+raw_ns = statistics.median(raw)
+print(f"raw Unix socket round trip (ref_bench unix, 64 B, unpinned): "
+      + ", ".join(f"{ns / 1e3:.1f}" for ns in raw) + f" us, median {raw_ns / 1e3:.1f} us")
 for b in builds:
-    s = strace_total(os.path.join(results, f"{b}-strace-{short}.txt"))
-    l = strace_total(os.path.join(results, f"{b}-strace-{long}.txt"))
-    line += f" {b} {(l - s) / (long - short):.2f}"
-print(line)
+    rtt = 1e9 / medians[b]
+    print(f"round trip through the daemon / raw: {b} {rtt / 1e3:.1f} us / {raw_ns / 1e3:.1f} us"
+          f" = {rtt / raw_ns:.2f}")
+
+for who, infix in (("client", ""), ("daemon", "daemon-")):
+    line = f"{who} syscalls per call (strace -c):"
+    for b in builds:
+        s = strace_total(os.path.join(results, f"{b}-strace-{infix}{short}.txt"))
+        l = strace_total(os.path.join(results, f"{b}-strace-{infix}{long}.txt"))
+        line += f" {b} " + ("-" if s is None or l is None else f"{(l - s) / (long - short):.2f}")
+    print(line)
 EOF

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# make bench survives references that move: the whole of smoke/bench.sh
+# (BENCH_QUICK) against a real daemon, with stand-ins for ref_bench and
+# ping2_perf (fake_ref_bench.py, fake_ping2_perf.py) that decide the
+# numbers. The cache-line reference moves once, in the first round-trip
+# triple; the ring-stream reference moves on every other call, so every
+# depth-32 triple sees its references 50 % apart. With a retry budget it
+# cannot spend, the bench must: retry the round-trip triple once and find
+# it steady; try each depth-32 triple 3 times, then keep it as moved;
+# finish with exit status 0; say so in its progress lines (n of N, elapsed)
+# and in the report, whose machine section comes from lscpu.
+# (bench_retry_budget_test.sh: the budget spent.)
+#
+#   bench_moved_refs_test.sh SHMCHAND
+set -eu
+
+SHMT_NAME=bench_moved_refs
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../test/lib.sh"
+shmt_args "SHMCHAND" "$@"
+builddir=$(cd "$(dirname "$SHMT_DAEMON")/.." && pwd)
+smoke=$(cd "$(dirname "$0")" && pwd)
+# The whole bench with stand-ins takes about 40 s on a quiet machine.
+BENCH_BOUND_S=300
+# Far more than the stand-ins' retries take, however loaded the machine.
+RETRY_S=3600
+# Tries of one triple (bench.sh's default).
+GOAL_TRIES=3
+
+SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX")
+mkdir "$SHMT_TMPDIR/state"
+results=$SHMT_TMPDIR/results
+rc=0
+shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_RESULTS="$results" \
+	BENCH_RETRY_S="$RETRY_S" BENCH_GOAL_TRIES="$GOAL_TRIES" \
+	BENCH_REF_BENCH="$smoke/fake_ref_bench.py" BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" \
+	FAKE_STATE="$SHMT_TMPDIR/state" FAKE_REF_MOVE_ONCE=cacheline:3 \
+	FAKE_REF_ALWAYS_MOVE=ring-stream \
+	"$smoke/bench.sh" "$builddir" >"$SHMT_TMPDIR/out" 2>"$SHMT_TMPDIR/err" || rc=$?
+err=$SHMT_TMPDIR/err
+if [ "$rc" != 0 ]; then
+	cat "$err" >&2
+	shmt_fail "bench.sh exited with status $rc on references that moved"
+fi
+
+# Progress: every step numbered n of the same N, with the time elapsed, the
+# last one N of N.
+grep -Eq '^bench: \[1/[0-9]+ [0-9]+:[0-9]{2}\] ref clock$' "$err" ||
+	shmt_fail "no first progress line: $(head -n 3 "$err")"
+last=$(grep -Eo '^bench: \[[0-9]+/[0-9]+ ' "$err" | tail -n 1 | tr -d '[]' | cut -d' ' -f2)
+[ "${last%/*}" = "${last#*/}" ] || shmt_fail "the last step was $last, not N of N"
+grep -q "goal rtt-r1: the references moved by 50.0 % (80 ns before the cell, 120 ns after)" \
+	"$err" || shmt_fail "the bench did not say that rtt-r1's references moved"
+grep -q "goal stream-r2: the references moved by 50.0 % (32 ns before the cell, 48 ns after) in try 3 of 3" \
+	"$err" || shmt_fail "the bench did not say that stream-r2's last try moved"
+
+python3 - "$results/summary.json" <<'PY' || shmt_fail "summary.json: wrong goal rounds"
+import json, sys
+s = json.load(open(sys.argv[1]))
+rounds = {r["round"]: r for r in s["goal_rounds"]}
+def expect(cond, what):
+    if not cond:
+        print(what, json.dumps(rounds, indent=1), file=sys.stderr)
+        sys.exit(1)
+expect(set(rounds) == {f"{g}-r{i}" for g in ("rtt", "stream", "echo") for i in (1, 2, 3)},
+       "not the 9 rounds")
+r1 = rounds["rtt-r1"]
+expect(r1["steady"] and r1["tries"] == 2 and r1["spreads"][0] == 0.5 and r1["spread"] == 0,
+       "rtt-r1: not steady in its second try")
+for i in (1, 2, 3):
+    st = rounds[f"stream-r{i}"]
+    expect(not st["steady"] and st["spread"] == 0.5, f"stream-r{i}: not kept as moved")
+    expect(rounds[f"echo-r{i}"]["steady"] and rounds[f"echo-r{i}"]["tries"] == 1,
+           f"echo-r{i}: retried though steady")
+expect(all(rounds[f"stream-r{i}"]["tries"] == 3 and rounds[f"stream-r{i}"]["stopped"] == "max-tries"
+           for i in (1, 2, 3)), "stream rounds: not tried 3 times")
+goals = {g["goal"]: g for g in s["goals"]}
+depth = goals["shm depth 32 requests/s / raw ring streaming"]
+expect(depth["detail"].startswith("**no round with steady references**"),
+       "the depth-32 goal does not say that no round was steady")
+PY
+
+report=$results/report.md
+grep -q '| stream-r1 | 3 | 48 / 32 ns | 50 %, 50 %, 50 % | \*\*references moved\*\* (out of tries) |' \
+	"$report" || shmt_fail "report.md: no moved stream-r1 row: $(grep -n stream-r1 "$report")"
+grep -q '| rtt-r1 | 2 | 80 / 80 ns | 50 %, 0 % | steady |' "$report" ||
+	shmt_fail "report.md: no steady rtt-r1 row: $(grep -n rtt-r1 "$report")"
+grep -q '^### Machine (lscpu)$' "$report" || shmt_fail "report.md: no machine section"
+if command -v lscpu >/dev/null; then
+	model=$(LC_ALL=C lscpu | sed -n 's/^Model name: *//p')
+	[ -z "$model" ] || grep -qF "| model name | $model |" "$report" ||
+		shmt_fail "report.md: the model name is not lscpu's ($model)"
+	vendor=$(LC_ALL=C lscpu | sed -n 's/^Vendor ID: *//p')
+	[ -z "$vendor" ] || grep -qF "| vendor | $vendor |" "$report" ||
+		shmt_fail "report.md: the vendor is not lscpu's ($vendor)"
+fi

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# A stand-in for ping2_perf in the tests of make bench (BENCH_PING2_PERF): it
+# takes ping2_perf's options, sends nothing, and prints the JSON ping2_perf
+# would (a cell, or the idle cost with --idle; a line of text without
+# --json), so that the tests decide which run fails and how. Each variable
+# holds a piece of the command line (say "-t socket -d 1 -c 16"); the runs
+# whose arguments contain it:
+#
+#   FAKE_PERF_CRASH=ARGS        die of SIGSEGV
+#   FAKE_PERF_KILL_DAEMON=ARGS  kill the daemon (SHMT_PID) with SIGKILL, then fail
+#   FAKE_PERF_BAD=ARGS          print JSON without calls_per_s
+
+import json
+import os
+import signal
+import sys
+
+# Options of ping2_perf that take a value.
+VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin"}
+# A rate for every cell: any positive value will do.
+CALLS_PER_S = 1e6
+
+
+def matches(var, cmdline):
+    piece = os.environ.get(var)
+    return bool(piece) and f" {piece} " in f" {cmdline} "
+
+
+def main():
+    cmdline = " ".join(sys.argv[1:])
+    opts, argv = {}, sys.argv[1:]
+    while argv:
+        a = argv.pop(0)
+        if a == "--":
+            break
+        opts[a] = argv.pop(0) if a in VALUED else True
+    if matches("FAKE_PERF_CRASH", cmdline):
+        print("fake ping2_perf: crashing as asked", file=sys.stderr)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if matches("FAKE_PERF_KILL_DAEMON", cmdline):
+        os.kill(int(os.environ["SHMT_PID"]), signal.SIGKILL)
+        print("fake ping2_perf: connection reset by peer", file=sys.stderr)
+        return 1
+    clients = int(opts.get("-c", 1))
+    base = {"transport": "socket" if opts.get("-t") == "socket" else "shm",
+            "transport_reason": "", "backing": "memzone" if "--secondary" in opts else "memfd",
+            "request": "GR_PING2", "clients": clients, "depth": int(opts.get("-d", 1)),
+            "size": int(opts.get("-z", 64))}
+    if "--json" not in opts:
+        print("fake ping2_perf: 1000000 calls/s")
+        return 0
+    if "--idle" in opts:
+        r = dict(base, mode="idle", idle_seconds=float(opts["--idle"]), daemon_cpu_ns=40000,
+                 daemon_cpu_core_fraction=4e-6, daemon_vcsw=1, daemon_syscalls=None,
+                 first_request_ns=100000, client0_vcsw=5, client0_syscalls=None,
+                 after_idle_ns={"rounds": 20, "gap_ms": 20, "p50": 200000, "p99": 250000,
+                                "max": 250000})
+        print(json.dumps(r))
+        return 0
+    stamps = "--no-stamps" not in opts
+    r = dict(base, mode="calls", count=int(CALLS_PER_S), seconds=1.0, calls_per_s=CALLS_PER_S,
+             latency_ns={"p50": 900, "p99": 1500, "p999": 3000, "max": 9000} if stamps else None,
+             client_cpu_ns_per_call=1000.0, daemon_cpu_ns_per_call=1000.0,
+             client_vcsw_per_call=0.0, client_syscalls_per_call=None, daemon_vcsw_per_call=0.0,
+             daemon_syscalls_per_call=None, client_runq_wait_ns_per_call=1.0,
+             daemon_runq_wait_ns_per_call=1.0, daemon_sleeps_per_call=0.0,
+             daemon_doorbells_per_call=0.0, resp_ring_full_per_call=0.0,
+             per_client_calls_per_s=[CALLS_PER_S / clients] * clients, fastest_over_slowest=1.0,
+             per_client_calls_per_cpu_s=[CALLS_PER_S / clients] * clients,
+             fastest_over_slowest_per_cpu=1.0)
+    if "--cdf" in opts:
+        r["latency_cdf"] = [[500, 0.1], [900, 0.5], [1500, 0.99], [9000, 1.0]]
+    if matches("FAKE_PERF_BAD", cmdline):
+        del r["calls_per_s"]
+    print(json.dumps(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
