@@ -107,6 +107,7 @@ struct channel {
 	struct backlog_msg **backlog_tail;
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
+	bool served; // the poller served it once (its doorbell flag was cleared)
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
 };
@@ -335,6 +336,16 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 		return 0;
+	// A channel starts with the daemon's need-wakeup flag set (it is asleep
+	// to the client until served), and only the idle path clears it: a
+	// poller kept busy by other channels would leave it set, and every send
+	// of this client would ring the doorbell. No fence: a request published
+	// before this store is read below, and the poller re-checks every ring
+	// after arming before it sleeps.
+	if (!ch->served) {
+		shmchan_server_doorbell_disarm(ch->server);
+		ch->served = true;
+	}
 	if (ch->backlog_head != NULL) {
 		n = backlog_flush(ch);
 		if (ch->backlog_head != NULL)
