@@ -265,10 +265,18 @@ static unsigned backlog_flush(struct channel *ch) {
 		free(m);
 		moved++;
 	}
-	if (ch->backlog_head == NULL)
+	if (ch->backlog_head == NULL) {
 		ch->backlog_since = 0;
-	else if (moved > 0)
-		// The client reads: the slow-client limit counts from here.
+		return moved;
+	}
+	// The slow-client limit counts from the last time the client took a
+	// response, whether or not that made room for the next backlogged one:
+	// a client that reads one small response every 50 ms while a 128 KiB
+	// one waits is slow, not stopped.
+	ret = moved > 0 ? 1 : shmchan_server_resp_taken(ch->server);
+	if (ret < 0)
+		channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+	else if (ret > 0)
 		ch->backlog_since = rte_rdtsc();
 	else if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
 		channel_fault(

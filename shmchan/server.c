@@ -356,6 +356,39 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	(void)ret;
 }
 
+// Read the client's consumer tail of the response ring into v->peer, after
+// checking it: the client only moves it forward, from the value read last up
+// to our index. Returns 0, or -EBADMSG if it moved backwards or past our
+// index (a consumer that takes what was never published).
+static int response_tail_load(struct ring_view *v) {
+	// Acquire pairs with the client's release of cons.tail: its copies out
+	// of the cells it freed are done before we overwrite them.
+	uint32_t cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
+
+	// Unsigned: a tail behind v->peer is a huge distance, past pos - peer.
+	if (cons_tail - v->peer > v->pos - v->peer)
+		return shmchan_fail(
+			-EBADMSG,
+			"response ring: consumer tail %" PRIu32 " outside [%" PRIu32 ", %" PRIu32
+			"] (the client had taken up to the first, we published up to the second)",
+			cons_tail,
+			v->peer,
+			v->pos
+		);
+	v->peer = cons_tail;
+	return 0;
+}
+
+int shmchan_server_resp_taken(struct shmchan_server *s) {
+	int ret = response_tail_load(&s->resp);
+
+	if (ret < 0)
+		return ret;
+	ret = s->resp.peer != s->resp_taken_mark;
+	s->resp_taken_mark = s->resp.peer;
+	return ret;
+}
+
 int shmchan_server_enqueue(
 	struct shmchan_server *s,
 	const void *hdr,
@@ -365,9 +398,10 @@ int shmchan_server_enqueue(
 ) {
 	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
 	struct ring_view *v = &s->resp;
-	uint32_t cons_tail, used, cells, len32;
+	uint32_t used, cells, len32;
 	size_t len, off;
 	long msg_len;
+	int ret;
 
 	msg_len = shmchan_msg_len(hdr_len, payload_len, "response");
 	if (msg_len < 0)
@@ -380,21 +414,10 @@ int shmchan_server_enqueue(
 	// when the message does not fit by it.
 	used = v->pos - v->peer;
 	if (cells > v->capacity - used) {
-		// Acquire pairs with the client's release of cons.tail: its copies
-		// out of the cells it freed are done before we overwrite them.
-		cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
-		used = v->pos - cons_tail;
-		if (used > v->capacity)
-			return shmchan_fail(
-				-EBADMSG,
-				"response ring: consumer tail %" PRIu32 " is %" PRIu32
-				" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
-				cons_tail,
-				used,
-				v->pos,
-				v->capacity
-			);
-		v->peer = cons_tail;
+		ret = response_tail_load(v);
+		if (ret < 0)
+			return ret;
+		used = v->pos - v->peer;
 		if (cells > v->capacity - used) {
 			STAT_ADD(s->stats.overflows, 1);
 			return -ENOBUFS;

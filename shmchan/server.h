@@ -49,6 +49,9 @@ struct shmchan_server {
 	// resp_ring_fd, our own end, which no client ever holds.
 	int resp_fd;
 	int resp_ring_fd;
+	// The response ring's consumer tail at the last
+	// shmchan_server_resp_taken(): how far the client had taken then.
+	uint32_t resp_taken_mark;
 	// Messages moved (either ring) since the last flush: the client may be
 	// waiting for them or for the room they freed.
 	bool unflushed;

@@ -164,6 +164,14 @@ int shmchan_server_enqueue(
 	size_t payload_len
 );
 
+// Read the client's consumer index of the response ring, and check it: it
+// only moves forward, up to what was published. Returns 1 if the client took
+// responses since the previous call, 0 if not, -EBADMSG if the index moved
+// backwards or past what was published (the caller detaches). What tells a
+// slow reader, which takes a response now and then, from one that stopped.
+// Poller thread only.
+int shmchan_server_resp_taken(struct shmchan_server *);
+
 // End a batch: hand the request cells taken since the last flush back to the
 // client, then one full fence, and ring the client's doorbell if it sleeps
 // (waiting for a response or for room in the request ring). Does nothing if
