@@ -62,13 +62,13 @@ struct attack_report {
 
 // In the child. Attacks, reports, then stays until go_fd reaches end of file
 // (the parent closed it, or died).
-static void attack(int report_fd, int go_fd) {
+static void attack(const char *sock_path, int report_fd, int go_fd) {
+	static uint8_t buf[SHMCHAN_MSG_MAX];
 	struct attack_report r = {0};
 	uint64_t max = EVENTFD_MAX;
 	struct raw_chan rc;
-	uint8_t buf[SHMCHAN_MSG_MAX];
 
-	raw_chan_attach(&rc, getenv("DOORBELL_SOCK"));
+	raw_chan_attach(&rc, sock_path);
 	int fd = shmchan_client_resp_fd(rc.chan);
 	r.fcntl_ret = fcntl(fd, F_SETFL, 0);
 	r.fcntl_errno = errno;
@@ -156,7 +156,6 @@ int main(int argc, char **argv) {
 	sigaddset(&term, SIGTERM);
 	CHECK(sigprocmask(SIG_BLOCK, &term, NULL) == 0, "sigprocmask: %s", strerror(errno));
 	children_guard();
-	CHECK(setenv("DOORBELL_SOCK", argv[1], 1) == 0, "setenv");
 
 	struct gr_api_client *victim = gr_api_client_connect_opts(argv[1], &opts);
 	CHECK(victim != NULL, "victim: connect over shm: %s", strerror(errno));
@@ -167,7 +166,7 @@ int main(int argc, char **argv) {
 	if (attacker == 0) {
 		close(report[0]);
 		close(go[1]);
-		attack(report[1], go[0]);
+		attack(argv[1], report[1], go[0]);
 	}
 	close(report[1]);
 	close(go[0]);
