@@ -18,9 +18,10 @@
 #define GR_SHM_BACKING_MEMZONE (1u << 1) // DPDK secondaries of the daemon only
 
 // Ask for a shared-memory channel. Only on the socket, after GR_HELLO, at
-// most one per connection. The response carries the geometry; the doorbell
-// eventfds (and the memfd) arrive as SCM_RIGHTS on the response's bytes, in
-// this order: request doorbell, response doorbell, then the memfd if any.
+// most one per connection. The response carries the geometry; the doorbells
+// (and the memfd) arrive as SCM_RIGHTS on the response's bytes, in this
+// order: request doorbell (an eventfd), response doorbell (a Unix stream
+// socket, readable when the daemon rings), then the memfd if any.
 // The connection stays open as the channel's lease.
 #define GR_SHM_ATTACH GR_MSG_TYPE(GR_SHM_MODULE, 0x0001)
 
@@ -56,7 +57,7 @@ struct gr_shm_counters {
 	uint64_t req_bytes;
 	uint64_t responses;
 	uint64_t resp_bytes;
-	uint64_t doorbells_rung; // eventfd writes by the daemon to the client
+	uint64_t doorbells_rung; // rings of the client's doorbell by the daemon
 	uint64_t sleeps; // times the poller slept on this channel's doorbell
 	uint64_t overflows; // responses that found the response ring full
 	uint64_t detaches; // channels ended, all reasons

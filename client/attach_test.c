@@ -173,10 +173,43 @@ static void doorbell_not_eventfd(void **state) {
 	fake_daemon_channel(d);
 	fake_daemon_attach_resp(d, &resp, fds);
 	assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
-	fds[1] = pipe_fds[0];
-	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "bad fds received");
+	fds[0] = pipe_fds[0];
+	expect_attach_fails(
+		d,
+		0,
+		&resp,
+		sizeof(resp),
+		fds,
+		3,
+		-ENOTSUP,
+		"bad fds received: the request doorbell is not an eventfd"
+	);
 	close(pipe_fds[0]);
 	close(pipe_fds[1]);
+}
+
+// The response doorbell is a socket (the daemon's end of it is its own): an
+// eventfd there is refused.
+static void response_doorbell_not_socket(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	fake_daemon_channel(d);
+	fake_daemon_attach_resp(d, &resp, fds);
+	int efd = eventfd(0, EFD_CLOEXEC);
+	assert_true(efd >= 0);
+	fds[1] = efd;
+	expect_attach_fails(
+		d,
+		0,
+		&resp,
+		sizeof(resp),
+		fds,
+		3,
+		-ENOTSUP,
+		"bad fds received: the response doorbell is not a socket"
+	);
+	close(efd);
 }
 
 static void memory_not_regular(void **state) {
@@ -234,6 +267,7 @@ int main(void) {
 		FAKE_DAEMON_TEST(extra_fd),
 		FAKE_DAEMON_TEST(n_fds_mismatch),
 		FAKE_DAEMON_TEST(doorbell_not_eventfd),
+		FAKE_DAEMON_TEST(response_doorbell_not_socket),
 		FAKE_DAEMON_TEST(memory_not_regular),
 		FAKE_DAEMON_TEST(memfd_not_sealed),
 		FAKE_DAEMON_TEST(bad_geometry),

@@ -6,7 +6,7 @@
 // process), and sending and receiving through its rings. A busy channel makes no system
 // call: a receive polls the ring for its spin budget (reading the clock
 // through the vDSO every few polls), and only then arms the doorbell and
-// sleeps in poll() on the response eventfd and the socket, its lease.
+// sleeps in poll() on the response doorbell and the socket, its lease.
 
 #include "client_priv.h"
 
@@ -309,6 +309,11 @@ static bool fd_is_anon_inode(int fd) {
 	return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == 0;
 }
 
+static bool fd_is_socket(int fd) {
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 static bool fd_is_regular(int fd) {
 	struct stat st;
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -435,9 +440,18 @@ static int attach_open(
 			c->fds_lost ? " and some lost" : "",
 			n_fds
 		);
-	if (!fd_is_anon_inode(c->fds[ATTACH_FD_REQ_DOORBELL]) ||
-	    !fd_is_anon_inode(c->fds[ATTACH_FD_RESP_DOORBELL]))
-		return attach_fail(c, -ENOTSUP, "bad fds received: a doorbell is not an eventfd");
+	if (!fd_is_anon_inode(c->fds[ATTACH_FD_REQ_DOORBELL]))
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"bad fds received: the request doorbell is not an eventfd"
+		);
+	if (!fd_is_socket(c->fds[ATTACH_FD_RESP_DOORBELL]))
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"bad fds received: the response doorbell is not a socket"
+		);
 	if (resp.backing == GR_SHM_BACKING_MEMFD && !fd_is_regular(c->fds[ATTACH_FD_MEM]))
 		return attach_fail(c, -ENOTSUP, "bad fds received: the memory fd is not a memfd");
 

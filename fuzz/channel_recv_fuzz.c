@@ -288,8 +288,11 @@ static void op_send(uint32_t payload_len) {
 	} else if (SHMCHAN_MSG_CELLS(len) <= capacity() - used) {
 		want = 0;
 	} else {
-		used = pos - h.resp->cons.tail;
-		if (used > capacity())
+		// The client's tail only moves forward from the value read
+		// last, up to our index: anything else is corrupt.
+		uint32_t tail = h.resp->cons.tail;
+		used = pos - tail;
+		if (tail - h.s->resp.peer > pos - h.s->resp.peer)
 			want = -EBADMSG;
 		else if (SHMCHAN_MSG_CELLS(len) > capacity() - used)
 			want = -ENOBUFS;

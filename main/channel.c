@@ -101,6 +101,7 @@ struct channel {
 	struct backlog_msg **backlog_tail;
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
+	bool served; // the poller served it once (its doorbell flag was cleared)
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
 	// Main thread, at detach of a faulted memzone channel: the client that
@@ -281,10 +282,18 @@ static unsigned backlog_flush(struct channel *ch) {
 		free(m);
 		moved++;
 	}
-	if (ch->backlog_head == NULL)
+	if (ch->backlog_head == NULL) {
 		ch->backlog_since = 0;
-	else if (moved > 0)
-		// The client reads: the slow-client limit counts from here.
+		return moved;
+	}
+	// The slow-client limit counts from the last time the client took a
+	// response, whether or not that made room for the next backlogged one:
+	// a client that reads one small response every 50 ms while a 128 KiB
+	// one waits is slow, not stopped.
+	ret = moved > 0 ? 1 : shmchan_server_resp_taken(ch->server);
+	if (ret < 0)
+		channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+	else if (ret > 0)
 		ch->backlog_since = rte_rdtsc();
 	else if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
 		channel_fault(
@@ -352,6 +361,16 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 		return 0;
+	// A channel starts with the daemon's need-wakeup flag set (it is asleep
+	// to the client until served), and only the idle path clears it: a
+	// poller kept busy by other channels would leave it set, and every send
+	// of this client would ring the doorbell. No fence: a request published
+	// before this store is read below, and the poller re-checks every ring
+	// after arming before it sleeps.
+	if (!ch->served) {
+		shmchan_server_doorbell_disarm(ch->server);
+		ch->served = true;
+	}
 	if (ch->backlog_head != NULL) {
 		n = backlog_flush(ch);
 		if (ch->backlog_head != NULL)

@@ -21,8 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+// Rings taken from the response doorbell per recv() of a drain: the daemon
+// rings at most once per batch while we sleep, so one recv takes them all.
+#define DOORBELL_DRAIN_BYTES 64
 
 // A frame's cells, as bytes: len1 bytes at p1 up to the end of the cell
 // array, then the rest at p2.
@@ -188,9 +193,10 @@ static int check_region(const struct shmchan_geometry *g, uint8_t *base) {
 	return ret;
 }
 
-// The eventfds are created non-blocking by the daemon, and the flag lives in
-// the open file that we share; set it again so that no send or drain can
-// block, whoever created them.
+// The request doorbell eventfd is created non-blocking by the daemon, and
+// the flag lives in the open file that we share; set it again so that no
+// ring of ours can block, whoever created it. (The response doorbell is only
+// drained, with MSG_DONTWAIT.)
 static int set_nonblock(int fd) {
 	int flags = fcntl(fd, F_GETFL);
 
@@ -222,8 +228,6 @@ int shmchan_client_open(
 	if (req_fd < 0 || resp_fd < 0)
 		return shmchan_fail(-EINVAL, "doorbell fds %d and %d", req_fd, resp_fd);
 	ret = set_nonblock(req_fd);
-	if (ret == 0)
-		ret = set_nonblock(resp_fd);
 	if (ret < 0)
 		return ret;
 
@@ -558,11 +562,13 @@ int shmchan_client_resp_fd(const struct shmchan_client *c) {
 }
 
 void shmchan_client_doorbell_drain(struct shmchan_client *c) {
-	uint64_t count;
-	ssize_t ret;
+	uint8_t rings[DOORBELL_DRAIN_BYTES];
+	ssize_t n;
 
-	// Non-blocking read: resets the counter, or fails with EAGAIN if no one
-	// rang since the last drain.
-	ret = read(c->resp_fd, &count, sizeof(count));
-	(void)ret;
+	// Each ring is one byte. MSG_DONTWAIT: take what is queued, or fail with
+	// EAGAIN if no one rang since the last drain; 0 is the daemon's end
+	// closed (the lease tells the caller).
+	do
+		n = recv(c->resp_fd, rings, sizeof(rings), MSG_DONTWAIT);
+	while (n == (ssize_t)sizeof(rings) || (n < 0 && errno == EINTR));
 }

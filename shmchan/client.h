@@ -44,7 +44,7 @@ struct shmchan_client {
 	size_t map_len;
 	int mem_fd; // -1 for the memzone backing
 	int req_fd; // the daemon's doorbell: we ring it
-	int resp_fd; // our doorbell: we sleep on it
+	int resp_fd; // our doorbell (our end of a socketpair): we sleep on it
 	bool unflushed; // enqueued since the last flush
 	uint32_t generation; // of the region when we opened it: our lease
 };

@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -50,6 +52,9 @@
 #define PAYLOAD_MAX 48
 // Largest eventfd counter value (eventfd(2)): a write then fails with EAGAIN.
 #define EVENTFD_MAX UINT64_C(0xfffffffffffffffe)
+// Rings of a response doorbell nobody drains: far more than its socket's send
+// buffer holds (a few hundred one-byte buffers), so the last ones find it full.
+#define UNDRAINED_RINGS 20000
 
 struct chan {
 	struct shmchan_geometry g;
@@ -172,7 +177,7 @@ static void test_response_doorbell(void **state) {
 	assert_int_equal(shmchan_server_stats(ch->srv)->doorbells_rung, 1);
 	shmchan_client_doorbell_drain(ch->cli);
 	assert_false(fd_readable(resp_fd));
-	// Draining an eventfd nobody rang neither blocks nor fails.
+	// Draining a doorbell nobody rang neither blocks nor fails.
 	shmchan_client_doorbell_drain(ch->cli);
 
 	shmchan_client_doorbell_disarm(ch->cli);
@@ -183,19 +188,46 @@ static void test_response_doorbell(void **state) {
 	assert_int_equal(shmchan_server_stats(ch->srv)->responses, 3);
 }
 
-// A client can saturate either eventfd: the writes then fail with EAGAIN,
-// which neither side treats as an error, and nobody blocks.
+// A client can saturate its request doorbell eventfd: its rings then fail
+// with EAGAIN, which it does not treat as an error, and nobody blocks.
+// Its response doorbell it cannot saturate: the daemon's end is shut for
+// reading, so a client's write fails, whatever the flags of its own end.
 static void test_saturated_doorbells(void **state) {
 	struct chan *ch = *state;
+	int resp_fd = shmchan_client_resp_fd(ch->cli);
 	uint64_t top = EVENTFD_MAX;
 
-	assert_int_equal(write(shmchan_server_resp_fd(ch->srv), &top, sizeof(top)), sizeof(top));
 	assert_int_equal(write(shmchan_server_req_fd(ch->srv), &top, sizeof(top)), sizeof(top));
+	assert_int_equal(fcntl(resp_fd, F_SETFL, 0), 0);
+	assert_int_equal(send(resp_fd, &top, sizeof(top), MSG_NOSIGNAL), -1);
+	assert_int_equal(errno, EPIPE);
 	shmchan_client_doorbell_arm(ch->cli);
 	send_response(ch);
 	send_request(ch); // the daemon is armed since create
 	assert_int_equal(shmchan_server_stats(ch->srv)->responses, 1);
 	assert_int_equal(doorbell_count(shmchan_server_req_fd(ch->srv)), EVENTFD_MAX);
+}
+
+// A sleeping client that never drains its doorbell: the daemon's rings fill
+// the socket's buffer, and the later ones fail at once (the client is readable
+// anyway) instead of blocking, even with O_NONBLOCK cleared on the client's
+// end. Draining then takes every ring.
+static void test_undrained_response_doorbell(void **state) {
+	struct chan *ch = *state;
+	int resp_fd = shmchan_client_resp_fd(ch->cli);
+	uint8_t buf[SHMCHAN_MSG_MAX];
+
+	assert_int_equal(fcntl(resp_fd, F_SETFL, 0), 0);
+	shmchan_client_doorbell_arm(ch->cli);
+	for (unsigned i = 0; i < UNDRAINED_RINGS; i++) {
+		send_response(ch);
+		assert_int_equal(shmchan_client_recv(ch->cli, buf, sizeof(buf)), SHMCHAN_MSG_MIN);
+	}
+	assert_int_equal(shmchan_server_stats(ch->srv)->doorbells_rung, UNDRAINED_RINGS);
+	assert_true(fd_readable(resp_fd));
+	shmchan_client_doorbell_drain(ch->cli);
+	assert_false(fd_readable(resp_fd));
+	shmchan_client_doorbell_disarm(ch->cli);
 }
 
 // The daemon sleeps on its doorbell with edge-triggered epoll and never
@@ -659,6 +691,7 @@ int main(void) {
 		CHAN_TEST(test_request_doorbell),
 		CHAN_TEST(test_response_doorbell),
 		CHAN_TEST(test_saturated_doorbells),
+		CHAN_TEST(test_undrained_response_doorbell),
 		CHAN_TEST(test_request_doorbell_edge_triggered),
 		CHAN_TEST(test_batch_flush),
 		CHAN_TEST(test_room_freed_rings_client),

@@ -749,8 +749,11 @@ static void test_server_cons_tail_past_producer(void **state) {
 	assert_int_equal(server_send_msg(ch, 40, 2), -EBADMSG);
 	assert_int_equal(ch->srv->resp.pos, pos);
 	assert_int_equal(ch->resp_ring->prod.tail, pos);
-	// Exactly the capacity in use is a full ring, not corruption.
-	ch->resp_ring->cons.tail = pos - capacity;
+	// Behind what the client had taken: its index moved backwards.
+	ch->resp_ring->cons.tail = ch->srv->resp.peer - 1;
+	assert_int_equal(server_send_msg(ch, 40, 2), -EBADMSG);
+	// Where it was: a full ring, not corruption.
+	ch->resp_ring->cons.tail = ch->srv->resp.peer;
 	assert_int_equal(server_send_msg(ch, 40, 2), -ENOBUFS);
 	assert_int_equal(shmchan_server_stats(ch->srv)->responses, seed);
 	// Room again: the send reads the tail again and goes through.

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 // rte_ring names, for rte_ring_dump() and debuggers only: rte_ring_init()
@@ -74,6 +75,32 @@ static size_t ring_copy_in(const struct ring_view *v, size_t byte_off, const voi
 	return byte_off;
 }
 
+// The response doorbell: a Unix stream socketpair. We ring it with
+// send(MSG_DONTWAIT) on our own end, whose open file description no client
+// ever holds: a client can clear O_NONBLOCK on its end, fill it, or close it,
+// and our send still cannot block (an eventfd, whose one description we would
+// share with the client, lets it clear O_NONBLOCK and saturate the counter:
+// our next write would block the poller for ever). A full send buffer means
+// the client has unread rings, so it is readable anyway. Our end is shut for
+// reading, so the client cannot queue bytes to it either (its sends fail with
+// EPIPE).
+static int response_doorbell_create(struct shmchan_server *s, const char *name) {
+	int pair[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) < 0)
+		return shmchan_fail(-errno, "channel %s: socketpair: %s", name, strerror(errno));
+	s->resp_ring_fd = pair[0];
+	s->resp_fd = pair[1];
+	if (shutdown(s->resp_ring_fd, SHUT_RD) < 0)
+		return shmchan_fail(
+			-errno,
+			"channel %s: shutdown of the doorbell's reading side: %s",
+			name,
+			strerror(errno)
+		);
+	return 0;
+}
+
 int shmchan_server_create(
 	const struct shmchan_mem *mem,
 	const struct shmchan_geometry *g,
@@ -122,6 +149,7 @@ int shmchan_server_create(
 		return shmchan_fail(-ENOMEM, "channel %s: out of memory", mem->name);
 	s->req_fd = -1;
 	s->resp_fd = -1;
+	s->resp_ring_fd = -1;
 
 	// Wipe everything: a memzone may come back from an earlier client, whose
 	// messages the next one must not read.
@@ -159,17 +187,18 @@ int shmchan_server_create(
 	ctrl->daemon_sleeping = SHMCHAN_WAIT_REQUEST;
 	ctrl->client_sleeping = 0;
 
-	// Non-blocking: a client can saturate either counter, and a write must
-	// then fail with EAGAIN, not block the poller. The daemon waits on req_fd
-	// with edge-triggered epoll: every client write is a new edge, so the
-	// daemon never needs to read (reset) it.
+	// The request doorbell: an eventfd the client writes and we only wait
+	// on, with edge-triggered epoll (every client write is a new edge), so
+	// we never read or write it and its file status flags, which the client
+	// shares, mean nothing to us.
 	s->req_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (s->req_fd >= 0)
-		s->resp_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (s->req_fd < 0 || s->resp_fd < 0) {
+	if (s->req_fd < 0) {
 		ret = shmchan_fail(-errno, "channel %s: eventfd: %s", mem->name, strerror(errno));
 		goto err;
 	}
+	ret = response_doorbell_create(s, mem->name);
+	if (ret < 0)
+		goto err;
 
 	// Release: a stale client of a recycled zone that sees UP sees the wipe
 	// and the new generation before it, and fails its lease check.
@@ -190,6 +219,8 @@ void shmchan_server_destroy(struct shmchan_server *s) {
 		close(s->req_fd);
 	if (s->resp_fd >= 0)
 		close(s->resp_fd);
+	if (s->resp_ring_fd >= 0)
+		close(s->resp_ring_fd);
 	free(s);
 }
 
@@ -306,7 +337,7 @@ bool shmchan_server_has_request(const struct shmchan_server *s) {
 }
 
 void shmchan_server_flush(struct shmchan_server *s) {
-	static const uint64_t one = 1;
+	static const uint8_t ring = 1;
 	struct ring_view *req = &s->req;
 	ssize_t ret;
 
@@ -329,11 +360,46 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	if (__atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) == 0)
 		return;
 	STAT_ADD(s->stats.doorbells_rung, 1);
-	ret = write(s->resp_fd, &one, sizeof(one));
-	// EAGAIN: the counter is saturated, which only a client writing to its
-	// own doorbell can do; it is readable (awake) anyway. Nothing else can
-	// fail on an eventfd we own.
+	// MSG_DONTWAIT: never blocks, whatever the flags of any description.
+	// EAGAIN: our send buffer is full of rings the client has not read, so
+	// it is readable (awake) anyway. EPIPE: the client shut down or closed
+	// its end, and only it is left without wake-ups (MSG_NOSIGNAL: no
+	// SIGPIPE). Nothing else can fail on a connected socket of ours.
+	ret = send(s->resp_ring_fd, &ring, sizeof(ring), MSG_DONTWAIT | MSG_NOSIGNAL);
 	(void)ret;
+}
+
+// Read the client's consumer tail of the response ring into v->peer, after
+// checking it: the client only moves it forward, from the value read last up
+// to our index. Returns 0, or -EBADMSG if it moved backwards or past our
+// index (a consumer that takes what was never published).
+static int response_tail_load(struct ring_view *v) {
+	// Acquire pairs with the client's release of cons.tail: its copies out
+	// of the cells it freed are done before we overwrite them.
+	uint32_t cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
+
+	// Unsigned: a tail behind v->peer is a huge distance, past pos - peer.
+	if (cons_tail - v->peer > v->pos - v->peer)
+		return shmchan_fail(
+			-EBADMSG,
+			"response ring: consumer tail %" PRIu32 " outside [%" PRIu32 ", %" PRIu32
+			"] (the client had taken up to the first, we published up to the second)",
+			cons_tail,
+			v->peer,
+			v->pos
+		);
+	v->peer = cons_tail;
+	return 0;
+}
+
+int shmchan_server_resp_taken(struct shmchan_server *s) {
+	int ret = response_tail_load(&s->resp);
+
+	if (ret < 0)
+		return ret;
+	ret = s->resp.peer != s->resp_taken_mark;
+	s->resp_taken_mark = s->resp.peer;
+	return ret;
 }
 
 int shmchan_server_enqueue(
@@ -345,9 +411,10 @@ int shmchan_server_enqueue(
 ) {
 	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
 	struct ring_view *v = &s->resp;
-	uint32_t cons_tail, used, cells, len32;
+	uint32_t used, cells, len32;
 	size_t len, off;
 	long msg_len;
+	int ret;
 
 	msg_len = shmchan_msg_len(hdr_len, payload_len, "response");
 	if (msg_len < 0)
@@ -360,21 +427,10 @@ int shmchan_server_enqueue(
 	// when the message does not fit by it.
 	used = v->pos - v->peer;
 	if (cells > v->capacity - used) {
-		// Acquire pairs with the client's release of cons.tail: its copies
-		// out of the cells it freed are done before we overwrite them.
-		cons_tail = __atomic_load_n(&v->shared->cons.tail, __ATOMIC_ACQUIRE);
-		used = v->pos - cons_tail;
-		if (used > v->capacity)
-			return shmchan_fail(
-				-EBADMSG,
-				"response ring: consumer tail %" PRIu32 " is %" PRIu32
-				" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
-				cons_tail,
-				used,
-				v->pos,
-				v->capacity
-			);
-		v->peer = cons_tail;
+		ret = response_tail_load(v);
+		if (ret < 0)
+			return ret;
+		used = v->pos - v->peer;
 		if (cells > v->capacity - used) {
 			STAT_ADD(s->stats.overflows, 1);
 			return -ENOBUFS;

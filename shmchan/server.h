@@ -44,7 +44,14 @@ struct shmchan_server {
 	struct ring_view req; // we consume
 	struct ring_view resp; // we produce
 	int req_fd; // eventfd the client rings, we sleep on it
-	int resp_fd; // eventfd we ring, the client sleeps on it
+	// The response doorbell, a one-way Unix stream socketpair: the client
+	// sleeps on resp_fd (passed at attach); we ring by sending a byte on
+	// resp_ring_fd, our own end, which no client ever holds.
+	int resp_fd;
+	int resp_ring_fd;
+	// The response ring's consumer tail at the last
+	// shmchan_server_resp_taken(): how far the client had taken then.
+	uint32_t resp_taken_mark;
 	// Messages moved (either ring) since the last flush: the client may be
 	// waiting for them or for the room they freed.
 	bool unflushed;

@@ -25,7 +25,10 @@
 // room in the response ring), and a client about to sleep rings the daemon
 // when it waits for room.
 // 3: the control block records the cache line size it was laid out for,
-// the generation of the channel and whether the daemon detached it.
+// the generation of the channel and whether the daemon detached it; the
+// response doorbell is the client's end of a one-way Unix stream
+// socketpair, not an eventfd (the daemon rings its own end with
+// send(MSG_DONTWAIT), so no client can make that block).
 #define SHMCHAN_LAYOUT_VERSION 3
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
@@ -96,7 +99,7 @@ struct shmchan_server_stats {
 	uint64_t req_bytes;
 	uint64_t responses;
 	uint64_t resp_bytes;
-	uint64_t doorbells_rung; // eventfd writes to the client's doorbell
+	uint64_t doorbells_rung; // rings of the client's doorbell (one byte sent)
 	uint64_t sleeps; // calls of shmchan_server_doorbell_arm()
 	uint64_t overflows; // sends refused with -ENOBUFS (response ring full)
 };
@@ -123,7 +126,9 @@ int shmchan_memfd_create(struct shmchan_mem *mem, const char *name, size_t size)
 void shmchan_memfd_destroy(struct shmchan_mem *mem);
 
 // Lay out a region in mem (control block and both rings, via rte_ring_init)
-// and create the two doorbell eventfds (non-blocking, close-on-exec).
+// and create the two doorbells (close-on-exec): the request doorbell, an
+// eventfd, and the response doorbell, a Unix stream socketpair whose client
+// end is passed and whose other end only the daemon holds.
 // mem must be at least g->region_size bytes. The shmchan_server takes no
 // ownership of mem. Returns 0 or -errno. Main thread.
 int shmchan_server_create(
@@ -131,7 +136,7 @@ int shmchan_server_create(
 	const struct shmchan_geometry *g,
 	struct shmchan_server **out
 );
-// Close the eventfds and free the server. Does not touch mem. Call only when
+// Close the doorbells and free the server. Does not touch mem. Call only when
 // no thread can use the server any more (after an RCU grace period).
 void shmchan_server_destroy(struct shmchan_server *);
 
@@ -142,8 +147,10 @@ void shmchan_server_destroy(struct shmchan_server *);
 // any pool. One store, no system call; idempotent. Any thread.
 void shmchan_server_detach(struct shmchan_server *);
 
-// Doorbell fds: the daemon sleeps on req_fd; it rings resp_fd. Both are
-// passed to the client at attach.
+// Doorbell fds passed to the client at attach: the daemon sleeps on req_fd
+// (an eventfd it never reads or writes); the client sleeps on resp_fd (its
+// end of the response doorbell socketpair, readable once rung), which the
+// daemon rings through the other end.
 int shmchan_server_req_fd(const struct shmchan_server *);
 int shmchan_server_resp_fd(const struct shmchan_server *);
 
@@ -176,11 +183,20 @@ int shmchan_server_enqueue(
 	size_t payload_len
 );
 
+// Read the client's consumer index of the response ring, and check it: it
+// only moves forward, up to what was published. Returns 1 if the client took
+// responses since the previous call, 0 if not, -EBADMSG if the index moved
+// backwards or past what was published (the caller detaches). What tells a
+// slow reader, which takes a response now and then, from one that stopped.
+// Poller thread only.
+int shmchan_server_resp_taken(struct shmchan_server *);
+
 // End a batch: hand the request cells taken since the last flush back to the
 // client, then one full fence, and ring the client's doorbell if it sleeps
 // (waiting for a response or for room in the request ring). Does nothing if
-// no message moved since the last flush. Makes a system call (one eventfd
-// write) only when the client sleeps. Poller thread only.
+// no message moved since the last flush. Makes a system call (one send of a
+// byte, MSG_DONTWAIT: it never blocks) only when the client sleeps. Poller
+// thread only.
 void shmchan_server_flush(struct shmchan_server *);
 
 // shmchan_server_enqueue() then, on success, shmchan_server_flush().
@@ -293,8 +309,10 @@ int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 int shmchan_client_peek_len(struct shmchan_client *);
 
 // Doorbell, client side, same protocol as the server's. The client sleeps
-// (poll) on shmchan_client_resp_fd() and drains it with
-// shmchan_client_doorbell_drain() after waking. The daemon rings it when it
+// (poll, epoll: it is an ordinary fd that turns readable when rung) on
+// shmchan_client_resp_fd() and drains it with shmchan_client_doorbell_drain()
+// after waking, which takes every ring queued without blocking (the fd's
+// kind stays inside these two calls). The daemon rings it when it
 // published a response or freed room in the request ring. arm also rings the
 // daemon's doorbell when the daemon waits for room in the response ring
 // (after its fence, so that it cannot miss): a client arms only after it

@@ -104,7 +104,7 @@ void raw_attach(
 #define RAW_MEMFD_ATTACH_FDS 3
 
 // Check the RAW_MEMFD_ATTACH_FDS descriptors of a memfd channel's attach:
-// an eventfd for each doorbell (requests, responses), then a memfd of
+// an eventfd (request doorbell), a socket (response doorbell), then a memfd of
 // region_size bytes sealed against shrinking and growing.
 void raw_expect_memfd_channel_fds(const int *fds, uint64_t region_size);
 

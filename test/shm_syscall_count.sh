@@ -9,16 +9,25 @@
 # - the daemon's poller thread (strace -p TID) during the whole client run.
 # Both must stay below SYSCALLS_MAX, in one of ATTEMPTS runs. Default spin
 # budgets on both sides.
+# Then the same client attaches while another one (BUSY_BIN, pipelined
+# GR_PING2 calls) keeps the poller busy, so that the poller never goes idle:
+# the new client's sends must make no system call either (its channel starts
+# with the daemon's need-wakeup flag set; the poller clears it when it first
+# serves the channel, not only when it wakes from a sleep). Its writes (the
+# doorbell rings of its sends) must stay below SYSCALLS_MAX; its receives may
+# sleep now and then, since three threads spin on two cores, and its poll and
+# read calls are printed, not counted.
 #
-#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN
+#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN BUSY_BIN
 #
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
 
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
-shmt_args "DAEMON_BIN CLIENT_BIN" "$@"
+shmt_args "DAEMON_BIN CLIENT_BIN BUSY_BIN" "$@"
 client_bin=$2
+busy_bin=$3
 
 # 100,000 calls: a sleep of either side costs a couple of system calls, so
 # this allows a few dozen descheduling hiccups and no per-call cost at all.
@@ -27,6 +36,8 @@ SYSCALLS_MAX=100
 MARK_START='close(-1000)'
 MARK_END='close(-1001)'
 POLLER_COMM=shmchan-poll0
+# The daemon's longest spin budget (MAX_SPIN_US, main/main.c): 1 s.
+POLLER_SPIN_MAX_US=1000000
 # A per-call system call shows in every run (100,000 of them or more); other
 # load on the machine deschedules a spinning side now and then, and each such
 # hiccup costs a sleep on both sides (3 calls each). A run is repeated when it
@@ -36,6 +47,8 @@ ATTEMPTS=${SHMT_SYSCALL_ATTEMPTS:-3}
 # Bounds: strace attaching, and the client run (it has a watchdog of its own).
 ATTACH_WAIT_S=5
 CLIENT_TIMEOUT_S=20
+# The busy client attaches and serves within this bound.
+BUSY_READY_S=10
 
 skip() {
 	shmt_log "SKIP: $*"
@@ -52,18 +65,20 @@ if [ -n "${ASAN_OPTIONS:-}" ]; then
 fi
 strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace not permitted)"
 
-start_daemon
+# Sets poller_tid: the daemon's poller thread.
+poller_find() {
+	local task
+	poller_tid=
+	for task in /proc/"$SHMT_PID"/task/*; do
+		if [ "$(cat "$task/comm" 2>/dev/null)" = "$POLLER_COMM" ]; then
+			poller_tid=${task##*/}
+		fi
+	done
+	[ -n "$poller_tid" ] || shmt_fail "daemon $SHMT_PID has no $POLLER_COMM thread"
+}
 
-poller_tid=
-for task in /proc/"$SHMT_PID"/task/*; do
-	if [ "$(cat "$task/comm" 2>/dev/null)" = "$POLLER_COMM" ]; then
-		poller_tid=${task##*/}
-	fi
-done
-[ -n "$poller_tid" ] || shmt_fail "daemon $SHMT_PID has no $POLLER_COMM thread"
-
-# One measurement: sets client_lines and daemon_lines, prints both and what
-# the calls were.
+# One measurement: sets client_lines, client_writes and daemon_lines, prints
+# them and what the calls were.
 measure() {
 	local n=$1 rc=0 polls strace_pid
 	local daemon_trace=$SHMT_TMPDIR/daemon-$n.strace
@@ -104,10 +119,15 @@ measure() {
 		inside { n++ }
 		index($0, start) { inside = 1 }
 		END { print n + 0 }' "$client_trace")
+	client_writes=$(awk -v start="$MARK_START" -v end="$MARK_END" '
+		index($0, end) { inside = 0 }
+		inside && / write\(/ { n++ }
+		index($0, start) { inside = 1 }
+		END { print n + 0 }' "$client_trace")
 	daemon_lines=$(wc -l <"$daemon_trace")
 
 	echo "attempt $n: system calls during 100000 GR_PING2 calls:" \
-		"client $client_lines, daemon poller $daemon_lines"
+		"client $client_lines ($client_writes writes), daemon poller $daemon_lines"
 	echo "---- client, between the markers (by name) ----"
 	awk -v start="$MARK_START" -v end="$MARK_END" '
 		index($0, end) { inside = 0 }
@@ -117,13 +137,41 @@ measure() {
 	sed -e 's/(.*//' "$daemon_trace" | sort | uniq -c
 }
 
-for attempt in $(seq "$ATTEMPTS"); do
-	measure "$attempt"
-	if [ "$client_lines" -lt "$SYSCALLS_MAX" ] && [ "$daemon_lines" -lt "$SYSCALLS_MAX" ]; then
-		stop_daemon
-		exit 0
-	fi
-	shmt_log "attempt $attempt: over $SYSCALLS_MAX system calls (descheduled by other load?)"
-done
-shmt_fail "every attempt made $SYSCALLS_MAX system calls or more (client $client_lines," \
-	"daemon poller $daemon_lines in the last one)"
+# One measurement after another, until one stays below SYSCALLS_MAX: every
+# call of the client and of the daemon's poller ($2 "all"), or the client's
+# writes only ($2 "client-writes"). $1 names the phase in the log.
+measure_until_below() {
+	local phase=$1 what=$2 attempt
+	for attempt in $(seq "$ATTEMPTS"); do
+		measure "$phase-$attempt"
+		if [ "$what" = client-writes ] && [ "$client_writes" -lt "$SYSCALLS_MAX" ]; then
+			return 0
+		fi
+		if [ "$what" = all ] && [ "$client_lines" -lt "$SYSCALLS_MAX" ] &&
+			[ "$daemon_lines" -lt "$SYSCALLS_MAX" ]; then
+			return 0
+		fi
+		shmt_log "$phase, attempt $attempt: over $SYSCALLS_MAX system calls (descheduled by other load?)"
+	done
+	shmt_fail "$phase: every attempt made $SYSCALLS_MAX system calls or more (client" \
+		"$client_lines with $client_writes writes, daemon poller $daemon_lines in the last one)"
+}
+
+start_daemon
+poller_find
+measure_until_below alone all
+stop_daemon
+
+# The second phase: the busy client's own doorbells and sleeps show in the
+# poller's trace, so only the measured client's writes are counted. The
+# daemon spins for up to POLLER_SPIN_MAX_US before it sleeps, so that its
+# poller never goes idle while the busy client runs, however often this
+# loaded machine deschedules the busy client.
+start_daemon --spin-us "$POLLER_SPIN_MAX_US"
+poller_find
+shmt_client_start busy "$busy_bin" "$SHMT_SOCK"
+shmt_clients_wait_ready "$BUSY_READY_S"
+measure_until_below beside-busy client-writes
+shmt_clients_check "the busy client"
+shmt_clients_stop
+stop_daemon
