@@ -36,6 +36,7 @@ void raw_chan_attach(struct raw_chan *rc, const char *sock_path) {
 		.region_size = rc->attach.region_size,
 		.req_ring_off = rc->attach.req_ring_off,
 		.resp_ring_off = rc->attach.resp_ring_off,
+		.generation = rc->attach.generation,
 	};
 	CHECK(shmchan_geometry_check(&g) == 0, "geometry: %s", shmchan_last_error());
 	CHECK(shmchan_client_open(&g, NULL, reply.fds[2], reply.fds[0], reply.fds[1], &rc->chan) ==

@@ -55,7 +55,7 @@ static uint8_t msg[SHMCHAN_MSG_MAX];
 static uint8_t echo_payload[ECHO_LEN];
 
 static uint32_t resp_ring_used(const struct raw_chan *rc) {
-	const struct rte_ring *r = rc->chan->resp_ring;
+	const struct rte_ring *r = rc->chan->resp.shared;
 	return __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) - r->cons.tail;
 }
 
@@ -140,7 +140,7 @@ static void backwards(const char *sock_path, struct gr_api_client *ctl) {
 	struct raw_chan rc;
 
 	fill(&rc, sock_path);
-	struct rte_ring *r = rc.chan->resp_ring;
+	struct rte_ring *r = rc.chan->resp.shared;
 	uint32_t tail = r->cons.tail;
 	// Behind everything the client ever took: the daemon saw at least this
 	// tail when it found the ring full.
