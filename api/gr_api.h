@@ -11,7 +11,14 @@
 #include <stdint.h>
 
 // Bumped whenever a message layout below changes. GR_HELLO carries it.
+// shmchan's own clients speak it; the daemon also speaks Grout's versions
+// below, each with the hello response of that version (docs/protocol.md).
 #define GR_API_VERSION 1
+
+// Grout v0.17.0: the hello response is empty.
+#define GR_API_VERSION_GROUT_0_17 9
+// Grout's main branch: the hello response is a struct gr_hello_resp.
+#define GR_API_VERSION_GROUT_MAIN 10
 
 // Largest payload of one message, as in Grout.
 #define GR_API_MAX_MSG_LEN (128 * 1024)
@@ -93,12 +100,22 @@ struct gr_empty {};
 #define GR_HELLO_VERSION_LEN 128
 
 struct gr_hello_req {
-	uint32_t api_version; // must equal GR_API_VERSION, or the daemon answers EBADMSG
+	// GR_API_VERSION or one of Grout's (GR_API_VERSION_GROUT_*); any other
+	// value is answered EBADMSG.
+	uint32_t api_version;
 	char version[GR_HELLO_VERSION_LEN]; // NUL-terminated free text (client version)
 };
 _Static_assert(sizeof(struct gr_hello_req) == 132, "hello is 132 bytes");
 
 GR_REQ(GR_HELLO, struct gr_hello_req, struct gr_empty);
+
+// The hello response to a client of GR_API_VERSION_GROUT_MAIN (the other
+// versions get an empty one). shmchand serves no interface: max_ifaces is
+// always 0 (docs/protocol.md).
+struct gr_hello_resp {
+	uint16_t max_ifaces;
+};
+_Static_assert(sizeof(struct gr_hello_resp) == 2, "Grout's hello response is 2 bytes");
 GR_REQ(GR_PING, struct gr_empty, struct gr_empty);
 
 // GR_PING2 echoes its 64-byte payload.

@@ -66,6 +66,7 @@ struct api_ctx {
 	const struct api_transport *transport;
 	void *priv; // the transport's own client state
 	bool hello_done; // GR_HELLO accepted on this client
+	uint32_t api_version; // the version of the last accepted GR_HELLO
 	uint32_t req_id; // id of the request being handled (for api_send)
 	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
 	uid_t peer_uid;

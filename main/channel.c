@@ -627,6 +627,7 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 	ch->ctx.transport = &shm_transport;
 	ch->ctx.priv = ch;
 	ch->ctx.hello_done = true; // said on the socket that holds the lease
+	ch->ctx.api_version = sock_ctx->api_version;
 	ch->ctx.peer_pid = sock_ctx->peer_pid;
 	ch->ctx.peer_uid = sock_ctx->peer_uid;
 	ch->ctx.peer_gid = sock_ctx->peer_gid;
