@@ -18,6 +18,7 @@
 #include "api.h"
 #include "channel.h"
 #include "channel_priv.h"
+#include "event.h"
 #include "poller.h"
 #include "shmchand.h"
 
@@ -321,9 +322,60 @@ static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *
 	return backlog_push(ch, &hdr, out->payload);
 }
 
+// Any thread, events lock held: events were queued for the channel.
+static void channel_events_wake(void *arg) {
+	const struct channel *ch = arg;
+	poller_wake(ch->poller);
+}
+
+// Poller, at the channel's first subscribe.
+static struct event_sub *channel_events_open(struct api_ctx *ctx) {
+	struct channel *ch = ctx->priv;
+	return event_sub_new(ctx->peer_pid, EVENT_FRAMING_TAGGED, channel_events_wake, NULL, ch);
+}
+
+// Poller: move queued events into the response ring, tagged, while there is
+// room (at most CHANNEL_BATCH). The caller flushes. Returns the number moved.
+static unsigned channel_events_flush(struct channel *ch) {
+	struct event_sub *sub = ch->ctx.events;
+	const struct event_msg *m;
+	unsigned moved = 0;
+	const uint8_t *bytes;
+	uint32_t len;
+	int ret;
+
+	if (sub == NULL || !event_sub_pending(sub))
+		return 0;
+	while (moved < CHANNEL_BATCH && (m = event_sub_peek(sub)) != NULL) {
+		bytes = event_msg_bytes(m, EVENT_FRAMING_TAGGED, &len);
+		ret = shmchan_server_enqueue(
+			ch->server,
+			bytes,
+			sizeof(struct gr_api_response),
+			bytes + sizeof(struct gr_api_response),
+			len - sizeof(struct gr_api_response)
+		);
+		if (ret == -ENOBUFS)
+			break;
+		if (ret < 0) {
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt response ring",
+				shmchan_last_error()
+			);
+			break;
+		}
+		event_sub_pop(sub);
+		moved++;
+	}
+	return moved;
+}
+
 static const struct api_transport shm_transport = {
 	.name = "shm",
 	.send = shm_send,
+	.events_open = channel_events_open,
 };
 
 // Poller: serve one channel. Returns messages moved.
@@ -340,6 +392,8 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (ch->backlog_head != NULL)
 			goto flush; // backpressure: read no request until the client drains
 	}
+	// Events after the responses held back, before new requests.
+	n += channel_events_flush(ch);
 	while (n < CHANNEL_BATCH) {
 		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
 		if (len == 0)
@@ -432,6 +486,16 @@ unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
 			int ms = backlog_deadline_ms(ch);
 			if (*timeout_ms < 0 || ms < *timeout_ms)
 				*timeout_ms = ms;
+			continue;
+		}
+		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
+			// Events wait for room in the response ring: armed for
+			// room, as for a backlog, but with no deadline (events
+			// are dropped, never a reason to detach). The client also
+			// rings when it sends a request (any flag value).
+			shmchan_server_doorbell_arm_room(ch->server);
+			if (channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server))
+				pending++;
 			continue;
 		}
 		// arm issues the full fence between the flag store and this
@@ -542,6 +606,8 @@ static void channel_free(struct rcu_head *head) {
 
 	// After the grace period no poller touches the counters any more.
 	counters_add_since(&retired, shmchan_server_stats(ch->server), &ch->retired_at);
+	// No poller serves the channel any more: its subscriber can go.
+	event_sub_free(ch->ctx.events);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
 	channel_mem_free(&ch->mem);
@@ -581,6 +647,14 @@ static void channel_detach(void *arg) {
 	    ch->name,
 	    (int)ch->ctx.peer_pid,
 	    prev == CHANNEL_FAULTED ? ch->fault_reason : "lease closed");
+	struct gr_shm_event_channel_detached ev = {
+		.pid = ch->ctx.peer_pid,
+		.reason = prev != CHANNEL_FAULTED   ? GR_SHM_DETACH_LEASE
+			  : ch->fault == FAULT_SLOW ? GR_SHM_DETACH_SLOW
+						    : GR_SHM_DETACH_CORRUPT,
+	};
+	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
+	event_publish(GR_SHM_EVENT_CHANNEL_DETACHED, &ev, sizeof(ev));
 	call_rcu(&ch->rcu, channel_free);
 }
 
@@ -730,6 +804,9 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	    (unsigned)ctx->peer_uid,
 	    backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
 	    ch->poller);
+	struct gr_shm_event_channel ev = {.pid = ctx->peer_pid, .backing = resp->backing};
+	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
+	event_publish(GR_SHM_EVENT_CHANNEL_ATTACHED, &ev, sizeof(ev));
 
 	out = api_out(0, sizeof(*resp), resp);
 	out.fds = ch->fds;

@@ -4,6 +4,7 @@
 // shmchand: options, EAL, the event loop and shutdown.
 
 #include "channel.h"
+#include "event.h"
 #include "shmchand.h"
 #include "sock.h"
 
@@ -32,6 +33,10 @@
 // Longest poller spin budget accepted: past a second a poller would in
 // practice never sleep.
 #define MAX_SPIN_US 1000000
+// Bounds of --event-backlog-bytes: a backlog holds at least one small event;
+// 1 GiB per subscriber is more than any sane daemon gives.
+#define EVENT_BACKLOG_BYTES_MIN 4096
+#define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
 // Default EAL file prefix, so the daemon never collides with another DPDK
 // application's default "rte".
 #define DEFAULT_FILE_PREFIX "shmchand"
@@ -68,6 +73,8 @@ struct shmchand_config shmchand_config = {
 	.spin_us = SHMCHAND_DEFAULT_SPIN_US,
 	.shm_enabled = true,
 	.hugepages = HUGEPAGES_AUTO,
+	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
+	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
 };
 
 // EAL's own log type until main() registers ours.
@@ -95,6 +102,11 @@ static void usage(void) {
 	       "                               auto: on if more than %d 2 MB hugepages are free "
 	       "and\n"
 	       "                                     hugetlbfs is mounted, else off.\n"
+	       "      --event-backlog N      Events queued per subscriber before it loses events,\n"
+	       "                             1..%u (default %u).\n"
+	       "      --event-backlog-bytes N\n"
+	       "                             Bytes of events queued per subscriber, %d..%lu\n"
+	       "                             (default %u). An event larger is always lost.\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -h, --help                 Show this help and exit.\n"
 	       "\n"
@@ -130,6 +142,11 @@ static void usage(void) {
 	       MAX_SPIN_US,
 	       NO_HUGE_MEM_MB,
 	       HUGEPAGES_AUTO_MIN_FREE,
+	       EVENT_BACKLOG_MSGS_MAX,
+	       EVENT_BACKLOG_MSGS_DEFAULT,
+	       EVENT_BACKLOG_BYTES_MIN,
+	       EVENT_BACKLOG_BYTES_MAX,
+	       EVENT_BACKLOG_BYTES_DEFAULT,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
 	       HUGE_MEM_MB);
@@ -162,6 +179,8 @@ static int parse_group(const char *arg, gid_t *gid) {
 enum {
 	OPT_NO_SHM = 256,
 	OPT_HUGEPAGES,
+	OPT_EVENT_BACKLOG,
+	OPT_EVENT_BACKLOG_BYTES,
 };
 
 static const struct option long_options[] = {
@@ -172,6 +191,8 @@ static const struct option long_options[] = {
 	{"spin-us", required_argument, NULL, 'S'},
 	{"no-shm", no_argument, NULL, OPT_NO_SHM},
 	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
+	{"event-backlog", required_argument, NULL, OPT_EVENT_BACKLOG},
+	{"event-backlog-bytes", required_argument, NULL, OPT_EVENT_BACKLOG_BYTES},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -239,6 +260,30 @@ static int parse_options(int argc, char **argv) {
 					optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_EVENT_BACKLOG:
+			if (parse_uint(optarg, 10, EVENT_BACKLOG_MSGS_MAX, &value) < 0 ||
+			    value == 0) {
+				fprintf(stderr,
+					"shmchand: --event-backlog must be 1..%u, not '%s'\n",
+					EVENT_BACKLOG_MSGS_MAX,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->event_backlog_msgs = (unsigned)value;
+			break;
+		case OPT_EVENT_BACKLOG_BYTES:
+			if (parse_uint(optarg, 10, EVENT_BACKLOG_BYTES_MAX, &value) < 0 ||
+			    value < EVENT_BACKLOG_BYTES_MIN) {
+				fprintf(stderr,
+					"shmchand: --event-backlog-bytes must be %d..%lu, not "
+					"'%s'\n",
+					EVENT_BACKLOG_BYTES_MIN,
+					EVENT_BACKLOG_BYTES_MAX,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->event_backlog_bytes = (size_t)value;
 			break;
 		case 'v':
 			cfg->verbose = true;
@@ -557,6 +602,9 @@ static int serve(struct event_base *base) {
 		LOG(ERR, "cannot watch SIGINT and SIGTERM");
 		goto out;
 	}
+	ret = event_module_init(base);
+	if (ret < 0)
+		goto out;
 	ret = channel_module_init(base);
 	if (ret < 0)
 		goto out;
@@ -583,6 +631,7 @@ static int serve(struct event_base *base) {
 	sock_server_fini();
 	channel_module_fini();
 out:
+	event_module_fini();
 	if (sigint != NULL)
 		event_free(sigint);
 	if (sigterm != NULL)
