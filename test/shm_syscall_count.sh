@@ -2,23 +2,25 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# A busy channel makes no system call per request, on either side. strace
-# counts them, which is deterministic where timings are not:
+# A busy channel makes no system call per request (or per event), on either
+# side. strace counts them, which is deterministic where timings are not:
 # - the client (syscall_count_client, under strace -f) between its two
-#   marker calls, around 100,000 GR_PING2 calls;
+#   marker calls, around 100,000 GR_PING2 calls (WHAT ping2) or 100,000
+#   events published by one channel and received on another (WHAT events);
 # - the daemon's poller thread (strace -p TID) during the whole client run.
 # Both must stay below SYSCALLS_MAX, in one of ATTEMPTS runs. Default spin
 # budgets on both sides.
 #
-#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN
+#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN ping2|events
 #
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
 
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
-shmt_args "DAEMON_BIN CLIENT_BIN" "$@"
+shmt_args "DAEMON_BIN CLIENT_BIN WHAT" "$@"
 client_bin=$2
+what=$3
 
 # 100,000 calls: a sleep of either side costs a couple of system calls, so
 # this allows a few dozen descheduling hiccups and no per-call cost at all.
@@ -89,7 +91,7 @@ measure() {
 	done
 
 	timeout --kill-after=2 "$CLIENT_TIMEOUT_S" \
-		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" || rc=$?
+		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" "$what" || rc=$?
 	[ "$rc" = 0 ] || shmt_fail "client failed (status $rc)"
 
 	kill -INT "$strace_pid"
@@ -106,7 +108,7 @@ measure() {
 		END { print n + 0 }' "$client_trace")
 	daemon_lines=$(wc -l <"$daemon_trace")
 
-	echo "attempt $n: system calls during 100000 GR_PING2 calls:" \
+	echo "attempt $n: system calls during 100000 $what round trips:" \
 		"client $client_lines, daemon poller $daemon_lines"
 	echo "---- client, between the markers (by name) ----"
 	awk -v start="$MARK_START" -v end="$MARK_END" '
