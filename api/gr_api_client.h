@@ -157,9 +157,10 @@ int gr_api_client_stream_next(
 // sends GR_SHM_EVENT_SUBSCRIBE for GR_EVENT_SUBSCRIBE, so events and
 // responses share the handle: any call that reads from the daemon queues the
 // events it meets, and responses that arrive while waiting for an event are
-// kept for their receivers. A subscriber whose events pile up in the daemon
-// loses the newest and later gets a GR_SHM_EVENT_LOST event with their count
-// (gr_shm.h).
+// kept for their receivers. Events stay queued in the handle until taken:
+// a program that subscribes takes them. A subscriber whose events pile up in
+// the daemon loses the newest and later gets a GR_SHM_EVENT_LOST event with
+// their count (gr_shm.h).
 
 // Wait for the next event, Grout's call. Returns 0 and stores in *event a
 // malloc'ed struct gr_api_event followed by its payload_len bytes of

@@ -73,11 +73,12 @@ gr_api_client_event_recv(const struct gr_api_client *cc, struct gr_api_event **e
 		ret = -EINVAL;
 		goto fail;
 	}
+	// As for responses: a dead handle fails, even with events queued.
+	if (c->dead) {
+		ret = -ECONNRESET;
+		goto fail;
+	}
 	while (STAILQ_EMPTY(&c->events)) {
-		if (c->dead) {
-			ret = -ECONNRESET;
-			goto fail;
-		}
 		// Responses that arrive meanwhile are stashed for their
 		// receivers.
 		ret = next_msg(c, &msg);
