@@ -72,11 +72,12 @@ void poller_unwatch(unsigned id, int fd) {
 }
 
 void poller_wake(unsigned id) {
-	struct poller *p = &pollers[id];
+	struct poller *p;
 	uint64_t one = 1;
 
 	if (id >= n_pollers)
 		return;
+	p = &pollers[id];
 	// Full fence between the caller's publication (the backlog count) and
 	// the load of sleeping. The poller does the mirror: store sleeping,
 	// fence, then re-check the backlogs (channel_arm). Without both, the
