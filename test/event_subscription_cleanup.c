@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// Subscriptions end with GR_EVENT_UNSUBSCRIBE, with a disconnect (socket and
+// An event nobody subscribes to costs nothing: it is not even copied (the
+// daemon's published and queued totals stay at zero). Subscriptions end
+// with GR_EVENT_UNSUBSCRIBE, with a disconnect (socket and
 // channel) and with a subscriber killed with SIGKILL: the daemon's
 // subscription count goes back to zero each time. Then 10,000 subscribe and
 // unsubscribe cycles on one channel leave no subscription behind and do
@@ -48,6 +50,18 @@ static void expect_subscriptions(struct gr_api_client *mon, uint32_t want, const
 	uint32_t got = event_wait_subscriptions(mon, want, CLEANUP_TIMEOUT_MS);
 	CHECK(got == want, "%s: %u subscriptions, expected %u", what, got, want);
 	printf("%s: %u subscriptions: ok\n", what, want);
+}
+
+static void check_unsubscribed_publish(struct gr_api_client *mon) {
+	struct gr_shm_event_stats_resp stats;
+
+	event_publish(mon, "nobody", sizeof("nobody"));
+	event_stats(mon, &stats);
+	CHECK(stats.published == 0 && stats.queued == 0,
+	      "an event without subscribers: published %llu, queued %llu",
+	      (unsigned long long)stats.published,
+	      (unsigned long long)stats.queued);
+	printf("event without subscribers: not copied: ok\n");
 }
 
 static void check_unsubscribe(const char *sock, struct gr_api_client *mon) {
@@ -133,6 +147,7 @@ int main(int argc, char **argv) {
 	struct gr_api_client *mon = event_client(argv[1], GR_API_TRANSPORT_SOCKET);
 
 	expect_subscriptions(mon, 0, "at start");
+	check_unsubscribed_publish(mon);
 	check_unsubscribe(argv[1], mon);
 	check_disconnect(argv[1], mon, GR_API_TRANSPORT_SOCKET);
 	check_disconnect(argv[1], mon, GR_API_TRANSPORT_SHM);
