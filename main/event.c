@@ -75,6 +75,7 @@ struct event_sub {
 	_Atomic unsigned count; // read without the lock by event_sub_pending()
 	size_t bytes;
 	uint64_t lost; // events dropped since the last events-lost event
+	bool dropping; // dropped the last event offered (logged once per run)
 	bool dirty; // main-thread consumer: on the dirty list
 	TAILQ_ENTRY(event_sub) dirty_next;
 };
@@ -241,17 +242,19 @@ static void sub_push_lost(struct event_sub *sub) {
 static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 	sub_push_lost(sub);
 	if (sub->lost > 0 || !sub_has_room(sub, m->len)) {
-		if (sub->lost == 0)
+		if (!sub->dropping)
 			LOG(NOTICE,
 			    "events: subscriber pid %d: backlog full (%u events, %zu bytes):"
 			    " dropping its events",
 			    (int)sub->pid,
 			    sub->count,
 			    sub->bytes);
+		sub->dropping = true;
 		sub->lost++;
 		totals.dropped++;
 		return;
 	}
+	sub->dropping = false;
 	sub_push(sub, m);
 }
 
