@@ -132,6 +132,15 @@ static void check_cycles(const char *sock, struct gr_api_client *mon) {
 	}
 	long end_kb = daemon_rss_kb(daemon);
 	expect_subscriptions(mon, 0, "after 10000 cycles");
+	// AddressSanitizer keeps freed memory in quarantine, so the RSS of a
+	// sanitized daemon grows anyway; there LeakSanitizer checks the
+	// daemon's memory at its exit instead.
+	if (getenv("ASAN_OPTIONS") != NULL) {
+		printf("%d subscribe/unsubscribe cycles: RSS not compared (sanitized build): ok\n",
+		       CYCLES);
+		gr_api_client_disconnect(c);
+		return;
+	}
 	CHECK(end_kb - base_kb <= RSS_GROWTH_MAX_KB,
 	      "daemon RSS grew from %ld to %ld kB",
 	      base_kb,
