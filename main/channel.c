@@ -381,8 +381,8 @@ static const struct api_transport shm_transport = {
 // Poller: serve one channel. Returns messages moved.
 static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	const struct gr_api_request *req = (const void *)buf;
+	unsigned n = 0, events = 0;
 	bool locked = false;
-	unsigned n = 0;
 	int len;
 
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
@@ -392,8 +392,10 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (ch->backlog_head != NULL)
 			goto flush; // backpressure: read no request until the client drains
 	}
-	// Events after the responses held back, before new requests.
-	n += channel_events_flush(ch);
+	// Events after the responses held back, before new requests. They do
+	// not count against the requests' batch: a stream of events cannot
+	// starve the channel's requests (a full ring stops both).
+	events = channel_events_flush(ch);
 	while (n < CHANNEL_BATCH) {
 		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
 		if (len == 0)
@@ -439,7 +441,7 @@ flush:
 	// One fence and at most one doorbell for the whole batch: the
 	// responses published and the request cells freed.
 	shmchan_server_flush(ch->server);
-	return n;
+	return n + events;
 }
 
 unsigned channel_poll(unsigned poller_id, void *req_buf) {
