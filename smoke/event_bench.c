@@ -286,12 +286,13 @@ int main(int argc, char **argv) {
 	const char *t = o.transport == GR_API_TRANSPORT_SHM ? "shm" : "socket";
 	if (o.json)
 		printf("{\"transport\": \"%s\", \"subscribers\": %u, \"payload\": %zu, "
-		       "\"published\": %llu, \"delivered\": %llu, \"lost\": %llu, "
+		       "\"depth\": %u, \"published\": %llu, \"delivered\": %llu, \"lost\": %llu, "
 		       "\"events_per_s\": %.0f, \"p50_ns\": %llu, \"p99_ns\": %llu, "
 		       "\"max_ns\": %llu}\n",
 		       t,
 		       o.subscribers,
 		       o.payload,
+		       o.depth,
 		       (unsigned long long)o.events,
 		       (unsigned long long)n,
 		       (unsigned long long)lost,
@@ -300,11 +301,12 @@ int main(int argc, char **argv) {
 		       (unsigned long long)percentile(all, n, 0.99),
 		       (unsigned long long)(n > 0 ? all[n - 1] : 0));
 	else
-		printf("%-6s %2u subscribers %6zu B: %llu delivered, %llu lost, %.0f events/s,"
-		       " latency p50 %.1f us p99 %.1f us max %.1f us\n",
+		printf("%-6s %2u subscribers %6zu B depth %3u: %llu delivered, %llu lost,"
+		       " %.0f events/s, latency p50 %.1f us p99 %.1f us max %.1f us\n",
 		       t,
 		       o.subscribers,
 		       o.payload,
+		       o.depth,
 		       (unsigned long long)n,
 		       (unsigned long long)lost,
 		       (double)n / s,

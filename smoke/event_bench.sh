@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# make bench-events: event fan-out of BUILDDIR's shmchand, one line per cell
-# of 1, 4 and 16 subscribers x shm and socket x 64 B and 4 KiB events:
-# events delivered per second (all subscribers together), publish-to-receive
-# latency, events lost to full backlogs. The daemon runs with its defaults
-# (a 1024-event backlog per subscriber).
+# make bench-events: event fan-out of BUILDDIR's shmchand, for 1, 4 and 16
+# subscribers x shm and socket x 64 B and 4 KiB events, two lines per cell:
+# with 16 publishes in flight (throughput: events delivered per second, all
+# subscribers together, and events lost to full backlogs), then with one in
+# flight (publish-to-receive latency with little queueing). The daemon runs
+# with its defaults (a 1024-event backlog per subscriber).
 #
 #   smoke/event_bench.sh BUILDDIR [EVENTS]
 set -eu
@@ -28,9 +29,11 @@ start_daemon
 for transport in shm socket; do
 	for size in 64 4096; do
 		for subs in 1 4 16; do
-			"$bench" -s "$SHMT_SOCK" -t "$transport" -n "$subs" -z "$size" \
-				-c "$events" ||
-				shmt_fail "event_bench -t $transport -n $subs -z $size failed"
+			for depth in 16 1; do
+				"$bench" -s "$SHMT_SOCK" -t "$transport" -n "$subs" -z "$size" \
+					-c "$events" -d "$depth" ||
+					shmt_fail "event_bench -t $transport -n $subs -z $size -d $depth failed"
+			done
 		done
 	done
 done
