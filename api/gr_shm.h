@@ -151,7 +151,8 @@ GR_EVENT(GR_SHM_EVENT_CHANNEL_DETACHED, struct gr_shm_event_channel_detached);
 
 // This subscriber lost count events to its full backlog. Sent once there is
 // room again, to every tagged subscriber that lost events, and to a
-// Grout-framed one only if it subscribed to this type or to GR_EVENT_ALL.
+// Grout-framed one only if it subscribed to this type, or to GR_EVENT_ALL
+// without having said hello at a Grout API version (docs/protocol.md).
 #define GR_SHM_EVENT_LOST GR_MSG_TYPE(GR_SHM_MODULE, 0x8003)
 struct gr_shm_event_lost {
 	uint64_t count;

@@ -56,6 +56,7 @@ struct subscription {
 	struct event_type *type;
 	struct event_sub *sub;
 	bool suppress_self;
+	bool grout_types_only; // GR_EVENT_ALL without the shm module's events
 };
 
 struct event_sub {
@@ -139,6 +140,13 @@ static void type_put(struct event_type *t) {
 			return;
 		}
 	}
+}
+
+// The event type of a message.
+static uint32_t m_type(const struct event_msg *m) {
+	struct gr_api_event ev;
+	memcpy(&ev, m->data + sizeof(struct gr_api_response), sizeof(ev));
+	return ev.ev_type;
 }
 
 static void msg_put(struct event_msg *m) {
@@ -268,6 +276,9 @@ static void offer_to_type(struct event_type *t, struct event_msg *m, uint64_t se
 			continue; // already got it through another subscription
 		if (s->suppress_self && pid != 0 && s->sub->pid == pid)
 			continue;
+		if (t == &type_all && s->grout_types_only &&
+		    GR_MSG_MODULE(m_type(m)) == GR_SHM_MODULE)
+			continue;
 		s->sub->last_seq = seq;
 		sub_offer(s->sub, m);
 	}
@@ -339,32 +350,30 @@ static void sub_update_wants_lost(struct event_sub *sub) {
 
 	sub->wants_lost = false;
 	LIST_FOREACH (s, &sub->subs, in_sub) {
-		if (s->type->ev_type == GR_SHM_EVENT_LOST || s->type == &type_all)
+		if (s->type->ev_type == GR_SHM_EVENT_LOST ||
+		    (s->type == &type_all && !s->grout_types_only))
 			sub->wants_lost = true;
 	}
 }
 
-int event_subscribe(
-	struct event_sub *sub,
-	enum event_framing framing,
-	uint32_t ev_type,
-	bool suppress_self
-) {
+int event_subscribe(struct event_sub *sub, uint32_t ev_type, const struct event_sub_opts *opts) {
 	struct subscription *s;
 	struct event_type *t;
 	int ret = 0;
 
 	pthread_mutex_lock(&events_lock);
-	if (framing != sub->framing) {
+	if (opts->framing != sub->framing) {
 		if (sub->n_subs > 0 || sub->count > 0) {
 			ret = -EBUSY;
 			goto out;
 		}
-		sub->framing = framing;
+		sub->framing = opts->framing;
 	}
 	LIST_FOREACH (s, &sub->subs, in_sub) {
 		if (s->type->ev_type == ev_type) {
-			s->suppress_self = suppress_self;
+			s->suppress_self = opts->suppress_self;
+			s->grout_types_only = opts->grout_types_only;
+			sub_update_wants_lost(sub);
 			goto out;
 		}
 	}
@@ -382,7 +391,8 @@ int event_subscribe(
 	}
 	s->type = t;
 	s->sub = sub;
-	s->suppress_self = suppress_self;
+	s->suppress_self = opts->suppress_self;
+	s->grout_types_only = opts->grout_types_only;
 	LIST_INSERT_HEAD(&t->subs, s, in_type);
 	LIST_INSERT_HEAD(&sub->subs, s, in_sub);
 	if (sub->n_subs++ == 0)
@@ -539,7 +549,14 @@ static int subscribe_common(
 		if (ctx->events == NULL)
 			return ENOMEM;
 	}
-	int ret = event_subscribe(ctx->events, framing, req->ev_type, req->suppress_self_events);
+	struct event_sub_opts opts = {
+		.framing = framing,
+		.suppress_self = req->suppress_self_events,
+		.grout_types_only = framing == EVENT_FRAMING_GROUT &&
+				    (ctx->api_version == GR_API_VERSION_GROUT_0_17 ||
+				     ctx->api_version == GR_API_VERSION_GROUT_MAIN),
+	};
+	int ret = event_subscribe(ctx->events, req->ev_type, &opts);
 	if (ret == -EBUSY)
 		LOG(NOTICE,
 		    "%s client pid %d: subscribe in the other framing while subscribed:"

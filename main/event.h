@@ -75,12 +75,22 @@ void event_sub_free(struct event_sub *);
 
 enum event_framing event_sub_framing(const struct event_sub *);
 
+// What a subscription asks for, besides its type.
+struct event_sub_opts {
+	enum event_framing framing;
+	bool suppress_self; // skip events caused by requests of the subscriber's pid
+	// GR_EVENT_ALL covers no event of the shm module: for a client of
+	// Grout's own library (hello at a Grout API version, Grout's framing),
+	// which fails on an event type it does not know and loses its framing.
+	bool grout_types_only;
+};
+
 // Subscribe to ev_type (GR_EVENT_ALL: every type); again for a type updates
-// suppress_self. framing must be the subscriber's, unless it has no
+// its options but the framing. framing must be the subscriber's, unless it has no
 // subscription and an empty backlog (then it becomes that). Returns 0,
 // -EBUSY (other framing in use), -ENOSPC (EVENT_SUBS_PER_CLIENT_MAX
 // reached) or -ENOMEM.
-int event_subscribe(struct event_sub *, enum event_framing, uint32_t ev_type, bool suppress_self);
+int event_subscribe(struct event_sub *, uint32_t ev_type, const struct event_sub_opts *);
 
 // Drop every subscription of the subscriber. What its backlog holds is still
 // delivered.

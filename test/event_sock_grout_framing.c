@@ -7,7 +7,10 @@
 // no response header, for payloads of 0, 100 bytes and 128 KiB; a second
 // subscription (GR_EVENT_ALL) does not double an event; the channel
 // attached and detached events with their pid, backing, name and reason;
-// after GR_EVENT_UNSUBSCRIBE nothing more arrives.
+// after GR_EVENT_UNSUBSCRIBE nothing more arrives. GR_EVENT_ALL alone brings
+// a client of a Grout API version no event of the shm module (Grout's
+// library fails on types it does not know), and a client of shmchan's
+// version every event.
 //
 // usage: event_sock_grout_framing SOCK (under test/with_daemon.sh)
 
@@ -111,20 +114,32 @@ int main(int argc, char **argv) {
 	publish_and_read(pub, sub, 0, 2);
 	publish_and_read(pub, sub, GR_API_MAX_MSG_LEN, 3);
 
-	// Subscribed twice (the type and every type): one copy per event.
-	raw_subscribe(sub, 3, WIRE_GR_EVENT_SUBSCRIBE, WIRE_GR_EVENT_ALL, false, 0);
-	publish_and_read(pub, sub, MID_PAYLOAD, 4);
-	expect_silence(sub, "second subscription");
-	printf("one copy for two subscriptions: ok\n");
-
+	raw_subscribe(sub, 3, WIRE_GR_EVENT_SUBSCRIBE, GR_SHM_EVENT_CHANNEL_ATTACHED, false, 0);
+	raw_subscribe(sub, 5, WIRE_GR_EVENT_SUBSCRIBE, GR_SHM_EVENT_CHANNEL_DETACHED, false, 0);
 	check_channel_events(argv[1], sub);
 
-	CHECK(raw_send_request(sub, 4, WIRE_GR_EVENT_UNSUBSCRIBE, 0, NULL, 0) == 0, "unsubscribe");
-	raw_expect_status(sub, 4, 0, "unsubscribe");
+	CHECK(raw_send_request(sub, 6, WIRE_GR_EVENT_UNSUBSCRIBE, 0, NULL, 0) == 0, "unsubscribe");
+	raw_expect_status(sub, 6, 0, "unsubscribe");
 	event_publish(pub, "x", 1);
 	expect_silence(sub, "after unsubscribe");
 	printf("unsubscribe: ok\n");
 
+	raw_subscribe(sub, 7, WIRE_GR_EVENT_SUBSCRIBE, WIRE_GR_EVENT_ALL, false, 0);
+	event_publish(pub, "x", 1);
+	expect_silence(sub, "GR_EVENT_ALL of a Grout client");
+	printf("GR_EVENT_ALL of a Grout client: no shm module event: ok\n");
+	close(sub);
+
+	sub = raw_connect(argv[1]);
+	raw_hello(sub, 1);
+	raw_subscribe(sub, 2, WIRE_GR_EVENT_SUBSCRIBE, WIRE_GR_EVENT_ALL, false, 0);
+	publish_and_read(pub, sub, MID_PAYLOAD, 5);
+	printf("GR_EVENT_ALL of a shmchan client: every event: ok\n");
+	// Subscribed twice (the type and every type): one copy per event.
+	raw_subscribe(sub, 3, WIRE_GR_EVENT_SUBSCRIBE, GR_SHM_EVENT_TEST, false, 0);
+	publish_and_read(pub, sub, MID_PAYLOAD, 6);
+	expect_silence(sub, "second subscription");
+	printf("one copy for two subscriptions: ok\n");
 	close(sub);
 	gr_api_client_disconnect(pub);
 	free(rx);
