@@ -5,7 +5,8 @@
 // client library: the handle publishes events to itself between GR_PING2
 // requests, all in flight at once; the responses are received out of order
 // (matched by id) and the events come out of gr_api_client_event_recv() in
-// publish order with their payloads. Then, with the daemon idle (its
+// publish order with their payloads. The largest event (128 KiB of payload,
+// a response 16 bytes over the request maximum) arrives whole. Then, with the daemon idle (its
 // poller asleep on a channel), another process publishes over the socket
 // and the sleeping subscriber gets the event.
 //
@@ -69,6 +70,19 @@ static void check_pipelined(struct gr_api_client *c) {
 	printf("%d publishes and %d pings in flight, events in order: ok\n", IN_FLIGHT, IN_FLIGHT);
 }
 
+static void check_largest(struct gr_api_client *c) {
+	uint8_t *tx = malloc(GR_API_MAX_MSG_LEN), *rx = malloc(GR_API_MAX_MSG_LEN);
+
+	CHECK(tx != NULL && rx != NULL, "malloc");
+	event_fill(tx, GR_API_MAX_MSG_LEN, LATE_EVENT_SEQ + 1);
+	event_publish(c, tx, GR_API_MAX_MSG_LEN);
+	size_t len = event_expect(c, GR_SHM_EVENT_TEST, rx, GR_API_MAX_MSG_LEN);
+	CHECK(len == GR_API_MAX_MSG_LEN && memcmp(rx, tx, len) == 0, "largest event differs");
+	free(tx);
+	free(rx);
+	printf("largest event: ok\n");
+}
+
 static void publish_late(const char *sock) {
 	uint8_t buf[SMALL_EVENT];
 	struct gr_api_client *p = event_client(sock, GR_API_TRANSPORT_SOCKET);
@@ -90,6 +104,7 @@ int main(int argc, char **argv) {
 	struct gr_api_client *c = event_client(argv[1], t);
 	event_subscribe(c, GR_SHM_EVENT_TEST, false);
 	check_pipelined(c);
+	check_largest(c);
 
 	pid_t child = child_fork();
 	CHECK(child >= 0, "fork");
