@@ -6,9 +6,11 @@
 // requests, all in flight at once; the responses are received out of order
 // (matched by id) and the events come out of gr_api_client_event_recv() in
 // publish order with their payloads. The largest event (128 KiB of payload,
-// a response 16 bytes over the request maximum) arrives whole. Then, with the daemon idle (its
-// poller asleep on a channel), another process publishes over the socket
-// and the sleeping subscriber gets the event.
+// a response 16 bytes over the request maximum) arrives whole. Then, with
+// the daemon and the subscriber idle (asleep), another process publishes over
+// the other transport (so the event crosses from the main thread to the
+// channel's poller, or from a poller to the main thread) and the sleeping
+// subscriber gets it.
 //
 // usage: event_mixed_pipelined SOCK shm|socket (under test/with_daemon.sh)
 
@@ -83,9 +85,9 @@ static void check_largest(struct gr_api_client *c) {
 	printf("largest event: ok\n");
 }
 
-static void publish_late(const char *sock) {
+static void publish_late(const char *sock, enum gr_api_transport t) {
 	uint8_t buf[SMALL_EVENT];
-	struct gr_api_client *p = event_client(sock, GR_API_TRANSPORT_SOCKET);
+	struct gr_api_client *p = event_client(sock, t);
 
 	usleep(IDLE_MS * 1000);
 	event_fill(buf, sizeof(buf), LATE_EVENT_SEQ);
@@ -109,7 +111,10 @@ int main(int argc, char **argv) {
 	pid_t child = child_fork();
 	CHECK(child >= 0, "fork");
 	if (child == 0) {
-		publish_late(argv[1]);
+		publish_late(
+			argv[1],
+			t == GR_API_TRANSPORT_SHM ? GR_API_TRANSPORT_SOCKET : GR_API_TRANSPORT_SHM
+		);
 		_exit(0);
 	}
 	size_t len = event_expect(c, GR_SHM_EVENT_TEST, buf, sizeof(buf));
