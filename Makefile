@@ -22,7 +22,7 @@ ifeq ($(CI),true)
 FUZZ_MESON_OPTS += -Dwerror=true
 endif
 
-.PHONY: all deps deps-fuzz deps-bench hugepages setup run test bench-socket fuzz format clean
+.PHONY: all deps deps-fuzz deps-bench hugepages setup run test bench-socket bench-events fuzz format clean
 
 all: setup
 	ninja -C $(BUILDDIR)
@@ -56,6 +56,10 @@ test: all hugepages
 
 bench-socket: deps hugepages
 	smoke/bench_socket.sh
+
+# Event fan-out: 1/4/16 subscribers, shm and socket, 64 B and 4 KiB.
+bench-events: all hugepages
+	smoke/event_bench.sh $(BUILDDIR)
 
 fuzz: deps-fuzz
 	fuzz/run.sh $(FUZZ_BUILDDIR) $(FUZZ_SECONDS) $(FUZZ_MESON_OPTS)

@@ -7,11 +7,19 @@
 
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 // Bumped whenever a message layout below changes. GR_HELLO carries it.
+// shmchan's own clients speak it; the daemon also speaks Grout's versions
+// below, each with the hello response of that version (docs/protocol.md).
 #define GR_API_VERSION 1
+
+// Grout v0.17.0: the hello response is empty.
+#define GR_API_VERSION_GROUT_0_17 9
+// Grout's main branch: the hello response is a struct gr_hello_resp.
+#define GR_API_VERSION_GROUT_MAIN 10
 
 // Largest payload of one message, as in Grout.
 #define GR_API_MAX_MSG_LEN (128 * 1024)
@@ -80,7 +88,6 @@ struct gr_empty {};
 #define GR_MAIN_MODULE 0xcafe
 
 #define GR_HELLO GR_MSG_TYPE(GR_MAIN_MODULE, 0x1981)
-// Reserved in Grout's order, not served by shmchand (answer ENOTSUP).
 #define GR_LOG_PACKETS_SET GR_MSG_TYPE(GR_MAIN_MODULE, 0x1982)
 #define GR_LOG_LEVEL_LIST GR_MSG_TYPE(GR_MAIN_MODULE, 0x1983)
 #define GR_LOG_LEVEL_SET GR_MSG_TYPE(GR_MAIN_MODULE, 0x1984)
@@ -93,12 +100,22 @@ struct gr_empty {};
 #define GR_HELLO_VERSION_LEN 128
 
 struct gr_hello_req {
-	uint32_t api_version; // must equal GR_API_VERSION, or the daemon answers EBADMSG
+	// GR_API_VERSION or one of Grout's (GR_API_VERSION_GROUT_*); any other
+	// value is answered EBADMSG.
+	uint32_t api_version;
 	char version[GR_HELLO_VERSION_LEN]; // NUL-terminated free text (client version)
 };
 _Static_assert(sizeof(struct gr_hello_req) == 132, "hello is 132 bytes");
 
 GR_REQ(GR_HELLO, struct gr_hello_req, struct gr_empty);
+
+// The hello response to a client of GR_API_VERSION_GROUT_MAIN (the other
+// versions get an empty one). shmchand serves no interface: max_ifaces is
+// always 0 (docs/protocol.md).
+struct gr_hello_resp {
+	uint16_t max_ifaces;
+};
+_Static_assert(sizeof(struct gr_hello_resp) == 2, "Grout's hello response is 2 bytes");
 GR_REQ(GR_PING, struct gr_empty, struct gr_empty);
 
 // GR_PING2 echoes its 64-byte payload.
@@ -107,3 +124,59 @@ struct gr_ping2 {
 	uint8_t data[GR_PING2_LEN];
 };
 GR_REQ(GR_PING2, struct gr_ping2, struct gr_ping2);
+
+// ---- Events, as in Grout (docs/protocol.md) ----
+
+// Every event type, in a subscription.
+#define GR_EVENT_ALL UINT32_C(0xffffffff)
+
+// Subscribe to ev_type (or GR_EVENT_ALL); subscribing again to a type
+// updates suppress_self_events. With suppress_self_events, events caused by
+// requests of a client of the subscriber's own pid are not sent to it.
+// On the socket this is Grout's subscribe: the events come in Grout's
+// framing (a struct gr_api_event and its payload, no response header) and
+// the connection must only read events from then on. The shm module's
+// GR_SHM_EVENT_SUBSCRIBE (gr_shm.h) takes the same payload and asks for
+// tagged events that mix with responses; on a channel both are tagged.
+struct gr_event_subscribe_req {
+	bool suppress_self_events;
+	uint32_t ev_type;
+};
+_Static_assert(sizeof(struct gr_event_subscribe_req) == 8, "subscribe is 8 bytes, as in Grout");
+GR_REQ(GR_EVENT_SUBSCRIBE, struct gr_event_subscribe_req, struct gr_empty);
+
+// Drop every subscription of this client (a disconnect does too).
+GR_REQ(GR_EVENT_UNSUBSCRIBE, struct gr_empty, struct gr_empty);
+
+// ---- Log levels, as in Grout ----
+
+// Packet logging of a datapath: shmchand has none and answers ENOTSUP.
+struct gr_log_packets_set_req {
+	bool enabled;
+};
+GR_REQ(GR_LOG_PACKETS_SET, struct gr_log_packets_set_req, struct gr_empty);
+
+// The daemon's log types and their levels (show_all: every DPDK log type
+// too), one struct gr_log_entry per response, then an empty one.
+struct gr_log_level_list_req {
+	bool show_all;
+};
+#define GR_LOG_NAME_LEN 64
+struct gr_log_entry {
+	char name[GR_LOG_NAME_LEN]; // NUL-terminated
+	uint32_t level; // GR_LOG_LEVEL_MIN .. GR_LOG_LEVEL_MAX (RTE_LOG_*)
+};
+GR_REQ_STREAM(GR_LOG_LEVEL_LIST, struct gr_log_level_list_req, struct gr_log_entry);
+
+// rte_log levels: 1 (emergency) to 8 (debug).
+#define GR_LOG_LEVEL_MIN 1
+#define GR_LOG_LEVEL_MAX 8
+
+// Set the level of every log type whose name matches the glob pattern
+// (rte_log_set_level_pattern). A level out of range, or a pattern empty or
+// not NUL-terminated, is EINVAL.
+struct gr_log_level_set_req {
+	char pattern[GR_LOG_NAME_LEN];
+	uint32_t level;
+};
+GR_REQ(GR_LOG_LEVEL_SET, struct gr_log_level_set_req, struct gr_empty);

@@ -153,3 +153,25 @@ int gr_api_client_stream_next(
 	void **rx_data,
 	size_t *rx_len
 );
+
+// ---- Events ----
+//
+// Subscribe with gr_api_client_send_recv(c, GR_EVENT_SUBSCRIBE, ...) and a
+// struct gr_event_subscribe_req (GR_EVENT_ALL for every type); drop every
+// subscription with GR_EVENT_UNSUBSCRIBE. On either transport the library
+// sends GR_SHM_EVENT_SUBSCRIBE for GR_EVENT_SUBSCRIBE, so events and
+// responses share the handle: any call that reads from the daemon queues the
+// events it meets, and responses that arrive while waiting for an event are
+// kept for their receivers. Events stay queued in the handle until taken:
+// a program that subscribes takes them. A subscriber whose events pile up in
+// the daemon loses the newest and later gets a GR_SHM_EVENT_LOST event with
+// their count (gr_shm.h).
+
+// Wait for the next event, Grout's call. Returns 0 and stores in *event a
+// malloc'ed struct gr_api_event followed by its payload_len bytes of
+// payload (the caller frees it; unlike Grout's, also for an empty payload).
+// As in Grout, returns a negative errno value on failure, with errno set too:
+// -EINVAL (NULL argument), -ECONNRESET (daemon gone), -EBADMSG (malformed
+// event), -ENOMEM. Blocks. On the shared-memory channel, makes no system
+// call while events keep coming (it spins, then sleeps on the doorbell).
+int gr_api_client_event_recv(const struct gr_api_client *, struct gr_api_event **event);

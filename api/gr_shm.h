@@ -164,3 +164,70 @@ struct gr_shm_client_info {
 	struct gr_shm_counters channel_counters;
 };
 GR_REQ_STREAM(GR_SHM_CLIENT_LIST, struct gr_empty, struct gr_shm_client_info);
+
+// ---- Events ----
+
+// Subscribe like GR_EVENT_SUBSCRIBE (same payload, same rules), but ask for
+// tagged events: each inside a response with for_id 0 whose payload is the
+// struct gr_api_event and the event payload, so that events and responses
+// mix on one socket connection. The client library sends this one for
+// GR_EVENT_SUBSCRIBE on either transport.
+#define GR_SHM_EVENT_SUBSCRIBE GR_MSG_TYPE(GR_SHM_MODULE, 0x0007)
+GR_REQ(GR_SHM_EVENT_SUBSCRIBE, struct gr_event_subscribe_req, struct gr_empty);
+
+// Publish GR_SHM_EVENT_TEST with the request's payload (0 to
+// GR_API_MAX_MSG_LEN bytes) as its payload: for tests and benchmarks. The
+// response comes once the event is in every subscriber's backlog.
+#define GR_SHM_EVENT_PUBLISH GR_MSG_TYPE(GR_SHM_MODULE, 0x0008)
+GR_REQ(GR_SHM_EVENT_PUBLISH, struct gr_empty, struct gr_empty);
+
+// Totals of the event module.
+#define GR_SHM_EVENT_STATS GR_MSG_TYPE(GR_SHM_MODULE, 0x0009)
+struct gr_shm_event_stats_resp {
+	uint32_t subscribers; // clients with at least one subscription
+	uint32_t subscriptions; // (client, type) pairs
+	uint64_t published; // events that had at least one subscriber
+	uint64_t queued; // copies put in subscribers' backlogs
+	uint64_t dropped; // copies lost to a full backlog
+};
+GR_REQ(GR_SHM_EVENT_STATS, struct gr_empty, struct gr_shm_event_stats_resp);
+
+// Event types of the shm module: ids from 0x8001, apart from the requests.
+
+// A client attached a channel.
+#define GR_SHM_EVENT_CHANNEL_ATTACHED GR_MSG_TYPE(GR_SHM_MODULE, 0x8001)
+struct gr_shm_event_channel {
+	int32_t pid; // the client's, from SO_PEERCRED
+	uint32_t backing; // one GR_SHM_BACKING_* bit
+	char name[GR_SHM_NAME_LEN]; // the channel's memzone or memfd name
+};
+GR_EVENT(GR_SHM_EVENT_CHANNEL_ATTACHED, struct gr_shm_event_channel);
+
+// Why a channel ended.
+#define GR_SHM_DETACH_LEASE 1 // its socket closed (the client left, or the daemon stops)
+#define GR_SHM_DETACH_CORRUPT 2 // the client corrupted its region
+#define GR_SHM_DETACH_SLOW 3 // the client stopped reading its responses
+#define GR_SHM_DETACH_REQUEST 4 // the client gave it back (GR_SHM_DETACH)
+
+// A channel ended.
+#define GR_SHM_EVENT_CHANNEL_DETACHED GR_MSG_TYPE(GR_SHM_MODULE, 0x8002)
+struct gr_shm_event_channel_detached {
+	int32_t pid;
+	uint32_t reason; // GR_SHM_DETACH_*
+	char name[GR_SHM_NAME_LEN];
+};
+GR_EVENT(GR_SHM_EVENT_CHANNEL_DETACHED, struct gr_shm_event_channel_detached);
+
+// This subscriber lost count events to its full backlog. Sent once there is
+// room again, to every tagged subscriber that lost events, and to a
+// Grout-framed one only if it subscribed to this type, or to GR_EVENT_ALL
+// without having said hello at a Grout API version (docs/protocol.md).
+#define GR_SHM_EVENT_LOST GR_MSG_TYPE(GR_SHM_MODULE, 0x8003)
+struct gr_shm_event_lost {
+	uint64_t count;
+};
+GR_EVENT(GR_SHM_EVENT_LOST, struct gr_shm_event_lost);
+
+// Published by GR_SHM_EVENT_PUBLISH: its payload is the request's.
+#define GR_SHM_EVENT_TEST GR_MSG_TYPE(GR_SHM_MODULE, 0x8004)
+GR_EVENT(GR_SHM_EVENT_TEST, struct gr_empty);

@@ -67,6 +67,7 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 		spin_us = GR_API_CLIENT_SPIN_US_DEFAULT;
 	c->spin_ns = (uint64_t)spin_us * NSEC_PER_USEC;
 	STAILQ_INIT(&c->stash);
+	STAILQ_INIT(&c->events);
 #ifdef SHMCHAN_CLIENT_READAHEAD
 	c->rbuf = malloc(CLIENT_READAHEAD_LEN);
 	if (c->rbuf == NULL)
@@ -97,6 +98,12 @@ long client_send_batch(
 		return -EINVAL;
 	if (c->dead)
 		return -ECONNRESET;
+
+	// Grout's subscribe asks for events in Grout's framing, which no
+	// response parser can tell from a response: this library asks for
+	// tagged ones, on both transports, so that one handle gets both.
+	if (type == GR_EVENT_SUBSCRIBE)
+		type = GR_SHM_EVENT_SUBSCRIBE;
 
 	uint32_t id = c->next_id;
 	// Ids are never 0 (a response to id 0 is an event): skip it on wrap.
@@ -169,26 +176,9 @@ static int stash_put(struct gr_api_client *c, const struct client_msg *msg) {
 	return 0;
 }
 
-// An event travels in a response with for_id 0: status 0, then a
-// struct gr_api_event whose payload_len covers the rest. There is no event
-// API yet, so a well-formed event is dropped; a malformed one breaks the
-// stream.
-static int event_check(struct gr_api_client *c, const struct client_msg *msg) {
-	struct gr_api_event ev;
-	if (msg->hdr.status != 0 || msg->hdr.payload_len < sizeof(ev))
-		goto bad;
-	memcpy(&ev, msg->payload, sizeof(ev));
-	if (ev.payload_len != msg->hdr.payload_len - sizeof(ev))
-		goto bad;
-	return 0;
-bad:
-	c->dead = true;
-	return -EBADMSG;
-}
-
 int client_route(struct gr_api_client *c, const struct client_msg *msg, uint32_t want_id) {
 	if (msg->hdr.for_id == 0)
-		return event_check(c, msg);
+		return client_event_queue(c, msg);
 	if (msg->hdr.for_id == want_id)
 		return 1;
 	return stash_put(c, msg);
@@ -318,6 +308,7 @@ GR_API_EXPORT int gr_api_client_disconnect(struct gr_api_client *c) {
 		STAILQ_REMOVE_HEAD(&c->stash, next);
 		client_stash_free(e);
 	}
+	client_events_free(c);
 	int ret = close(c->sock);
 	int err = errno;
 	free(c->rbuf);

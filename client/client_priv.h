@@ -45,6 +45,12 @@ struct client_stash_entry {
 	void *payload; // malloc'ed copy, NULL when hdr.payload_len is 0
 };
 
+// One event received, waiting for gr_api_client_event_recv().
+struct client_event {
+	STAILQ_ENTRY(client_event) next;
+	struct gr_api_event *ev; // malloc'ed header + payload, handed to the caller
+};
+
 // One message as received from either transport. payload points into the
 // handle's buffers and stays valid until the next receive on the handle.
 struct client_msg {
@@ -69,6 +75,8 @@ struct gr_api_client {
 	// Responses received for other ids than the one waited for, oldest
 	// first: per-id order is arrival order, so stream responses stay in order.
 	STAILQ_HEAD(, client_stash_entry) stash;
+	// Events received and not yet taken, oldest first.
+	STAILQ_HEAD(, client_event) events;
 
 	// Socket receive. With SHMCHAN_CLIENT_READAHEAD the bytes of
 	// rbuf[rbuf_head, rbuf_tail) are received but not yet parsed.
@@ -133,7 +141,7 @@ void client_stash_free(struct client_stash_entry *);
 // Number of stashed responses (for tests).
 unsigned client_stash_count(const struct gr_api_client *);
 
-// Route a message that arrived: an event is checked and dropped, the
+// Route a message that arrived: an event is checked and queued, the
 // response to want_id is left to the caller, any other response is stashed
 // (want_id 0 stashes them all). Returns 1 for the wanted response, 0 when
 // routed, or -errno.
@@ -146,6 +154,15 @@ int client_check_hdr(struct gr_api_client *, const struct gr_api_response *);
 // Say hello with version text. Returns 0, or -errno (the daemon's status,
 // EBADMSG on an API version mismatch).
 int client_hello(struct gr_api_client *, const char *version);
+
+// ---- event.c ----
+
+// Check a tagged event (a message with for_id 0) and queue a copy of it.
+// Returns 0, -EBADMSG (malformed: the handle is dead) or -ENOMEM.
+int client_event_queue(struct gr_api_client *, const struct client_msg *);
+
+// Free every queued event.
+void client_events_free(struct gr_api_client *);
 
 // ---- sock.c ----
 

@@ -19,6 +19,7 @@
 
 #include "api.h"
 #include "channel.h"
+#include "event.h"
 #include "shmchand.h"
 #include "sock.h"
 
@@ -48,6 +49,8 @@ struct shmchand_config shmchand_config = {
 	.pollers = 1,
 	.spin_us = 0,
 	.shm_enabled = true,
+	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
+	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
 	.file_prefix = "sock_dispatch_fuzz",
 };
 int shmchand_logtype = RTE_LOGTYPE_USER1;
@@ -107,6 +110,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 	if (mkdtemp(sock_dir) == NULL)
 		die("mkdtemp");
 	snprintf(sock_path, sizeof(sock_path), "%s/s", sock_dir);
+	if (event_module_init(base) < 0)
+		die("event_module_init");
 	if (channel_module_init(base) < 0)
 		die("channel_module_init");
 	if (sock_server_init(base, sock_path, shmchand_config.sock_mode, shmchand_config.sock_gid) <

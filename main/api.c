@@ -31,6 +31,8 @@
 _Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot index");
 
 static const struct api_handler *handlers[HANDLER_SLOTS];
+// The client pid of the request whose handler this thread runs.
+static __thread pid_t current_pid;
 static unsigned n_handlers;
 
 // Held while a handler runs and while any response is sent.
@@ -79,6 +81,10 @@ const struct api_handler *api_handler_lookup(uint32_t request_type) {
 		slot = (slot + 1) % HANDLER_SLOTS;
 	}
 	return NULL;
+}
+
+pid_t api_current_pid(void) {
+	return current_pid;
 }
 
 unsigned api_handler_count(void) {
@@ -154,7 +160,9 @@ int api_dispatch_locked(
 	}
 
 	ctx->req_id = req->id;
+	current_pid = ctx->peer_pid;
 	out = handler->callback(payload, req->payload_len, ctx);
+	current_pid = 0;
 	ret = send_locked(ctx, req->id, &out);
 	if (!out.borrowed)
 		free(out.payload);
@@ -227,7 +235,15 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 		);
 		break;
 	case API_FAULT_HELLO_VERSION:
-		snprintf(buf, FAULT_DETAIL_LEN, "API version %u, daemon speaks %u", a[0], a[1]);
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"API version %u; the daemon speaks %u, and Grout's %u and %u",
+			a[0],
+			a[1],
+			GR_API_VERSION_GROUT_0_17,
+			GR_API_VERSION_GROUT_MAIN
+		);
 		break;
 	case API_FAULT_HELLO_STRING:
 		snprintf(buf, FAULT_DETAIL_LEN, "version string not NUL-terminated");

@@ -51,6 +51,7 @@ static inline struct api_out api_out_borrowed(uint32_t status, uint32_t len, con
 }
 
 struct api_ctx;
+struct event_sub;
 
 // How a transport delivers a response. Called with the handler lock held,
 // from the thread that serves the client (main thread for sockets, a poller
@@ -61,6 +62,9 @@ struct api_ctx;
 struct api_transport {
 	const char *name; // "socket", "shm"
 	int (*send)(struct api_ctx *, uint32_t for_id, const struct api_out *);
+	// Make the event subscriber of a client (event.h), served by the
+	// client's thread. NULL: the transport carries no event.
+	struct event_sub *(*events_open)(struct api_ctx *);
 };
 
 // What a client did wrong in a request, which it can repeat at will. Each is
@@ -94,6 +98,8 @@ struct api_ctx {
 	const struct api_transport *transport;
 	void *priv; // the transport's own client state
 	bool hello_done; // GR_HELLO accepted on this client
+	uint32_t api_version; // the version of the last accepted GR_HELLO
+	struct event_sub *events; // made at the first subscribe, freed with the client
 	uint32_t req_id; // id of the request being handled (for api_send)
 	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
 	uid_t peer_uid;
@@ -185,6 +191,10 @@ void api_lock(void);
 void api_unlock(void);
 int api_dispatch_locked(struct api_ctx *, const struct gr_api_request *, const void *payload);
 int api_reject_locked(struct api_ctx *, uint32_t for_id, uint32_t status);
+
+// The pid of the client whose request the calling thread's handler serves,
+// 0 outside a handler (what suppress_self_events compares with).
+pid_t api_current_pid(void);
 
 // Send one response of a stream from inside a handler: status 0, the
 // current request's id. The handler's returned api_out (normally empty)

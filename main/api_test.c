@@ -239,6 +239,36 @@ static void second_hello_needs_same_version(void **state) {
 	assert_true(client.ctx.hello_done);
 }
 
+// Each version's hello response: empty for ours and Grout v0.17.0 (9), a
+// 2-byte gr_hello_resp with max_ifaces 0 for Grout's main branch (10); the
+// version is kept for the client.
+static void hello_answers_in_the_version_layout(void **state) {
+	static const struct {
+		uint32_t version;
+		uint32_t resp_len;
+	} cases[] = {
+		{GR_API_VERSION, 0},
+		{GR_API_VERSION_GROUT_0_17, 0},
+		{GR_API_VERSION_GROUT_MAIN, sizeof(struct gr_hello_resp)},
+	};
+	struct fake_client client;
+	struct gr_hello_resp resp;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		client_init(&client);
+		say_hello(&client, cases[i].version);
+		assert_int_equal(client.n_resp, 1);
+		assert_int_equal(client.resp[0].status, 0);
+		assert_int_equal(client.resp[0].len, cases[i].resp_len);
+		assert_int_equal(client.ctx.api_version, cases[i].version);
+		if (cases[i].resp_len > 0) {
+			memcpy(&resp, client.resp[0].payload, sizeof(resp));
+			assert_int_equal(resp.max_ifaces, 0);
+		}
+	}
+}
+
 static void unknown_type_is_enotsup(void **state) {
 	struct fake_client client;
 
@@ -246,8 +276,8 @@ static void unknown_type_is_enotsup(void **state) {
 	client_init(&client);
 	say_hello(&client, GR_API_VERSION);
 	assert_int_equal(dispatch(&client, 2, GR_MSG_TYPE(TEST_MODULE, 0xffff), 0, NULL), 0);
-	// Reserved in Grout's numbering, not served.
-	assert_int_equal(dispatch(&client, 3, GR_LOG_LEVEL_LIST, 0, NULL), 0);
+	// A main-module type past Grout's and ours, not served.
+	assert_int_equal(dispatch(&client, 3, GR_MSG_TYPE(GR_MAIN_MODULE, 0x19ff), 0, NULL), 0);
 	assert_int_equal(client.resp[1].for_id, 2);
 	assert_int_equal(client.resp[1].status, ENOTSUP);
 	assert_int_equal(client.resp[2].for_id, 3);
@@ -403,6 +433,7 @@ int main(void) {
 		cmocka_unit_test(hello_unterminated_version_is_einval),
 		cmocka_unit_test(hello_then_ping),
 		cmocka_unit_test(second_hello_needs_same_version),
+		cmocka_unit_test(hello_answers_in_the_version_layout),
 		cmocka_unit_test(unknown_type_is_enotsup),
 		cmocka_unit_test(short_payload_is_emsgsize),
 		cmocka_unit_test(check_header_bounds_payload),

@@ -23,6 +23,7 @@
 #include "api.h"
 #include "channel.h"
 #include "channel_priv.h"
+#include "event.h"
 #include "poller.h"
 #include "shmchand.h"
 
@@ -347,16 +348,67 @@ static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *
 	return backlog_push(ch, &hdr, out->payload);
 }
 
+// Any thread, events lock held: events were queued for the channel.
+static void channel_events_wake(void *arg) {
+	const struct channel *ch = arg;
+	poller_wake(ch->poller);
+}
+
+// Poller, at the channel's first subscribe.
+static struct event_sub *channel_events_open(struct api_ctx *ctx) {
+	struct channel *ch = ctx->priv;
+	return event_sub_new(ctx->peer_pid, EVENT_FRAMING_TAGGED, channel_events_wake, NULL, ch);
+}
+
+// Poller: move queued events into the response ring, tagged, while there is
+// room (at most CHANNEL_BATCH). The caller flushes. Returns the number moved.
+static unsigned channel_events_flush(struct channel *ch) {
+	struct event_sub *sub = ch->ctx.events;
+	const struct event_msg *m;
+	unsigned moved = 0;
+	const uint8_t *bytes;
+	uint32_t len;
+	int ret;
+
+	if (sub == NULL || !event_sub_pending(sub))
+		return 0;
+	while (moved < CHANNEL_BATCH && (m = event_sub_peek(sub)) != NULL) {
+		bytes = event_msg_bytes(m, EVENT_FRAMING_TAGGED, &len);
+		ret = shmchan_server_enqueue(
+			ch->server,
+			bytes,
+			sizeof(struct gr_api_response),
+			bytes + sizeof(struct gr_api_response),
+			len - sizeof(struct gr_api_response)
+		);
+		if (ret == -ENOBUFS)
+			break;
+		if (ret < 0) {
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt response ring",
+				shmchan_last_error()
+			);
+			break;
+		}
+		event_sub_pop(sub);
+		moved++;
+	}
+	return moved;
+}
+
 static const struct api_transport shm_transport = {
 	.name = "shm",
 	.send = shm_send,
+	.events_open = channel_events_open,
 };
 
 // Poller: serve one channel. Returns messages moved.
 static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	const struct gr_api_request *req = (const void *)buf;
+	unsigned n = 0, events = 0;
 	bool locked = false;
-	unsigned n = 0;
 	int len;
 
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
@@ -376,6 +428,10 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (ch->backlog_head != NULL)
 			goto flush; // backpressure: read no request until the client drains
 	}
+	// Events after the responses held back, before new requests. They do
+	// not count against the requests' batch: a stream of events cannot
+	// starve the channel's requests (a full ring stops both).
+	events = channel_events_flush(ch);
 	while (n < CHANNEL_BATCH) {
 		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
 		if (len == 0)
@@ -423,7 +479,7 @@ flush:
 	// One fence and at most one doorbell for the whole batch: the
 	// responses published and the request cells freed.
 	shmchan_server_flush(ch->server);
-	return n;
+	return n + events;
 }
 
 unsigned channel_poll(unsigned poller_id, void *req_buf) {
@@ -470,6 +526,16 @@ unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
 			int ms = backlog_deadline_ms(ch);
 			if (*timeout_ms < 0 || ms < *timeout_ms)
 				*timeout_ms = ms;
+			continue;
+		}
+		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
+			// Events wait for room in the response ring: armed for
+			// room, as for a backlog, but with no deadline (events
+			// are dropped, never a reason to detach). The client also
+			// rings when it sends a request (any flag value).
+			shmchan_server_doorbell_arm_room(ch->server);
+			if (channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server))
+				pending++;
 			continue;
 		}
 		// arm issues the full fence between the flag store and this
@@ -681,6 +747,8 @@ static void channel_free(struct rcu_head *head) {
 	// the client's faults: say what is left of them.
 	counters_add_since(&retired, shmchan_server_stats(ch->server), &ch->retired_at);
 	api_faults_log(&ch->ctx, true);
+	// No poller serves the channel any more: its subscriber can go.
+	event_sub_free(ch->ctx.events);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
 	channel_mem_free(&ch->mem, ch->holder_pid, ch->holder_pidfd);
@@ -728,6 +796,15 @@ static void channel_end(struct channel *ch, bool given_back) {
 	    ch->name,
 	    (int)ch->ctx.peer_pid,
 	    prev == CHANNEL_FAULTED ? ch->fault_reason : why);
+	struct gr_shm_event_channel_detached ev = {
+		.pid = ch->ctx.peer_pid,
+		.reason = prev != CHANNEL_FAULTED   ? (given_back ? GR_SHM_DETACH_REQUEST
+							      : GR_SHM_DETACH_LEASE)
+			  : ch->fault == FAULT_SLOW ? GR_SHM_DETACH_SLOW
+						    : GR_SHM_DETACH_CORRUPT,
+	};
+	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
+	event_publish(GR_SHM_EVENT_CHANNEL_DETACHED, &ev, sizeof(ev));
 	call_rcu(&ch->rcu, channel_free);
 }
 
@@ -785,6 +862,7 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 	ch->ctx.transport = &shm_transport;
 	ch->ctx.priv = ch;
 	ch->ctx.hello_done = true; // said on the socket that holds the lease
+	ch->ctx.api_version = sock_ctx->api_version;
 	ch->ctx.peer_pid = sock_ctx->peer_pid;
 	ch->ctx.peer_uid = sock_ctx->peer_uid;
 	ch->ctx.peer_gid = sock_ctx->peer_gid;
@@ -883,6 +961,9 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	    (unsigned)ctx->peer_uid,
 	    backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
 	    ch->poller);
+	struct gr_shm_event_channel ev = {.pid = ctx->peer_pid, .backing = resp->backing};
+	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
+	event_publish(GR_SHM_EVENT_CHANNEL_ATTACHED, &ev, sizeof(ev));
 
 	out = api_out(0, sizeof(*resp), resp);
 	out.fds = ch->fds;

@@ -2,21 +2,44 @@
 // Copyright (c) 2026 The shmchan authors
 
 // Requests of Grout's main module served by shmchand: hello and the seed's
-// two pings. The other main-module types are not registered and answer
-// ENOTSUP.
+// two pings. Events and log levels have files of their own.
 
 #include "api.h"
 #include "shmchand.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
+
+// The hello response to a Grout main-branch client. shmchand serves no
+// interface, so it can hold none: 0.
+static const struct gr_hello_resp hello_resp_grout_main = {.max_ifaces = 0};
+
+// The hello response of a version: its length, and its payload (borrowed).
+// Returns false for a version the daemon does not speak.
+static bool hello_resp_of(uint32_t api_version, uint32_t *len, const void **payload) {
+	switch (api_version) {
+	case GR_API_VERSION:
+	case GR_API_VERSION_GROUT_0_17:
+		*len = 0;
+		*payload = NULL;
+		return true;
+	case GR_API_VERSION_GROUT_MAIN:
+		*len = sizeof(hello_resp_grout_main);
+		*payload = &hello_resp_grout_main;
+		return true;
+	}
+	return false;
+}
 
 // Main thread or poller, under the handler lock.
 static struct api_out hello(const void *request, uint32_t len, struct api_ctx *ctx) {
 	const struct gr_hello_req *req = request;
+	const void *resp;
+	uint32_t resp_len;
 
 	(void)len;
-	if (req->api_version != GR_API_VERSION) {
+	if (!hello_resp_of(req->api_version, &resp_len, &resp)) {
 		api_fault(ctx, API_FAULT_HELLO_VERSION, NULL, req->api_version, GR_API_VERSION);
 		return api_out(EBADMSG, 0, NULL);
 	}
@@ -24,16 +47,18 @@ static struct api_out hello(const void *request, uint32_t len, struct api_ctx *c
 		api_fault(ctx, API_FAULT_HELLO_STRING, NULL, 0, 0);
 		return api_out(EINVAL, 0, NULL);
 	}
-	// A repeated hello passed the same version check: accepting it again
-	// changes nothing.
+	// A repeated hello passed the same checks: it only sets the version
+	// whose layouts the client gets from now on.
 	if (!ctx->hello_done)
 		LOG(INFO,
-		    "%s client pid %d: hello from '%s'",
+		    "%s client pid %d: hello from '%s', API version %u",
 		    ctx->transport->name,
 		    (int)ctx->peer_pid,
-		    req->version);
+		    req->version,
+		    req->api_version);
 	ctx->hello_done = true;
-	return api_out(0, 0, NULL);
+	ctx->api_version = req->api_version;
+	return api_out_borrowed(0, resp_len, resp);
 }
 
 static struct api_out ping(const void *request, uint32_t len, struct api_ctx *ctx) {

@@ -5,6 +5,7 @@
 
 #include "channel.h"
 #include "eal_files.h"
+#include "event.h"
 #include "shmchand.h"
 #include "sock.h"
 #include "telemetry.h"
@@ -35,6 +36,10 @@
 // Longest poller spin budget accepted: past a second a poller would in
 // practice never sleep.
 #define MAX_SPIN_US 1000000
+// Bounds of --event-backlog-bytes: a backlog holds at least one small event;
+// 1 GiB per subscriber is more than any sane daemon gives.
+#define EVENT_BACKLOG_BYTES_MIN 4096
+#define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
 // Default EAL file prefix, so the daemon never collides with another DPDK
 // application's default "rte".
 #define DEFAULT_FILE_PREFIX "shmchand"
@@ -77,6 +82,8 @@ struct shmchand_config shmchand_config = {
 	.max_conn_per_pid = SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
 	.max_conn_per_uid = SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
 	.hugepages = HUGEPAGES_AUTO,
+	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
+	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
 };
 
 // EAL's own log type until main() registers ours.
@@ -116,6 +123,11 @@ static void usage(void) {
 	       "      --telemetry            Run DPDK telemetry and serve /shmchan/info,\n"
 	       "                             /shmchan/clients and /shmchan/stats on its socket\n"
 	       "                             (default off).\n"
+	       "      --event-backlog N      Events queued per subscriber before it loses events,\n"
+	       "                             1..%u (default %u).\n"
+	       "      --event-backlog-bytes N\n"
+	       "                             Bytes of events queued per subscriber, %d..%lu\n"
+	       "                             (default %u). An event larger is always lost.\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
@@ -162,6 +174,11 @@ static void usage(void) {
 	       SOCK_MAX_CLIENTS,
 	       NO_HUGE_MEM_MB,
 	       HUGEPAGES_AUTO_MIN_FREE,
+	       EVENT_BACKLOG_MSGS_MAX,
+	       EVENT_BACKLOG_MSGS_DEFAULT,
+	       EVENT_BACKLOG_BYTES_MIN,
+	       EVENT_BACKLOG_BYTES_MAX,
+	       EVENT_BACKLOG_BYTES_DEFAULT,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
 	       HUGE_MEM_MB,
@@ -198,6 +215,8 @@ enum {
 	OPT_MAX_CONN_PER_PID,
 	OPT_MAX_CONN_PER_UID,
 	OPT_TELEMETRY,
+	OPT_EVENT_BACKLOG,
+	OPT_EVENT_BACKLOG_BYTES,
 };
 
 static const struct option long_options[] = {
@@ -211,6 +230,8 @@ static const struct option long_options[] = {
 	{"max-conn-per-pid", required_argument, NULL, OPT_MAX_CONN_PER_PID},
 	{"max-conn-per-uid", required_argument, NULL, OPT_MAX_CONN_PER_UID},
 	{"telemetry", no_argument, NULL, OPT_TELEMETRY},
+	{"event-backlog", required_argument, NULL, OPT_EVENT_BACKLOG},
+	{"event-backlog-bytes", required_argument, NULL, OPT_EVENT_BACKLOG_BYTES},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
@@ -306,6 +327,30 @@ static int parse_options(int argc, char **argv) {
 			break;
 		case OPT_TELEMETRY:
 			cfg->telemetry = true;
+			break;
+		case OPT_EVENT_BACKLOG:
+			if (parse_uint(optarg, 10, EVENT_BACKLOG_MSGS_MAX, &value) < 0 ||
+			    value == 0) {
+				fprintf(stderr,
+					"shmchand: --event-backlog must be 1..%u, not '%s'\n",
+					EVENT_BACKLOG_MSGS_MAX,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->event_backlog_msgs = (unsigned)value;
+			break;
+		case OPT_EVENT_BACKLOG_BYTES:
+			if (parse_uint(optarg, 10, EVENT_BACKLOG_BYTES_MAX, &value) < 0 ||
+			    value < EVENT_BACKLOG_BYTES_MIN) {
+				fprintf(stderr,
+					"shmchand: --event-backlog-bytes must be %d..%lu, not "
+					"'%s'\n",
+					EVENT_BACKLOG_BYTES_MIN,
+					EVENT_BACKLOG_BYTES_MAX,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->event_backlog_bytes = (size_t)value;
 			break;
 		case 'v':
 			cfg->verbose = true;
@@ -714,6 +759,9 @@ static int serve(struct event_base *base) {
 		LOG(ERR, "cannot watch SIGINT and SIGTERM");
 		goto out;
 	}
+	ret = event_module_init(base);
+	if (ret < 0)
+		goto out;
 	ret = channel_module_init(base);
 	if (ret < 0)
 		goto out;
@@ -740,6 +788,7 @@ static int serve(struct event_base *base) {
 	sock_server_fini();
 	channel_module_fini();
 out:
+	event_module_fini();
 	if (sigint != NULL)
 		event_free(sigint);
 	if (sigterm != NULL)

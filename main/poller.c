@@ -36,6 +36,13 @@ struct poller {
 	int epfd; // written at start (main thread), read by the poller
 	int stop_fd; // eventfd: main thread writes it to stop the poller
 	atomic_bool stop;
+	// Wake-up for events (poller_wake): wake_fd is an eventfd of ours in
+	// the epoll set, edge-triggered, never read. sleeping: the poller is
+	// between arming and waking (poller writes); wake_sent: wake_fd was
+	// written during this sleep (any thread).
+	int wake_fd;
+	atomic_bool sleeping;
+	atomic_bool wake_sent;
 	uint8_t *req_buf; // SHMCHAN_MSG_MAX bytes: each request is copied here first
 };
 
@@ -62,6 +69,28 @@ int poller_watch(unsigned id, int fd) {
 void poller_unwatch(unsigned id, int fd) {
 	if (id < n_pollers && epoll_ctl(pollers[id].epfd, EPOLL_CTL_DEL, fd, NULL) < 0)
 		LOG(ERR, "epoll_ctl del fd %d from poller %u: %s", fd, id, strerror(errno));
+}
+
+void poller_wake(unsigned id) {
+	struct poller *p;
+	uint64_t one = 1;
+
+	if (id >= n_pollers)
+		return;
+	p = &pollers[id];
+	// Full fence between the caller's publication (the backlog count) and
+	// the load of sleeping. The poller does the mirror: store sleeping,
+	// fence, then re-check the backlogs (channel_arm). Without both, the
+	// poller could miss the event while we miss its flag, and sleep on it.
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&p->sleeping, memory_order_relaxed))
+		return;
+	if (atomic_exchange_explicit(&p->wake_sent, true, memory_order_relaxed))
+		return;
+	// Our own eventfd, never read: cannot block before its counter nears
+	// 2^64.
+	if (write(p->wake_fd, &one, sizeof(one)) < 0)
+		LOG(ERR, "poller %u: wake: %s", id, strerror(errno));
 }
 
 static void *poller_main(void *arg) {
@@ -102,6 +131,12 @@ static void *poller_main(void *arg) {
 		// A channel waiting for room in its response ring is rung by
 		// its client after it took its responses, or woken by the
 		// slow-client limit's timeout.
+		atomic_store_explicit(&p->wake_sent, false, memory_order_relaxed);
+		atomic_store_explicit(&p->sleeping, true, memory_order_relaxed);
+		// Re-check after the flag store (see poller_wake()): an event
+		// queued before a publisher could see the flag is found by
+		// channel_arm's look at the backlogs.
+		atomic_thread_fence(memory_order_seq_cst);
 		rcu_read_lock();
 		unsigned work = channel_arm(p->id, &timeout_ms);
 		rcu_read_unlock();
@@ -110,6 +145,7 @@ static void *poller_main(void *arg) {
 			if (n < 0 && errno != EINTR)
 				LOG(ERR, "poller %u: epoll_wait: %s", p->id, strerror(errno));
 		}
+		atomic_store_explicit(&p->sleeping, false, memory_order_relaxed);
 		rcu_read_lock();
 		channel_disarm(p->id);
 		rcu_read_unlock();
@@ -136,6 +172,14 @@ static int poller_init_one(struct poller *p, unsigned id) {
 		return -errno;
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->stop_fd, &ev) < 0)
 		return -errno;
+	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->wake_fd < 0)
+		return -errno;
+	atomic_init(&p->sleeping, false);
+	atomic_init(&p->wake_sent, false);
+	ev.events = EPOLLIN | EPOLLET;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wake_fd, &ev) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -144,6 +188,8 @@ static void poller_free_one(struct poller *p) {
 		close(p->epfd);
 	if (p->stop_fd > 0)
 		close(p->stop_fd);
+	if (p->wake_fd > 0)
+		close(p->wake_fd);
 	free(p->req_buf);
 	memset(p, 0, sizeof(*p));
 }

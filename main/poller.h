@@ -24,3 +24,9 @@ unsigned poller_count(void);
 // eventfd never needs to be read. Main thread. Return 0 or -errno.
 int poller_watch(unsigned id, int fd);
 void poller_unwatch(unsigned id, int fd);
+
+// Wake poller id if it sleeps (or is about to), for work it cannot see on
+// its doorbells: events queued for one of its channels. Any thread; call it
+// after the work is published. Makes a system call only when the poller
+// sleeps, and at most one per sleep.
+void poller_wake(unsigned id);

@@ -8,6 +8,7 @@
 #include <rte_log.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -42,6 +43,8 @@ struct shmchand_config {
 	unsigned max_conn_per_uid; // 0: no limit; never applied to root
 	enum hugepage_mode hugepages;
 	bool verbose;
+	unsigned event_backlog_msgs; // bounds of each event subscriber's backlog
+	size_t event_backlog_bytes;
 	// Filled after EAL init.
 	bool have_hugepages; // primary can accept secondaries: memzone offered
 	char file_prefix[64];

@@ -42,6 +42,7 @@
 #include "sock.h"
 #include "api.h"
 #include "log_limit.h"
+#include "event.h"
 #include "shmchand.h"
 
 #include <shmchan.h>
@@ -335,6 +336,7 @@ static void conn_reading(struct conn *conn, bool on) {
 static void conn_free(struct conn *conn) {
 	api_faults_log(&conn->ctx, true);
 	pthread_mutex_lock(&server.conns_lock);
+	event_sub_free(conn->ctx.events);
 	TAILQ_REMOVE(&server.conns, conn, next);
 	server.n_conns--;
 	pthread_mutex_unlock(&server.conns_lock);
@@ -374,6 +376,9 @@ conn_close(struct conn *conn, const char *fmt, ...) {
 	conn->state = CONN_CLOSED;
 	conn_reading(conn, false);
 	bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
+	// A disconnect drops the client's subscriptions at once.
+	if (conn->ctx.events != NULL)
+		event_unsubscribe_all(conn->ctx.events);
 	conn_end_lease(conn);
 	if (!conn->serving)
 		conn_free(conn);
@@ -565,9 +570,49 @@ static void conn_on_read(struct bufferevent *bev, void *arg) {
 	conn_serve(arg);
 }
 
+// Move events from the client's backlog to its output, each as one piece,
+// while the output holds less than SOCK_EVENT_OUTPUT_MAX. Main thread: the
+// event module calls it after a publish, the write callback once the output
+// drained.
+static void conn_events_drain(void *arg) {
+	struct conn *conn = arg;
+	enum event_framing framing = event_sub_framing(conn->ctx.events);
+	const struct event_msg *m;
+	const void *bytes;
+	uint32_t len;
+
+	if (conn->state != CONN_READ_HEADER && conn->state != CONN_READ_PAYLOAD)
+		return;
+	while (conn_pending(conn) < SOCK_EVENT_OUTPUT_MAX &&
+	       (m = event_sub_peek(conn->ctx.events)) != NULL) {
+		bytes = event_msg_bytes(m, framing, &len);
+		// Out of memory: left in the backlog for the next drain.
+		if (evbuffer_add(conn_output(conn), bytes, len) < 0) {
+			LOG(ERR, "client pid %d: no memory for an event", (int)conn->ctx.peer_pid);
+			return;
+		}
+		event_sub_pop(conn->ctx.events);
+	}
+}
+
+static struct event_sub *sock_events_open(struct api_ctx *ctx) {
+	return event_sub_new(
+		ctx->peer_pid,
+		EVENT_FRAMING_TAGGED,
+		NULL,
+		conn_events_drain,
+		ctx->priv
+	);
+}
+
 static void conn_on_write(struct bufferevent *bev, void *arg) {
 	size_t queued = evbuffer_get_length(bufferevent_get_output(bev));
 	struct conn *conn = arg;
+
+	if (conn->ctx.events != NULL && event_sub_pending(conn->ctx.events)) {
+		conn_events_drain(conn);
+		queued = evbuffer_get_length(bufferevent_get_output(bev));
+	}
 
 	if (conn->state == CONN_CLOSING && queued == 0)
 		conn_close(conn, "last responses flushed");
@@ -780,6 +825,7 @@ static int sock_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out 
 static const struct api_transport sock_transport = {
 	.name = "socket",
 	.send = sock_send,
+	.events_open = sock_events_open,
 };
 
 // Why a connection of a peer with these credentials is refused now

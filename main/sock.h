@@ -20,6 +20,11 @@
 // A paused client still above SOCK_OUTPUT_HIGH after this long, or a closing
 // client whose last responses are not read within it, is disconnected.
 #define SOCK_OUTPUT_STALL_SEC 5
+// Events are moved from a subscriber's backlog to its connection's output
+// only while that output holds less than this: the backlog, not libevent,
+// holds what a client does not read, and it is bounded and counts losses.
+// 256 KiB is two of the largest events.
+#define SOCK_EVENT_OUTPUT_MAX (256u << 10)
 // Connections served at once; more are refused (see below).
 #define SOCK_MAX_CLIENTS 1024
 // Of those, the last ones only root's processes may take: whatever the

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# A busy channel makes no system call per request, on either side. strace
-# counts them, which is deterministic where timings are not:
+# A busy channel makes no system call per request (or per event), on either
+# side. strace counts them, which is deterministic where timings are not:
 # - the client (syscall_count_client, under strace -f) between its two
-#   marker calls, around 100,000 GR_PING2 calls;
+#   marker calls, around 100,000 GR_PING2 calls (WHAT ping2) or 100,000
+#   events published by one channel and received on another (WHAT events);
 # - the daemon's poller thread (strace -p TID) during the whole client run.
 # Both must stay below SYSCALLS_MAX, in one of ATTEMPTS runs. Default spin
 # budgets on both sides.
-# Then the same client attaches while another one (BUSY_BIN, pipelined
+# Then, unless BUSY_BIN is none, the same client attaches while another one (BUSY_BIN, pipelined
 # GR_PING2 calls) keeps the poller busy, so that the poller never goes idle:
 # the new client's sends must make no system call either (its channel starts
 # with the daemon's need-wakeup flag set; the poller clears it when it first
@@ -18,20 +19,28 @@
 # sleep now and then, since three threads spin on two cores, and its poll and
 # read calls are printed, not counted.
 #
-#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN BUSY_BIN
+#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN ping2|events BUSY_BIN|none
 #
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
 
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
-shmt_args "DAEMON_BIN CLIENT_BIN BUSY_BIN" "$@"
+shmt_args "DAEMON_BIN CLIENT_BIN WHAT BUSY_BIN" "$@"
 client_bin=$2
-busy_bin=$3
+what=$3
+busy_bin=$4
 
 # 100,000 calls: a sleep of either side costs a couple of system calls, so
 # this allows a few dozen descheduling hiccups and no per-call cost at all.
-SYSCALLS_MAX=100
+# Events: below 0.01 system calls per event (1,000 in 100,000), the bound a
+# busy subscriber is held to; an event round trip crosses two channels, and
+# each descheduling hiccup costs both of them a sleep.
+if [ "$what" = events ]; then
+	SYSCALLS_MAX=1000
+else
+	SYSCALLS_MAX=100
+fi
 # The markers of syscall_count_client.c.
 MARK_START='close(-1000)'
 MARK_END='close(-1001)'
@@ -104,7 +113,7 @@ measure() {
 	done
 
 	timeout --kill-after=2 "$CLIENT_TIMEOUT_S" \
-		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" || rc=$?
+		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" "$what" || rc=$?
 	[ "$rc" = 0 ] || shmt_fail "client failed (status $rc)"
 
 	kill -INT "$strace_pid"
@@ -126,7 +135,7 @@ measure() {
 		END { print n + 0 }' "$client_trace")
 	daemon_lines=$(wc -l <"$daemon_trace")
 
-	echo "attempt $n: system calls during 100000 GR_PING2 calls:" \
+	echo "attempt $n: system calls during 100000 $what round trips:" \
 		"client $client_lines ($client_writes writes), daemon poller $daemon_lines"
 	echo "---- client, between the markers (by name) ----"
 	awk -v start="$MARK_START" -v end="$MARK_END" '
@@ -161,6 +170,7 @@ start_daemon
 poller_find
 measure_until_below alone all
 stop_daemon
+[ "$busy_bin" != none ] || exit 0
 
 # The second phase: the busy client's own doorbells and sleeps show in the
 # poller's trace, so only the measured client's writes are counted. The

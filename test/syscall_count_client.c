@@ -2,16 +2,21 @@
 // Copyright (c) 2026 The shmchan authors
 
 // The client half of shm_syscall_count.sh: GR_PING2 calls over the channel
-// between two marker system calls, close(SYSCALL_MARK_START) and
-// close(SYSCALL_MARK_END), which fail with EBADF and stand out in strace's
-// log. Between them a busy channel should make next to no system call.
+// (ping2), or events a second handle publishes and a subscriber receives,
+// both on channels (events), between two marker system calls,
+// close(SYSCALL_MARK_START) and close(SYSCALL_MARK_END), which fail with
+// EBADF and stand out in strace's log. Between them a busy channel should
+// make next to no system call.
 //
-// usage: syscall_count_client SOCK
+// usage: syscall_count_client SOCK ping2|events
 
 #include "check.h"
 
 #include <gr_api.h>
 #include <gr_api_client.h>
+#include <gr_shm.h>
+
+#include <stdbool.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@
 #define SYSCALL_MARK_END -1001
 #define WARMUP_CALLS 10000
 #define MEASURED_CALLS 100000
+#define EVENT_LEN 64
 
 static void ping2_calls(struct gr_api_client *c, unsigned n, unsigned salt) {
 	struct gr_ping2 req, resp;
@@ -39,30 +45,83 @@ static void ping2_calls(struct gr_api_client *c, unsigned n, unsigned salt) {
 	}
 }
 
-int main(int argc, char **argv) {
+// pub publishes n events, sub receives each before the next is published.
+static void event_calls(struct gr_api_client *pub, struct gr_api_client *sub, unsigned n) {
+	uint8_t payload[EVENT_LEN] = {0};
+	struct gr_api_event *ev;
+
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(payload, &i, sizeof(i));
+		long ret = gr_api_client_send_recv(
+			pub,
+			GR_SHM_EVENT_PUBLISH,
+			sizeof(payload),
+			payload,
+			NULL
+		);
+		CHECK(ret == 0, "publish %u: %s", i, strerror(errno));
+		CHECK(gr_api_client_event_recv(sub, &ev) == 0, "event %u: %s", i, strerror(errno));
+		CHECK(ev->ev_type == GR_SHM_EVENT_TEST && ev->payload_len == sizeof(payload) &&
+			      memcmp(ev + 1, payload, sizeof(payload)) == 0,
+		      "event %u differs",
+		      i);
+		free(ev);
+	}
+}
+
+static struct gr_api_client *connect_shm(const char *sock) {
 	struct gr_api_client_opts opts = {
 		.transport = GR_API_TRANSPORT_SHM,
 		.spin_us = -1, // the client's default spin budget
 		.version = "syscall_count_client",
 	};
+	struct gr_api_client *c = gr_api_client_connect_opts(sock, &opts);
 
-	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
-	watchdog_start(TEST_WATCHDOG_S);
-	struct gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
-	CHECK(c != NULL, "connect %s over shm: %s", argv[1], strerror(errno));
+	CHECK(c != NULL, "connect %s over shm: %s", sock, strerror(errno));
 	CHECK(gr_api_client_transport(c) == GR_API_TRANSPORT_SHM,
 	      "not on the channel: %s",
 	      gr_api_client_transport_reason(c));
+	return c;
+}
 
-	ping2_calls(c, WARMUP_CALLS, 0);
+int main(int argc, char **argv) {
+	struct gr_api_client *sub = NULL;
+
+	CHECK(argc == 3 && (strcmp(argv[2], "ping2") == 0 || strcmp(argv[2], "events") == 0),
+	      "usage: %s SOCK ping2|events",
+	      argv[0]);
+	bool events = strcmp(argv[2], "events") == 0;
+	watchdog_start(TEST_WATCHDOG_S);
+	struct gr_api_client *c = connect_shm(argv[1]);
+	if (events) {
+		struct gr_event_subscribe_req req = {.ev_type = GR_SHM_EVENT_TEST};
+		sub = connect_shm(argv[1]);
+		CHECK(gr_api_client_send_recv(sub, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) ==
+			      0,
+		      "subscribe: %s",
+		      strerror(errno));
+	}
+
+	if (events)
+		event_calls(c, sub, WARMUP_CALLS);
+	else
+		ping2_calls(c, WARMUP_CALLS, 0);
 	uint64_t start = monotonic_ns();
 	CHECK(close(SYSCALL_MARK_START) < 0 && errno == EBADF, "start marker");
-	ping2_calls(c, MEASURED_CALLS, 1);
+	if (events)
+		event_calls(c, sub, MEASURED_CALLS);
+	else
+		ping2_calls(c, MEASURED_CALLS, 1);
 	CHECK(close(SYSCALL_MARK_END) < 0 && errno == EBADF, "end marker");
 	double s = (double)(monotonic_ns() - start) / 1e9;
-	printf("%d GR_PING2 calls in %.3f s: %.0f calls/s\n", MEASURED_CALLS, s, MEASURED_CALLS / s
-	);
+	printf("%d %s in %.3f s: %.0f/s\n",
+	       MEASURED_CALLS,
+	       events ? "events published and received" : "GR_PING2 calls",
+	       s,
+	       MEASURED_CALLS / s);
 
+	if (sub != NULL)
+		CHECK(gr_api_client_disconnect(sub) == 0, "disconnect: %s", strerror(errno));
 	CHECK(gr_api_client_disconnect(c) == 0, "disconnect: %s", strerror(errno));
 	return EXIT_SUCCESS;
 }

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Grout's log requests: list the log types and their levels, set levels by
+// pattern. shmchand has no datapath, so packet logging is not served.
+
+#include "api.h"
+#include "shmchand.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The prefix of the daemon's own log types: the list without show_all.
+#define LOG_OWN_PREFIX "shmchand"
+
+// Send one entry per line of rte_log_dump() ("id N: NAME, level is ...")
+// whose name starts with prefix (NULL: every one). Returns 0 or -errno.
+static int log_send_types(struct api_ctx *ctx, const char *prefix) {
+	char name[GR_LOG_NAME_LEN];
+	struct gr_log_entry entry;
+	char *buf = NULL, *line, *save;
+	size_t len = 0;
+	unsigned id;
+	int ret = 0, level;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL) {
+		LOG(ERR, "open_memstream: %s", strerror(errno));
+		return -errno;
+	}
+	rte_log_dump(f);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "id %u: %63[^,]", &id, name) != 2)
+			continue;
+		if (prefix != NULL && strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		level = rte_log_get_level(id);
+		if (level < 0)
+			continue;
+		memset(&entry, 0, sizeof(entry));
+		snprintf(entry.name, sizeof(entry.name), "%s", name);
+		entry.level = (uint32_t)level;
+		ret = api_send(ctx, sizeof(entry), &entry);
+		if (ret < 0)
+			break;
+	}
+	free(buf);
+	return ret;
+}
+
+static struct api_out log_level_list(const void *request, uint32_t len, struct api_ctx *ctx) {
+	const struct gr_log_level_list_req *req = request;
+	int ret;
+
+	(void)len;
+	ret = log_send_types(ctx, req->show_all ? NULL : LOG_OWN_PREFIX);
+	return api_out(ret < 0 ? (uint32_t)-ret : 0, 0, NULL);
+}
+
+static struct api_out log_level_set(const void *request, uint32_t len, struct api_ctx *ctx) {
+	const struct gr_log_level_set_req *req = request;
+
+	(void)len;
+	if (req->level < GR_LOG_LEVEL_MIN || req->level > GR_LOG_LEVEL_MAX) {
+		LOG(NOTICE,
+		    "%s client pid %d: log level %u is not %d..%d",
+		    ctx->transport->name,
+		    (int)ctx->peer_pid,
+		    req->level,
+		    GR_LOG_LEVEL_MIN,
+		    GR_LOG_LEVEL_MAX);
+		return api_out(EINVAL, 0, NULL);
+	}
+	if (memchr(req->pattern, '\0', sizeof(req->pattern)) == NULL || req->pattern[0] == '\0') {
+		LOG(NOTICE,
+		    "%s client pid %d: log pattern empty or not NUL-terminated",
+		    ctx->transport->name,
+		    (int)ctx->peer_pid);
+		return api_out(EINVAL, 0, NULL);
+	}
+	if (rte_log_set_level_pattern(req->pattern, req->level) < 0) {
+		LOG(NOTICE,
+		    "%s client pid %d: log pattern '%s' refused",
+		    ctx->transport->name,
+		    (int)ctx->peer_pid,
+		    req->pattern);
+		return api_out(EINVAL, 0, NULL);
+	}
+	LOG(INFO,
+	    "%s client pid %d: log level of '%s' set to %u",
+	    ctx->transport->name,
+	    (int)ctx->peer_pid,
+	    req->pattern,
+	    req->level);
+	return api_out(0, 0, NULL);
+}
+
+// No datapath, no packets to log: said rather than pretended.
+static struct api_out log_packets_set(const void *request, uint32_t len, struct api_ctx *ctx) {
+	(void)request;
+	(void)len;
+	LOG(INFO,
+	    "%s client pid %d: GR_LOG_PACKETS_SET: shmchand has no datapath",
+	    ctx->transport->name,
+	    (int)ctx->peer_pid);
+	return api_out(ENOTSUP, 0, NULL);
+}
+
+API_HANDLER(GR_LOG_LEVEL_LIST, log_level_list);
+API_HANDLER(GR_LOG_LEVEL_SET, log_level_set);
+API_HANDLER(GR_LOG_PACKETS_SET, log_packets_set);
