@@ -150,13 +150,13 @@ measure() {
 # call of the client and of the daemon's poller ($2 "all"), or the client's
 # writes only ($2 "client-writes"). $1 names the phase in the log.
 measure_until_below() {
-	local phase=$1 what=$2 attempt
+	local phase=$1 counted=$2 attempt
 	for attempt in $(seq "$ATTEMPTS"); do
 		measure "$phase-$attempt"
-		if [ "$what" = client-writes ] && [ "$client_writes" -lt "$SYSCALLS_MAX" ]; then
+		if [ "$counted" = client-writes ] && [ "$client_writes" -lt "$SYSCALLS_MAX" ]; then
 			return 0
 		fi
-		if [ "$what" = all ] && [ "$client_lines" -lt "$SYSCALLS_MAX" ] &&
+		if [ "$counted" = all ] && [ "$client_lines" -lt "$SYSCALLS_MAX" ] &&
 			[ "$daemon_lines" -lt "$SYSCALLS_MAX" ]; then
 			return 0
 		fi
