@@ -103,6 +103,18 @@ struct gr_api_client *gr_api_client_connect(const char *sock_path);
 struct gr_api_client *
 gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opts *opts);
 
+// Why the calling thread's last gr_api_client_connect*() failed, in words,
+// for a log or an error message, with no handle: for example "no socket at
+// PATH", "socket PATH: permission denied: mode 0660, owner root (0), group
+// shmchan (999); this process runs as uid 1000 gid 1000", "the daemon on
+// PATH refused API version 1", "shm forced, but no channel: daemon offers
+// no shared-memory channel (ENOTSUP)", "GR_API_TRANSPORT=\"x\": accepted
+// values are auto, shm and socket", "no answer to hello from PATH within
+// 10000 ms". "" after a connect that succeeded (on the socket instead of the
+// channel, gr_api_client_transport_reason() says why). Thread-local: valid
+// until the thread's next connect. Never NULL; makes no system call.
+const char *gr_api_client_last_error(void);
+
 // Detach the channel, close the socket and free the handle and every
 // response still stashed in it. Returns 0, or -1 with errno if a close failed
 // (the handle is freed anyway). NULL is accepted and returns 0.

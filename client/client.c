@@ -10,11 +10,15 @@
 #include <gr_api_client.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -37,6 +41,20 @@
 // Largest errno value (the kernel's MAX_ERRNO). A status above it is no
 // errno: the response is malformed.
 #define CLIENT_MAX_ERRNO 4095
+
+// Room for gr_api_client_last_error(): a sentence naming the socket path
+// (108 bytes at most), its mode, owner and group, and the caller's ids.
+#define CLIENT_ERROR_LEN 512
+
+// Why the calling thread's last connect failed (gr_api_client_last_error()).
+static __thread char last_error[CLIENT_ERROR_LEN];
+
+__attribute__((format(printf, 1, 2))) static void error_set(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
 
 // The errno of a response's non-zero status.
 static int status_errno(uint32_t status) {
@@ -398,31 +416,140 @@ fail:
 	return ret;
 }
 
+// Say why connect() to path failed with err (a negative errno). For a
+// permission error, what the socket file's mode and group allow.
+static void error_connect(const char *path, int err) {
+	struct stat st;
+	switch (-err) {
+	case ENOENT:
+		error_set("no socket at %s: is shmchand running with -s %s?", path, path);
+		return;
+	case ECONNREFUSED:
+		error_set("nobody listens on %s: shmchand stopped or crashed", path);
+		return;
+	case ETIMEDOUT:
+		error_set("connect to %s: the daemon's listen queue stayed full (stopped?)", path);
+		return;
+	case EACCES:
+	case EPERM:
+		break;
+	default:
+		error_set("connect to %s: %s", path, strerror(-err));
+		return;
+	}
+	if (stat(path, &st) < 0) {
+		error_set(
+			"socket %s: permission denied, and stat() fails too (%s): a folder on "
+			"the path denies search",
+			path,
+			strerror(errno)
+		);
+		return;
+	}
+	char owner[64], group[64];
+	const struct passwd *pw = getpwuid(st.st_uid);
+	const struct group *gr = getgrgid(st.st_gid);
+	snprintf(owner, sizeof(owner), "%s", pw != NULL ? pw->pw_name : "?");
+	snprintf(group, sizeof(group), "%s", gr != NULL ? gr->gr_name : "?");
+	error_set(
+		"socket %s: permission denied: mode %04o, owner %s (%u), group %s (%u); this "
+		"process runs as uid %u gid %u: connecting needs write permission (shmchand -m, "
+		"-g)",
+		path,
+		(unsigned)(st.st_mode & 07777),
+		owner,
+		(unsigned)st.st_uid,
+		group,
+		(unsigned)st.st_gid,
+		(unsigned)geteuid(),
+		(unsigned)getegid()
+	);
+}
+
+// Say why hello failed with err.
+static void error_hello(const char *path, int err, int timeout_ms) {
+	switch (-err) {
+	case EBADMSG:
+		error_set(
+			"the daemon on %s refused API version %d (EBADMSG): client and daemon "
+			"are of different versions",
+			path,
+			GR_API_VERSION
+		);
+		break;
+	case ETIMEDOUT:
+		error_set(
+			"no answer to hello from %s within %d ms: the daemon is stopped or hung",
+			path,
+			timeout_ms
+		);
+		break;
+	case ECONNRESET:
+	case EPIPE:
+		error_set("the daemon on %s closed the connection during hello", path);
+		break;
+	default:
+		error_set("hello to %s: %s", path, strerror(-err));
+		break;
+	}
+}
+
 GR_API_EXPORT struct gr_api_client *
 gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opts *opts) {
+	const char *env_transport = getenv(CLIENT_TRANSPORT_ENV);
+	const char *env_timeout = getenv(CLIENT_TIMEOUT_ENV);
+	const char *path = sock_path != NULL ? sock_path : GR_API_DEFAULT_SOCK_PATH;
 	enum gr_api_transport transport;
 	int timeout_ms;
-	int ret = client_transport_choose(opts, getenv(CLIENT_TRANSPORT_ENV), &transport);
-	if (ret < 0)
+	last_error[0] = '\0';
+	int ret = client_transport_choose(opts, env_transport, &transport);
+	if (ret < 0) {
+		if (opts != NULL && opts->transport != GR_API_TRANSPORT_AUTO)
+			error_set(
+				"gr_api_client_opts.transport %d: not GR_API_TRANSPORT_AUTO, "
+				"_SOCKET or _SHM",
+				(int)opts->transport
+			);
+		else
+			error_set(
+				CLIENT_TRANSPORT_ENV "=\"%s\": accepted values are auto, shm and "
+						     "socket",
+				env_transport
+			);
 		goto fail;
-	ret = client_timeout_choose(opts, getenv(CLIENT_TIMEOUT_ENV), &timeout_ms);
-	if (ret < 0)
+	}
+	ret = client_timeout_choose(opts, env_timeout, &timeout_ms);
+	if (ret < 0) {
+		error_set(
+			CLIENT_TIMEOUT_ENV "=\"%s\": not a number of milliseconds (0: no timeout)",
+			env_timeout
+		);
 		goto fail;
+	}
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		error_set(
+			"socket path of %zu bytes, at most %zu",
+			strlen(path),
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1
+		);
+		ret = -EINVAL;
+		goto fail;
+	}
 
 	// One deadline for the whole connect: socket, hello, attach.
 	uint64_t deadline_ns =
 		timeout_ms < 0 ? 0 : client_clock_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
-	int sock = client_connect_socket(
-		sock_path != NULL ? sock_path : GR_API_DEFAULT_SOCK_PATH,
-		timeout_ms
-	);
+	int sock = client_connect_socket(path, timeout_ms);
 	if (sock < 0) {
 		ret = sock;
+		error_connect(path, ret);
 		goto fail;
 	}
 	struct gr_api_client *c = client_new(sock, opts != NULL ? opts->spin_us : -1);
-	if (c == NULL)
+	if (c == NULL) {
+		error_set("out of memory");
 		return NULL;
+	}
 	c->timeout_ms = timeout_ms;
 	c->sock_rcvtimeo = timeout_ms > 0;
 	c->deadline_ns = deadline_ns;
@@ -430,8 +557,10 @@ gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opt
 	const char *version =
 		opts != NULL && opts->version != NULL ? opts->version : CLIENT_DEFAULT_VERSION;
 	ret = client_hello(c, version);
-	if (ret < 0)
+	if (ret < 0) {
+		error_hello(path, ret, timeout_ms);
 		goto fail_client;
+	}
 
 	if (transport == GR_API_TRANSPORT_SOCKET) {
 		snprintf(c->reason, sizeof(c->reason), "socket transport requested");
@@ -444,6 +573,17 @@ gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opt
 	// had (c->reason says why), but not when the socket itself failed.
 	if (transport == GR_API_TRANSPORT_AUTO && (ret == -ENOTSUP || ret == -EPROTO))
 		return c;
+	if (ret == -ENOTSUP || ret == -EPROTO)
+		error_set("shm forced, but no channel: %s", c->reason);
+	else if (ret == -ETIMEDOUT)
+		error_set(
+			"no answer to the channel attach from %s within %d ms: the daemon is "
+			"stopped or hung",
+			path,
+			timeout_ms
+		);
+	else
+		error_set("channel attach on %s: %s", path, strerror(-ret));
 fail_client:
 	gr_api_client_disconnect(c);
 fail:
@@ -483,6 +623,10 @@ GR_API_EXPORT const char *gr_api_client_transport_reason(const struct gr_api_cli
 	if (c == NULL)
 		return "";
 	return c->reason;
+}
+
+GR_API_EXPORT const char *gr_api_client_last_error(void) {
+	return last_error;
 }
 
 static long send_common(
