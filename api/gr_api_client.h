@@ -37,6 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct gr_api_client;
 
 enum gr_api_transport {
@@ -254,3 +258,7 @@ int gr_api_client_poll_prepare(struct gr_api_client *);
 // socket transport or when nothing is armed; on shm, one read() of the
 // doorbell, and one recv() of the socket when the ring is empty.
 int gr_api_client_poll_done(struct gr_api_client *);
+
+#ifdef __cplusplus
+}
+#endif

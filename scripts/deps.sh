@@ -5,7 +5,7 @@
 set -eu
 
 pkgs="libdpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build pkg-config \
-gcc strace procps util-linux clang libclang-rt-14-dev gnuplot-nox python3"
+gcc g++ strace procps util-linux clang libclang-rt-14-dev gnuplot-nox python3"
 
 missing=""
 for p in $pkgs; do
