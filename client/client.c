@@ -301,9 +301,14 @@ int client_route(struct gr_api_client *c, const struct client_msg *msg, uint32_t
 	return stash_put(c, msg);
 }
 
-static int next_msg(struct gr_api_client *c, struct client_msg *msg, bool wait) {
+static int next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
 	if (c->transport == GR_API_TRANSPORT_SHM)
-		return client_shm_next_msg(c, msg, wait);
+		return client_shm_next_msg(c, msg, wait, into);
 	return client_sock_next_msg(c, msg, wait);
 }
 
@@ -311,6 +316,7 @@ int client_take(
 	struct gr_api_client *c,
 	uint32_t for_id,
 	bool wait,
+	const struct client_into *into,
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 ) {
@@ -324,7 +330,7 @@ int client_take(
 		return 0;
 	}
 	for (;;) {
-		int ret = next_msg(c, msg, wait);
+		int ret = next_msg(c, msg, wait, into);
 		if (ret < 0)
 			return ret;
 		ret = client_route(c, msg, for_id);
@@ -344,7 +350,7 @@ int client_hello(struct gr_api_client *c, const char *version) {
 		return (int)id;
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = client_take(c, (uint32_t)id, true, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0)
 		return ret;
 	client_stash_free(entry);
@@ -681,6 +687,7 @@ static int recv_common(
 	struct gr_api_client *c,
 	uint32_t for_id,
 	bool wait,
+	const struct client_into *into,
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 ) {
@@ -689,7 +696,7 @@ static int recv_common(
 		return -EINVAL;
 	if (c->n_abandoned > 0 && abandoned_has(c, for_id))
 		return -ECANCELED;
-	int ret = client_take(c, for_id, wait, msg, entry);
+	int ret = client_take(c, for_id, wait, into, msg, entry);
 	if (ret == -ETIMEDOUT)
 		abandoned_add(c, for_id);
 	if (ret < 0)
@@ -708,7 +715,7 @@ static long recv_alloc(struct gr_api_client *c, uint32_t for_id, bool wait, void
 	struct client_msg msg;
 	if (rx_data != NULL)
 		*rx_data = NULL;
-	int ret = recv_common(c, for_id, wait, &msg, &entry);
+	int ret = recv_common(c, for_id, wait, NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
@@ -737,16 +744,17 @@ fail:
 // gr_api_client_recv_into() and gr_api_client_try_recv_into().
 static long
 recv_copy(struct gr_api_client *c, uint32_t for_id, bool wait, void *buf, size_t buf_len) {
+	const struct client_into into = {.for_id = for_id, .buf = buf, .len = buf_len};
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = recv_common(c, for_id, wait, &msg, &entry);
+	int ret = recv_common(c, for_id, wait, buf != NULL ? &into : NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
 	uint32_t len = msg.hdr.payload_len;
 	if (len > buf_len || (buf == NULL && len > 0))
 		ret = -EMSGSIZE;
-	else if (len > 0)
+	else if (len > 0 && msg.payload != buf) // not copied straight from the ring
 		memcpy(buf, msg.payload, len);
 	client_stash_free(entry);
 	if (ret < 0)

@@ -58,10 +58,20 @@ struct client_stash_entry {
 };
 
 // One message as received from either transport. payload points into the
-// handle's buffers and stays valid until the next receive on the handle.
+// handle's buffers and stays valid until the next receive on the handle, or
+// into the caller's buffer of a struct client_into.
 struct client_msg {
 	struct gr_api_response hdr;
 	const void *payload;
+};
+
+// Where a receive of for_id wants the payload (gr_api_client_recv_into()):
+// on shm, a response to for_id with status 0 that fits is copied straight
+// from the ring's cells into buf, with no staging copy.
+struct client_into {
+	uint32_t for_id;
+	void *buf;
+	size_t len;
 };
 
 struct shmchan_client;
@@ -169,10 +179,13 @@ long client_send(struct gr_api_client *, uint32_t type, size_t len, const void *
 // buffers; in both cases msg holds the header and payload.
 // Returns 0 or -errno (-ECONNRESET, -EBADMSG, -ENOMEM, -ETIMEDOUT; -EAGAIN
 // without wait: nothing for for_id has arrived).
+// into: NULL, or where the payload of for_id's response may go at once
+// (msg->payload is then into->buf).
 int client_take(
 	struct gr_api_client *,
 	uint32_t for_id,
 	bool wait,
+	const struct client_into *into,
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 );
@@ -282,8 +295,13 @@ void client_shm_flush(struct gr_api_client *);
 // Receive the next whole message from the channel (or, should the daemon
 // write one there, from the socket). With wait, spins, then sleeps, until
 // the call's deadline; without, returns -EAGAIN when the ring is empty.
-// Returns 0 or -errno.
-int client_shm_next_msg(struct gr_api_client *, struct client_msg *, bool wait);
+// into as in client_take(). Returns 0 or -errno.
+int client_shm_next_msg(
+	struct gr_api_client *,
+	struct client_msg *,
+	bool wait,
+	const struct client_into *into
+);
 
 // gr_api_client_fd() on shm: the epoll fd, created on first use. Returns it
 // or -errno.

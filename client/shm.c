@@ -210,13 +210,46 @@ static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
 	return client_sock_next_msg(c, msg, false);
 }
 
-int client_shm_next_msg(struct gr_api_client *c, struct client_msg *msg, bool wait) {
+// The next message if it is the response into wants, with status 0 and a
+// payload that fits: its payload straight from the cells into into->buf.
+// Returns 1 when taken, 0 when it is not that one, -1 when the ring is
+// empty.
+static int
+shm_take_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
+	struct gr_api_response hdr;
+	int n = shmchan_client_peek(c->chan, &hdr, sizeof(hdr));
+	if (n == 0)
+		return -1;
+	// Anything else, a malformed message too, takes the staging path,
+	// which checks it.
+	if (n < (int)sizeof(hdr) || hdr.for_id != into->for_id || hdr.status != 0 ||
+	    hdr.payload_len > into->len || hdr.payload_len != (size_t)n - sizeof(hdr))
+		return 0;
+	n = shmchan_client_recv_split(c->chan, &msg->hdr, sizeof(msg->hdr), into->buf, into->len);
+	if (n <= 0)
+		return 0;
+	msg->payload = into->buf;
+	return 1;
+}
+
+int client_shm_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
 	struct shm_spin spin = {0};
 	bool waiting = false;
 	for (;;) {
 		if (client_sock_buffered(c))
 			return shm_sock_msg(c, msg);
-		int n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
+		int n = into != NULL ? shm_take_into(c, into, msg) : 0;
+		if (n == 1) {
+			shmchan_client_room_check(c->chan);
+			return 0;
+		}
+		// Empty (-1): no second look before waiting.
+		n = n == 0 ? shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX) : 0;
 		if (n != 0) {
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
@@ -588,7 +621,7 @@ static int secondary_backings(
 	long id = client_send(c, GR_SHM_DAEMON_INFO, 0, NULL);
 	if (id < 0)
 		return (int)id;
-	int ret = client_take(c, (uint32_t)id, true, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0)
 		return ret;
 	bool told = msg.hdr.status == 0 && msg.hdr.payload_len == sizeof(info);
@@ -648,7 +681,7 @@ static int attach_request(
 		return (int)id;
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = client_take(c, (uint32_t)id, true, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0) {
 		client_sock_fds_close(c);
 		return ret;

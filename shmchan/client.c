@@ -421,6 +421,56 @@ int shmchan_client_peek_len(struct shmchan_client *c) {
 	return (int)len;
 }
 
+int shmchan_client_peek(struct shmchan_client *c, void *hdr, size_t hdr_len) {
+	struct rte_ring *r = c->resp_ring;
+	uint32_t len, cells;
+	struct zc_bytes z;
+	int ret;
+
+	ret = peek_frame(c, &len, &cells);
+	if (ret <= 0)
+		return ret;
+	z = ring_bytes(r, r->cons.head, cells);
+	zc_read(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len < len ? hdr_len : len);
+	return (int)len;
+}
+
+int shmchan_client_recv_split(
+	struct shmchan_client *c,
+	void *hdr,
+	size_t hdr_len,
+	void *payload,
+	size_t payload_len
+) {
+	struct rte_ring *r = c->resp_ring;
+	uint32_t len, cells, head;
+	struct zc_bytes z;
+	int ret;
+
+	ret = peek_frame(c, &len, &cells);
+	if (ret <= 0)
+		return ret;
+	if (len < hdr_len || len - hdr_len > payload_len)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"response of %" PRIu32 " bytes, buffers of %zu + %zu",
+			len,
+			hdr_len,
+			payload_len
+		);
+	// As shmchan_client_recv(): the copies out of the cells, then
+	// cons.head, then a release store of cons.tail, which hands the cells
+	// back to the daemon only once both copies are done.
+	head = r->cons.head;
+	z = ring_bytes(r, head, cells);
+	zc_read(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
+	zc_read(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, len - hdr_len);
+	head += cells;
+	r->cons.head = head;
+	__atomic_store_n(&r->cons.tail, head, __ATOMIC_RELEASE);
+	return (int)len;
+}
+
 void shmchan_client_doorbell_arm(struct shmchan_client *c) {
 	__atomic_store_n(&c->ctrl->client_sleeping, 1, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the

@@ -259,6 +259,24 @@ int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 // -EBADMSG if the ring holds a bad frame.
 int shmchan_client_peek_len(struct shmchan_client *);
 
+// Copy the first hdr_len bytes of the next message into hdr (fewer if the
+// message is shorter), leaving it in the ring. Returns the message's length,
+// 0 if the ring is empty, -EBADMSG for a bad frame. Receiving thread.
+int shmchan_client_peek(struct shmchan_client *, void *hdr, size_t hdr_len);
+
+// Take one message out of the response ring: its first hdr_len bytes into
+// hdr, the rest straight from the cells into payload, with no staging copy.
+// Returns its length, 0 if the ring is empty, -EMSGSIZE if it is shorter
+// than hdr_len or its rest longer than payload_len (it stays in the ring),
+// -EBADMSG for a bad frame. Receiving thread.
+int shmchan_client_recv_split(
+	struct shmchan_client *,
+	void *hdr,
+	size_t hdr_len,
+	void *payload,
+	size_t payload_len
+);
+
 // Doorbell, client side, same protocol as the server's. The client sleeps
 // (poll) on shmchan_client_resp_fd() and drains it with
 // shmchan_client_doorbell_drain() after waking. The daemon rings it when it
