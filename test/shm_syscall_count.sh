@@ -12,6 +12,9 @@
 #
 #   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN
 #
+# SHMT_SYSCALL_CLIENT_MODE=fd makes the client an event-loop controller
+# (gr_api_client_fd(), try_recv; syscall_count_client.c).
+#
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
 
@@ -89,7 +92,8 @@ measure() {
 	done
 
 	timeout --kill-after=2 "$CLIENT_TIMEOUT_S" \
-		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" || rc=$?
+		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" \
+		${SHMT_SYSCALL_CLIENT_MODE:+"$SHMT_SYSCALL_CLIENT_MODE"} || rc=$?
 	[ "$rc" = 0 ] || shmt_fail "client failed (status $rc)"
 
 	kill -INT "$strace_pid"
