@@ -7,7 +7,9 @@
 // earlier one's (which the daemon sent first, so it was read on the way
 // and stashed) comes at once; a response taken already is not waiting any
 // more. poll_prepare() agrees: 0 when nothing waits, 1 when a response
-// waits in the library.
+// waits in the library: stashed, or (socket) received in the read-ahead
+// buffer with the one taken before it, while the socket itself is no longer
+// readable.
 //
 // usage: client_try_recv SOCK socket|shm (under test/with_daemon.sh)
 
@@ -20,6 +22,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +123,36 @@ int main(int argc, char **argv) {
 	check_eagain(c, b, "once taken");
 	CHECK(gr_api_client_poll_prepare(c) == 0, "poll_prepare: something waits after all taken");
 	CHECK(gr_api_client_poll_done(c) == 0, "poll_done: %s", strerror(errno));
+
+	// Socket: two responses read by one recvmsg(); the second stays in the
+	// read-ahead buffer, which the socket's readability does not show.
+	if (opts.transport == GR_API_TRANSPORT_SOCKET) {
+		daemon_stop(daemon);
+		uint32_t e = send_ping2(c, 'e');
+		uint32_t f = send_ping2(c, 'f');
+		daemon_cont(daemon);
+		const int both = 2 * (int)(sizeof(struct gr_api_response) + GR_PING2_LEN);
+		int queued = 0;
+		deadline = monotonic_ns() + ANSWER_WAIT_NS;
+		while (queued < both) {
+			CHECK(ioctl(fd, FIONREAD, &queued) == 0, "FIONREAD: %s", strerror(errno));
+			CHECK(monotonic_ns() < deadline,
+			      "%d of %d bytes after %llu s",
+			      queued,
+			      both,
+			      (unsigned long long)(ANSWER_WAIT_NS / 1000000000ull));
+		}
+		len = gr_api_client_try_recv_into(c, e, &rx, sizeof(rx));
+		CHECK(len >= 0, "try_recv %u: %s", e, strerror(errno));
+		check_echo(&rx, len, 'e', "the first of two read at once");
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		CHECK(poll(&pfd, 1, 0) == 0, "the socket is still readable");
+		CHECK(gr_api_client_poll_prepare(c) == 1,
+		      "poll_prepare: the read-ahead buffer does not count");
+		len = gr_api_client_try_recv_into(c, f, &rx, sizeof(rx));
+		CHECK(len >= 0, "try_recv %u from the read-ahead buffer: %s", f, strerror(errno));
+		check_echo(&rx, len, 'f', "the second of two read at once");
+	}
 
 	// try_recv (malloc'ed payload) the same way, on one request.
 	uint32_t d = send_ping2(c, 'd');
