@@ -46,6 +46,10 @@
 // (108 bytes at most), its mode, owner and group, and the caller's ids.
 #define CLIENT_ERROR_LEN 512
 
+// Room for one passwd or group entry (getpwuid_r(), getgrgid_r()): their
+// names and, for a group, its members; a longer one is named "?".
+#define CLIENT_ID_BUF_LEN 4096
+
 // Why the calling thread's last connect failed (gr_api_client_last_error()).
 static __thread char last_error[CLIENT_ERROR_LEN];
 
@@ -452,11 +456,14 @@ static void error_connect(const char *path, int err) {
 		);
 		return;
 	}
-	char owner[64], group[64];
-	const struct passwd *pw = getpwuid(st.st_uid);
-	const struct group *gr = getgrgid(st.st_gid);
-	snprintf(owner, sizeof(owner), "%s", pw != NULL ? pw->pw_name : "?");
-	snprintf(group, sizeof(group), "%s", gr != NULL ? gr->gr_name : "?");
+	// The _r variants: connects may fail on several threads at once.
+	char owner[64] = "?", group[64] = "?", buf[CLIENT_ID_BUF_LEN];
+	struct passwd pw, *pwp;
+	struct group gr, *grp;
+	if (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL)
+		snprintf(owner, sizeof(owner), "%s", pw.pw_name);
+	if (getgrgid_r(st.st_gid, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL)
+		snprintf(group, sizeof(group), "%s", gr.gr_name);
 	error_set(
 		"socket %s: permission denied: mode %04o, owner %s (%u), group %s (%u); this "
 		"process runs as uid %u gid %u: connecting needs write permission (shmchand -m, "

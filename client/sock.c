@@ -30,8 +30,7 @@ static int sock_send_failed(struct gr_api_client *c, int err, bool partial) {
 // responses that arrive to the stash. The daemon stops reading requests
 // while too many responses to us are queued, so a pipelining client that
 // only waited to send would wait forever. Returns 0 (retry the send) or
-// -errno.
-// -ETIMEDOUT past the call's deadline.
+// -errno (-ETIMEDOUT past the call's deadline).
 static int sock_send_wait(struct gr_api_client *c) {
 	struct pollfd pfd = {.fd = c->sock, .events = POLLIN | POLLOUT};
 	int ms;
