@@ -180,7 +180,7 @@ long gr_api_client_recv(struct gr_api_client *, uint32_t for_id, void **rx_data)
 // payload length; if it exceeds buf_len, the payload is dropped and the call
 // fails with EMSGSIZE. Makes no allocation on the shm fast path, where the
 // payload of the response waited for is copied from the ring straight into
-// buf.
+// buf. When the response carries an error status, buf may hold its payload.
 long gr_api_client_recv_into(struct gr_api_client *, uint32_t for_id, void *buf, size_t buf_len);
 
 // Like gr_api_client_recv() and gr_api_client_recv_into(), but never wait:

@@ -186,22 +186,30 @@ void client_shm_flush(struct gr_api_client *c) {
 	shmchan_client_flush(c->chan);
 }
 
-// Make a message of the n bytes shmchan_client_recv() returned (n < 0 is a
-// bad frame). Returns 0 or -EBADMSG (the handle is dead).
-static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+// Check a message of the n bytes a channel receive returned (n < 0: a bad
+// frame) whose header is in msg->hdr. Returns 0 or -EBADMSG (the handle is
+// dead).
+static int shm_msg_check(struct gr_api_client *c, int n, struct client_msg *msg) {
 	if (n < (int)sizeof(msg->hdr))
 		goto bad;
-	memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
 	int ret = client_check_hdr(c, &msg->hdr);
 	if (ret < 0)
 		return ret;
 	if (msg->hdr.payload_len != (size_t)n - sizeof(msg->hdr))
 		goto bad;
-	msg->payload = c->msg_buf + sizeof(msg->hdr);
 	return 0;
 bad:
 	c->dead = true;
 	return -EBADMSG;
+}
+
+// Make a message of the n bytes shmchan_client_recv() put in msg_buf.
+// Returns as shm_msg_check().
+static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+	if (n >= (int)sizeof(msg->hdr))
+		memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
+	msg->payload = c->msg_buf + sizeof(msg->hdr);
+	return shm_msg_check(c, n, msg);
 }
 
 // A message the daemon wrote on the socket (lease_check said so): read it
@@ -210,26 +218,27 @@ static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
 	return client_sock_next_msg(c, msg, false);
 }
 
-// The next message if it is the response into wants, with status 0 and a
-// payload that fits: its payload straight from the cells into into->buf.
-// Returns 1 when taken, 0 when it is not that one, -1 when the ring is
-// empty.
+// Take the next message, its payload straight from the cells into
+// into->buf if it is the response to into->for_id and fits, else into the
+// staging buffer. Returns as shmchan_client_recv(): the length, 0 when the
+// ring is empty, or -errno.
 static int
-shm_take_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
-	struct gr_api_response hdr;
-	int n = shmchan_client_peek(c->chan, &hdr, sizeof(hdr));
-	if (n == 0)
-		return -1;
-	// Anything else, a malformed message too, takes the staging path,
-	// which checks it.
-	if (n < (int)sizeof(hdr) || hdr.for_id != into->for_id || hdr.status != 0 ||
-	    hdr.payload_len > into->len || hdr.payload_len != (size_t)n - sizeof(hdr))
-		return 0;
-	n = shmchan_client_recv_split(c->chan, &msg->hdr, sizeof(msg->hdr), into->buf, into->len);
-	if (n <= 0)
-		return 0;
-	msg->payload = into->buf;
-	return 1;
+shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
+	bool direct;
+	int n = shmchan_client_recv_keyed(
+		c->chan,
+		&msg->hdr,
+		sizeof(msg->hdr),
+		into->for_id,
+		into->buf,
+		into->len,
+		c->msg_buf,
+		CLIENT_MSG_MAX,
+		&direct
+	);
+	if (n > 0)
+		msg->payload = direct ? into->buf : c->msg_buf;
+	return n;
 }
 
 int client_shm_next_msg(
@@ -243,19 +252,14 @@ int client_shm_next_msg(
 	for (;;) {
 		if (client_sock_buffered(c))
 			return shm_sock_msg(c, msg);
-		int n = into != NULL ? shm_take_into(c, into, msg) : 0;
-		if (n == 1) {
-			shmchan_client_room_check(c->chan);
-			return 0;
-		}
-		// Empty (-1): no second look before waiting.
-		n = n == 0 ? shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX) : 0;
+		int n = into != NULL ? shm_recv_into(c, into, msg)
+				     : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
 		if (n != 0) {
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
 			// line that changes only when the daemon sleeps or wakes).
 			shmchan_client_room_check(c->chan);
-			return shm_msg(c, n, msg);
+			return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
 		}
 		if (!waiting) {
 			shm_wait_start(c);

@@ -259,22 +259,24 @@ int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 // -EBADMSG if the ring holds a bad frame.
 int shmchan_client_peek_len(struct shmchan_client *);
 
-// Copy the first hdr_len bytes of the next message into hdr (fewer if the
-// message is shorter), leaving it in the ring. Returns the message's length,
-// 0 if the ring is empty, -EBADMSG for a bad frame. Receiving thread.
-int shmchan_client_peek(struct shmchan_client *, void *hdr, size_t hdr_len);
-
-// Take one message out of the response ring: its first hdr_len bytes into
-// hdr, the rest straight from the cells into payload, with no staging copy.
-// Returns its length, 0 if the ring is empty, -EMSGSIZE if it is shorter
-// than hdr_len or its rest longer than payload_len (it stays in the ring),
-// -EBADMSG for a bad frame. Receiving thread.
-int shmchan_client_recv_split(
+// Take one message out of the response ring, with one look at its frame:
+// its first hdr_len bytes (at least 4) into hdr, then the rest straight from
+// the cells, with no staging copy, into payload if the message's first 4
+// bytes equal key and the rest fits in payload_len bytes, else into stage.
+// *to_payload says which. Returns the message's length, 0 if the ring is
+// empty, -EMSGSIZE if it is shorter than hdr_len or its rest longer than
+// stage_len (it stays in the ring), -EINVAL (hdr_len under 4), -EBADMSG for
+// a bad frame. Receiving thread.
+int shmchan_client_recv_keyed(
 	struct shmchan_client *,
 	void *hdr,
 	size_t hdr_len,
+	uint32_t key,
 	void *payload,
-	size_t payload_len
+	size_t payload_len,
+	void *stage,
+	size_t stage_len,
+	bool *to_payload
 );
 
 // Doorbell, client side, same protocol as the server's. The client sleeps
