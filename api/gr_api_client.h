@@ -62,10 +62,13 @@ enum gr_api_transport {
 #define GR_API_TIMEOUT_NONE (-1)
 
 // Options of gr_api_client_connect_opts(). Zero-initialise the struct (for
-// example with designated initialisers): a zero field takes its default.
-// ABI: fields are only ever appended, and each addition is a new version of
-// the library: a program built against this header must not run with an
-// older library, which would not read the fields it does not know.
+// example with designated initialisers), then set what you need: what a
+// zero means is said for each field. ABI: the library reads every field of
+// the struct of its own version, and fields are only ever appended, each
+// addition a new version of the library (timeout_ms is the first): a program
+// built against an older gr_api_client.h, whose struct is shorter, must be
+// rebuilt before it runs with a newer library. A newer program runs with an
+// older library, which ignores the fields it does not know.
 struct gr_api_client_opts {
 	// Transport to use. GR_API_TRANSPORT_AUTO lets the environment variable
 	// GR_API_TRANSPORT=auto|shm|socket decide; any other value overrides it.
