@@ -2,7 +2,7 @@
 // Copyright (c) 2026 The shmchan authors
 
 // gr_api_client_fd() wakes when the daemon dies: a controller asleep on it
-// (poll_prepare said so) with a request in flight sees the fd readable once
+// (poll_prepare said so, epoll_wait) with a request in flight sees it readable once
 // the daemon is killed with SIGKILL, and its next call, the try_recv after
 // poll_done, fails with ECONNRESET. The daemon is stopped (SIGSTOP) while
 // the request goes, so that no response can be what wakes the fd.
@@ -18,7 +18,8 @@
 #include <gr_api_client.h>
 
 #include <errno.h>
-#include <poll.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +32,14 @@
 // sockets close as it dies, within a scheduling delay.
 #define WAKE_MS 5000
 
-static int fd_wait(int fd, int ms) {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+// An epoll_wait() on ep, which holds the client's fd, as a controller's.
+static int fd_wait(int ep, int ms) {
+	struct epoll_event ev;
 	int n;
 	do
-		n = poll(&pfd, 1, ms);
+		n = epoll_wait(ep, &ev, 1, ms);
 	while (n < 0 && errno == EINTR);
-	CHECK(n >= 0, "poll: %s", strerror(errno));
+	CHECK(n >= 0, "epoll_wait: %s", strerror(errno));
 	return n;
 }
 
@@ -56,16 +58,19 @@ int main(int argc, char **argv) {
 	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", argv[2]);
 	int fd = gr_api_client_fd(c);
 	CHECK(fd >= 0, "gr_api_client_fd: %s", strerror(errno));
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN};
+	CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0, "epoll: %s", strerror(errno));
 
 	daemon_stop(daemon);
 	long id = gr_api_client_send(c, GR_PING, 0, NULL);
 	CHECK(id > 0, "send: %s", strerror(errno));
 	CHECK(gr_api_client_poll_prepare(c) == 0, "poll_prepare: something waits already");
-	CHECK(fd_wait(fd, QUIET_MS) == 0, "fd readable while the daemon is stopped");
+	CHECK(fd_wait(ep, QUIET_MS) == 0, "fd readable while the daemon is stopped");
 
 	uint64_t start = monotonic_ns();
 	CHECK(kill(daemon, SIGKILL) == 0, "SIGKILL: %s", strerror(errno));
-	CHECK(fd_wait(fd, WAKE_MS) == 1, "fd not readable %d ms after the daemon died", WAKE_MS);
+	CHECK(fd_wait(ep, WAKE_MS) == 1, "fd not readable %d ms after the daemon died", WAKE_MS);
 	uint64_t took_us = (monotonic_ns() - start) / 1000;
 
 	CHECK(gr_api_client_poll_done(c) == 0, "poll_done: %s", strerror(errno));
@@ -79,6 +84,7 @@ int main(int argc, char **argv) {
 	printf("%s: fd readable %llu us after SIGKILL, try_recv: ECONNRESET: ok\n",
 	       argv[2],
 	       (unsigned long long)took_us);
+	close(ep);
 	gr_api_client_disconnect(c);
 	return EXIT_SUCCESS;
 }
