@@ -3,13 +3,20 @@
 
 // Wire format of the shmchan control API. Identical on the Unix socket and on
 // the shared-memory channel. All integers are in host byte order: both ends
-// always share one machine.
+// always share one machine. Compiles as ISO C11 and as C++ (11 and later).
 
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+// A compile-time check, spelled as each language wants it.
+#ifdef __cplusplus
+#define GR_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define GR_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
 
 // Bumped whenever a message layout below changes. GR_HELLO carries it.
 // shmchan's own clients speak it; the daemon also speaks Grout's versions
@@ -52,23 +59,44 @@ struct gr_api_event {
 	size_t payload_len;
 };
 
-_Static_assert(sizeof(struct gr_api_request) == 12, "request header is 12 bytes");
-_Static_assert(sizeof(struct gr_api_response) == 12, "response header is 12 bytes");
-_Static_assert(sizeof(struct gr_api_event) == 16, "event header is 16 bytes on LP64");
+GR_STATIC_ASSERT(sizeof(struct gr_api_request) == 12, "request header is 12 bytes");
+GR_STATIC_ASSERT(sizeof(struct gr_api_response) == 12, "response header is 12 bytes");
+GR_STATIC_ASSERT(sizeof(struct gr_api_event) == 16, "event header is 16 bytes on LP64");
 
 #define GR_MSG_TYPE(module, id) ((uint32_t)((((uint32_t)(module)&0xffff) << 16) | ((id)&0xffff)))
 #define GR_MSG_MODULE(type) ((uint32_t)(type) >> 16)
 
-// An empty request or response payload.
-struct gr_empty {};
+// An empty request or response payload: no byte on the wire. ISO C wants a
+// member in every struct (an empty one is a GNU extension, of size 0) and
+// C++ gives an empty one size 1, so it has a byte that is never sent: take
+// payload lengths from GR_PAYLOAD_LEN() or from a GR_REQ()'s lengths, never
+// from sizeof.
+struct gr_empty {
+	uint8_t unused;
+};
+
+// Bytes a payload of type takes on the wire: sizeof(type), and 0 for
+// struct gr_empty. An integer constant expression.
+#ifdef __cplusplus
+template <typename T> struct gr_payload_len { static constexpr size_t value = sizeof(T); };
+template <> struct gr_payload_len<struct gr_empty> { static constexpr size_t value = 0; };
+#define GR_PAYLOAD_LEN(type) (gr_payload_len<type>::value)
+#else
+#define GR_PAYLOAD_LEN(type)                                                                       \
+	_Generic((type *)0, struct gr_empty * : (size_t)0, default : sizeof(type))
+#endif
 
 // Declare a request: GR_REQ(GR_PING, struct gr_empty, struct gr_empty) gives
 // GR_PING_REQ_LEN and GR_PING_RESP_LEN, the minimum request payload length
-// the daemon accepts and the length of the response payload.
+// the daemon accepts and the length of the response payload (0 for
+// struct gr_empty).
 #define GR_REQ(code, req_struct, resp_struct)                                                      \
 	typedef req_struct code##_req_t;                                                           \
 	typedef resp_struct code##_resp_t;                                                         \
-	enum { code##_REQ_LEN = sizeof(req_struct), code##_RESP_LEN = sizeof(resp_struct) }
+	enum {                                                                                     \
+		code##_REQ_LEN = GR_PAYLOAD_LEN(req_struct),                                       \
+		code##_RESP_LEN = GR_PAYLOAD_LEN(resp_struct)                                      \
+	}
 
 // Declare a stream request: it is answered by any number of responses with a
 // resp_struct payload, all with the request's id, and ends with an empty one.
@@ -77,12 +105,15 @@ struct gr_empty {};
 #define GR_REQ_STREAM(code, req_struct, resp_struct)                                               \
 	typedef req_struct code##_req_t;                                                           \
 	typedef resp_struct code##_resp_t;                                                         \
-	enum { code##_REQ_LEN = sizeof(req_struct), code##_RESP_LEN = sizeof(resp_struct) }
+	enum {                                                                                     \
+		code##_REQ_LEN = GR_PAYLOAD_LEN(req_struct),                                       \
+		code##_RESP_LEN = GR_PAYLOAD_LEN(resp_struct)                                      \
+	}
 
 // Declare an event and the struct its payload starts with.
 #define GR_EVENT(code, payload_struct)                                                             \
 	typedef payload_struct code##_ev_t;                                                        \
-	enum { code##_EV_LEN = sizeof(payload_struct) }
+	enum { code##_EV_LEN = GR_PAYLOAD_LEN(payload_struct) }
 
 // Main module, numbered as in Grout.
 #define GR_MAIN_MODULE 0xcafe
@@ -105,7 +136,7 @@ struct gr_hello_req {
 	uint32_t api_version;
 	char version[GR_HELLO_VERSION_LEN]; // NUL-terminated free text (client version)
 };
-_Static_assert(sizeof(struct gr_hello_req) == 132, "hello is 132 bytes");
+GR_STATIC_ASSERT(sizeof(struct gr_hello_req) == 132, "hello is 132 bytes");
 
 GR_REQ(GR_HELLO, struct gr_hello_req, struct gr_empty);
 
@@ -115,7 +146,7 @@ GR_REQ(GR_HELLO, struct gr_hello_req, struct gr_empty);
 struct gr_hello_resp {
 	uint16_t max_ifaces;
 };
-_Static_assert(sizeof(struct gr_hello_resp) == 2, "Grout's hello response is 2 bytes");
+GR_STATIC_ASSERT(sizeof(struct gr_hello_resp) == 2, "Grout's hello response is 2 bytes");
 GR_REQ(GR_PING, struct gr_empty, struct gr_empty);
 
 // GR_PING2 echoes its 64-byte payload.
@@ -124,6 +155,9 @@ struct gr_ping2 {
 	uint8_t data[GR_PING2_LEN];
 };
 GR_REQ(GR_PING2, struct gr_ping2, struct gr_ping2);
+
+GR_STATIC_ASSERT(GR_PING_REQ_LEN == 0 && GR_PING_RESP_LEN == 0, "an empty payload is 0 bytes");
+GR_STATIC_ASSERT(GR_HELLO_REQ_LEN == 132 && GR_HELLO_RESP_LEN == 0, "hello sizes");
 
 // ---- Events, as in Grout (docs/protocol.md) ----
 
@@ -142,7 +176,7 @@ struct gr_event_subscribe_req {
 	bool suppress_self_events;
 	uint32_t ev_type;
 };
-_Static_assert(sizeof(struct gr_event_subscribe_req) == 8, "subscribe is 8 bytes, as in Grout");
+GR_STATIC_ASSERT(sizeof(struct gr_event_subscribe_req) == 8, "subscribe is 8 bytes, as in Grout");
 GR_REQ(GR_EVENT_SUBSCRIBE, struct gr_event_subscribe_req, struct gr_empty);
 
 // Drop every subscription of this client (a disconnect does too).

@@ -20,6 +20,18 @@
 // transport a request and its response make no system call while both sides
 // are busy; a receive that waits past the client's spin budget sleeps in
 // poll() on the response doorbell and the socket.
+//
+// Timeouts: every call that waits (connect, a receive, a send that finds the
+// shm request ring or the socket buffer full, stream_next) fails with
+// ETIMEDOUT once it waited the handle's timeout (gr_api_client_opts
+// .timeout_ms, GR_API_TIMEOUT_MS, default GR_API_CLIENT_TIMEOUT_MS_DEFAULT).
+// The handle stays usable: the response of a receive that timed out is
+// dropped when it arrives (see gr_api_client_recv()).
+//
+// Event loops: gr_api_client_fd() gives one descriptor to wait on for
+// readability, gr_api_client_poll_prepare() and gr_api_client_poll_done()
+// frame each wait, and the try calls receive without waiting. See
+// docs/event-loop.md.
 
 #pragma once
 
@@ -27,6 +39,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct gr_api_client;
 
@@ -40,6 +56,22 @@ enum gr_api_transport {
 // sleeps on the doorbell (see docs/spin-budgets.md).
 #define GR_API_CLIENT_SPIN_US_DEFAULT 50
 
+// Default timeout of every call that waits: far above any answer of a live
+// daemon (microseconds), short enough that a controller facing a stopped
+// daemon gets its error while it still matters.
+#define GR_API_CLIENT_TIMEOUT_MS_DEFAULT 10000
+
+// gr_api_client_opts.timeout_ms: wait forever.
+#define GR_API_TIMEOUT_NONE (-1)
+
+// Options of gr_api_client_connect_opts(). Zero-initialise the struct (for
+// example with designated initialisers), then set what you need: what a
+// zero means is said for each field. ABI: the library reads every field of
+// the struct of its own version, and fields are only ever appended, each
+// addition a new version of the library (timeout_ms is the first): a program
+// built against an older gr_api_client.h, whose struct is shorter, must be
+// rebuilt before it runs with a newer library. A newer program runs with an
+// older library, which ignores the fields it does not know.
 struct gr_api_client_opts {
 	// Transport to use. GR_API_TRANSPORT_AUTO lets the environment variable
 	// GR_API_TRANSPORT=auto|shm|socket decide; any other value overrides it.
@@ -49,6 +81,12 @@ struct gr_api_client_opts {
 	int spin_us;
 	// Free text sent in GR_HELLO (NULL: "shmchan-client").
 	const char *version;
+	// Milliseconds a call may wait (connect: in all) before it fails with
+	// ETIMEDOUT. 0: the environment variable GR_API_TIMEOUT_MS (a number
+	// of milliseconds, 0 for none) decides, else
+	// GR_API_CLIENT_TIMEOUT_MS_DEFAULT. Negative (GR_API_TIMEOUT_NONE):
+	// no timeout.
+	int timeout_ms;
 };
 
 // Connect to the daemon at sock_path (NULL: GR_API_DEFAULT_SOCK_PATH), say
@@ -67,14 +105,28 @@ struct gr_api_client_opts {
 // secondary that cannot have a memzone channel falls back to memfd, and
 // gr_api_client_transport_reason() says why.
 // Returns a handle, or NULL with errno: ENOENT/ECONNREFUSED (no daemon),
-// EBADMSG (API version mismatch), ENOTSUP (shm forced but not offered by the
-// daemon or not mappable here), EINVAL (bad options or GR_API_TRANSPORT),
-// ENOMEM, or a refusal of the daemon: EMFILE (this process holds the most
-// connections the daemon allows one process), EUSERS (this user does),
-// ENFILE (the daemon serves all the connections it can).
+// EACCES (the socket's permissions), EBADMSG (API version mismatch), ENOTSUP
+// (shm forced but not offered by the daemon or not mappable here), EINVAL
+// (bad options, GR_API_TRANSPORT or GR_API_TIMEOUT_MS), ETIMEDOUT (no answer
+// within the timeout: a stopped daemon), ENOMEM, or a refusal of the daemon:
+// EMFILE (this process holds the most connections the daemon allows one
+// process), EUSERS (this user does), ENFILE (the daemon serves all the
+// connections it can).
 struct gr_api_client *gr_api_client_connect(const char *sock_path);
 struct gr_api_client *
 gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opts *opts);
+
+// Why the calling thread's last gr_api_client_connect*() failed, in words,
+// for a log or an error message, with no handle: for example "no socket at
+// PATH", "socket PATH: permission denied: mode 0660, owner root (0), group
+// shmchan (999); this process runs as uid 1000 gid 1000", "the daemon on
+// PATH refused API version 1", "shm forced, but no channel: daemon offers
+// no shared-memory channel (ENOTSUP)", "GR_API_TRANSPORT=\"x\": accepted
+// values are auto, shm and socket", "no answer to hello from PATH within
+// 10000 ms". "" after a connect that succeeded (on the socket instead of the
+// channel, gr_api_client_transport_reason() says why). Thread-local: valid
+// until the thread's next connect. Never NULL; makes no system call.
+const char *gr_api_client_last_error(void);
 
 // Detach the channel, close the socket and free the handle and every
 // response still stashed in it. Returns 0, or -1 with errno if a close failed
@@ -91,8 +143,11 @@ const char *gr_api_client_transport_reason(const struct gr_api_client *);
 
 // Send one request without waiting. Returns its id (> 0), or -1 with errno:
 // EINVAL (tx_len over GR_API_MAX_MSG_LEN, or tx_data NULL with tx_len > 0),
-// ECONNRESET/EPIPE (daemon gone). On shm, may wait (spin, then sleep) while
-// the request ring is full; nothing is dropped.
+// ECONNRESET/EPIPE (daemon gone), ETIMEDOUT. On shm, may wait (spin, then
+// sleep) while the request ring is full; nothing is dropped, and a send that
+// times out sent nothing. On the socket, may wait while the socket buffer
+// is full; one that times out after part of the request left has broken the
+// framing: the handle is then dead (later calls fail ECONNRESET).
 long gr_api_client_send(
 	struct gr_api_client *,
 	uint32_t req_type,
@@ -132,10 +187,30 @@ long gr_api_client_recv(struct gr_api_client *, uint32_t for_id, void **rx_data)
 
 // Like gr_api_client_recv(), but copies the payload into buf. Returns the
 // payload length; if it exceeds buf_len, the payload is dropped and the call
-// fails with EMSGSIZE. Makes no allocation on the shm fast path.
+// fails with EMSGSIZE. Makes no allocation on the shm fast path, where the
+// payload of the response waited for is copied from the ring straight into
+// buf. When the response carries an error status, buf may hold its payload.
 long gr_api_client_recv_into(struct gr_api_client *, uint32_t for_id, void *buf, size_t buf_len);
 
-// send + recv. Returns what gr_api_client_recv() returns.
+// Like gr_api_client_recv() and gr_api_client_recv_into(), but never wait:
+// take the response to for_id if it has arrived, reading what the transport
+// holds without waiting (responses to other ids found on the way are
+// stashed). Return -1 with errno EAGAIN exactly when no response to for_id
+// has arrived; otherwise as gr_api_client_recv() (ECONNRESET once the daemon
+// is gone; see gr_api_client_poll_done()). On shm, make no system call
+// (a sleeping daemon is woken, as by gr_api_client_flush(), for requests
+// sent with gr_api_client_send_more()); on the socket, at most one
+// non-blocking recvmsg() per read-ahead buffer.
+long gr_api_client_try_recv(struct gr_api_client *, uint32_t for_id, void **rx_data);
+long gr_api_client_try_recv_into(
+	struct gr_api_client *,
+	uint32_t for_id,
+	void *buf,
+	size_t buf_len
+);
+
+// send + recv, with one timeout for both. Returns what gr_api_client_recv()
+// returns.
 long gr_api_client_send_recv(
 	struct gr_api_client *,
 	uint32_t req_type,
@@ -146,7 +221,8 @@ long gr_api_client_send_recv(
 
 // Receive the next response of a stream request, in order. Returns 1 and the
 // payload (as gr_api_client_recv) for a data response, 0 for the empty
-// response that ends the stream, -1 with errno as gr_api_client_recv().
+// response that ends the stream, -1 with errno as gr_api_client_recv()
+// (ETIMEDOUT abandons the rest of the stream).
 int gr_api_client_stream_next(
 	struct gr_api_client *,
 	uint32_t for_id,
@@ -172,6 +248,58 @@ int gr_api_client_stream_next(
 // payload (the caller frees it; unlike Grout's, also for an empty payload).
 // As in Grout, returns a negative errno value on failure, with errno set too:
 // -EINVAL (NULL argument), -ECONNRESET (daemon gone), -EBADMSG (malformed
-// event), -ENOMEM. Blocks. On the shared-memory channel, makes no system
+// event), -ENOMEM, -ETIMEDOUT (no event within the handle's timeout; the
+// handle stays usable). Blocks. On the shared-memory channel, makes no system
 // call while events keep coming (it spins, then sleeps on the doorbell).
 int gr_api_client_event_recv(const struct gr_api_client *, struct gr_api_event **event);
+
+// Like gr_api_client_event_recv(), without waiting: takes a queued event or
+// one the daemon has already sent, else returns -EAGAIN (errno EAGAIN).
+// For event loops: call it after gr_api_client_fd() was readable, until it
+// returns -EAGAIN. Makes no system call on the shared-memory channel, at most
+// one non-blocking recv() on the socket.
+int gr_api_client_event_try_recv(struct gr_api_client *, struct gr_api_event **event);
+
+// A descriptor to wait on for readability in an event loop (epoll, poll,
+// libevent, GLib, asyncio), the same for the life of the handle. On the
+// socket transport it is the socket. On shm it is an epoll descriptor that
+// holds the response doorbell and the socket: readable when the daemon
+// rang, and when it died (EOF). Do not read it, write it or close it; a
+// readable fd does not mean a whole message: use the try calls. Returns the
+// descriptor, or -1 with errno EINVAL (NULL handle), or what epoll_create1()
+// and epoll_ctl() fail with. The first call on shm makes three system calls,
+// later calls none.
+//
+// Sequence (docs/event-loop.md): send requests, then
+//   for (;;) {
+//           if (gr_api_client_poll_prepare(c) == 0)
+//                   wait until gr_api_client_fd(c) is readable;
+//           gr_api_client_poll_done(c);
+//           for each request in flight: gr_api_client_try_recv(c, id, ...);
+//   }
+int gr_api_client_fd(struct gr_api_client *);
+
+// Before waiting on gr_api_client_fd(): on shm, wake a sleeping daemon for
+// requests sent with gr_api_client_send_more(), then arm the response
+// doorbell (the daemon rings it for the next response) and look again. Returns
+// 1 when something waits already (a response stashed, in the ring or in the
+// read-ahead buffer): do not sleep, take it with the try calls; 0 when it is
+// safe to sleep until the fd is readable: nothing that arrives from now on
+// can be missed. -1 with errno ECONNRESET (the daemon is gone) or EINVAL.
+// Makes no system call (at most an eventfd write to wake the daemon).
+// Responses stashed for ids the caller never takes make it return 1 for
+// ever: take every response of the ids sent.
+int gr_api_client_poll_prepare(struct gr_api_client *);
+
+// After waking (or after a wait that ended for any other reason) from a
+// gr_api_client_poll_prepare() that returned 0: on shm, drain the doorbell,
+// disarm it (the daemon stops ringing), and when nothing arrived look at
+// the socket for the daemon's EOF, so that the next call fails ECONNRESET.
+// Returns 0, or -1 with errno EINVAL. Does nothing (no system call) on the
+// socket transport or when nothing is armed; on shm, one read() of the
+// doorbell, and one recv() of the socket when the ring is empty.
+int gr_api_client_poll_done(struct gr_api_client *);
+
+#ifdef __cplusplus
+}
+#endif

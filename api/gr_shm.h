@@ -123,8 +123,8 @@ struct gr_shm_daemon_info {
 	uint32_t reserved; // zero
 };
 // The first release's 80 bytes keep their layout; the rest is appended.
-_Static_assert(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
-_Static_assert(sizeof(struct gr_shm_daemon_info) == 168, "no hidden padding");
+GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
+GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 168, "no hidden padding");
 GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).

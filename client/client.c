@@ -10,11 +10,18 @@
 #include <gr_api_client.h>
 
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 // Environment variable that picks the transport when the options do not.
@@ -22,11 +29,36 @@
 
 #define CLIENT_DEFAULT_VERSION "shmchan-client " SHMCHAN_VERSION
 
+// Environment variable that sets the timeout when the options do not.
+#define CLIENT_TIMEOUT_ENV "GR_API_TIMEOUT_MS"
+
 #define NSEC_PER_USEC 1000ull
+#define NSEC_PER_MSEC 1000000ull
+#define NSEC_PER_SEC 1000000000ull
+#define USEC_PER_MSEC 1000
+#define MSEC_PER_SEC 1000
 
 // Largest errno value (the kernel's MAX_ERRNO). A status above it is no
 // errno: the response is malformed.
 #define CLIENT_MAX_ERRNO 4095
+
+// Room for gr_api_client_last_error(): a sentence naming the socket path
+// (108 bytes at most), its mode, owner and group, and the caller's ids.
+#define CLIENT_ERROR_LEN 512
+
+// Room for one passwd or group entry (getpwuid_r(), getgrgid_r()): their
+// names and, for a group, its members; a longer one is named "?".
+#define CLIENT_ID_BUF_LEN 4096
+
+// Why the calling thread's last connect failed (gr_api_client_last_error()).
+static __thread char last_error[CLIENT_ERROR_LEN];
+
+__attribute__((format(printf, 1, 2))) static void error_set(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
 
 // The errno of a response's non-zero status.
 static int status_errno(uint32_t status) {
@@ -66,7 +98,10 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 	if (spin_us < 0)
 		spin_us = GR_API_CLIENT_SPIN_US_DEFAULT;
 	c->spin_ns = (uint64_t)spin_us * NSEC_PER_USEC;
-	STAILQ_INIT(&c->stash);
+	c->timeout_ms = GR_API_TIMEOUT_NONE;
+	c->wait_fd = -1;
+	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++)
+		STAILQ_INIT(&c->stash[b]);
 	STAILQ_INIT(&c->events);
 #ifdef SHMCHAN_CLIENT_READAHEAD
 	c->rbuf = malloc(CLIENT_READAHEAD_LEN);
@@ -86,6 +121,8 @@ fail:
 	errno = ENOMEM;
 	return NULL;
 }
+
+static void abandoned_forget(struct gr_api_client *c, uint32_t id);
 
 long client_send_batch(
 	struct gr_api_client *c,
@@ -108,6 +145,10 @@ long client_send_batch(
 	uint32_t id = c->next_id;
 	// Ids are never 0 (a response to id 0 is an event): skip it on wrap.
 	c->next_id = id + 1 == 0 ? 1 : id + 1;
+	// An id abandoned 2^32 requests ago is taken again: its answer came
+	// long since, and the new request's must not be dropped.
+	if (c->n_abandoned > 0)
+		abandoned_forget(c, id);
 
 	struct gr_api_request hdr = {.id = id, .type = type, .payload_len = (uint32_t)len};
 	int ret;
@@ -140,19 +181,24 @@ void client_stash_free(struct client_stash_entry *e) {
 }
 
 unsigned client_stash_count(const struct gr_api_client *c) {
-	const struct client_stash_entry *e;
-	unsigned n = 0;
-	STAILQ_FOREACH (e, &c->stash, next)
-		n++;
-	return n;
+	return c->stash_n;
 }
 
-// Take the oldest stashed response to for_id, NULL if none.
+static struct client_stash_bucket *stash_bucket(struct gr_api_client *c, uint32_t id) {
+	return &c->stash[id % CLIENT_STASH_BUCKETS];
+}
+
+// Take the oldest stashed response to for_id, NULL if none. Walks one
+// bucket: the responses stashed for ids congruent to for_id.
 static struct client_stash_entry *stash_take(struct gr_api_client *c, uint32_t for_id) {
+	if (c->stash_n == 0)
+		return NULL;
+	struct client_stash_bucket *b = stash_bucket(c, for_id);
 	struct client_stash_entry *e;
-	STAILQ_FOREACH (e, &c->stash, next) {
+	STAILQ_FOREACH (e, b, next) {
 		if (e->hdr.for_id == for_id) {
-			STAILQ_REMOVE(&c->stash, e, client_stash_entry, next);
+			STAILQ_REMOVE(b, e, client_stash_entry, next);
+			c->stash_n--;
 			return e;
 		}
 	}
@@ -172,8 +218,71 @@ static int stash_put(struct gr_api_client *c, const struct client_msg *msg) {
 		}
 		memcpy(e->payload, msg->payload, msg->hdr.payload_len);
 	}
-	STAILQ_INSERT_TAIL(&c->stash, e, next);
+	STAILQ_INSERT_TAIL(stash_bucket(c, msg->hdr.for_id), e, next);
+	c->stash_n++;
 	return 0;
+}
+
+static void stash_free_all(struct gr_api_client *c) {
+	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++) {
+		struct client_stash_entry *e;
+		while ((e = STAILQ_FIRST(&c->stash[b])) != NULL) {
+			STAILQ_REMOVE_HEAD(&c->stash[b], next);
+			client_stash_free(e);
+		}
+	}
+	c->stash_n = 0;
+}
+
+static bool abandoned_has(const struct gr_api_client *c, uint32_t id) {
+	for (unsigned i = 0; i < c->n_abandoned; i++)
+		if (c->abandoned[i] == id)
+			return true;
+	return false;
+}
+
+// Remember id as abandoned; the oldest one goes when the ring is full.
+static void abandoned_add(struct gr_api_client *c, uint32_t id) {
+	if (abandoned_has(c, id))
+		return;
+	c->abandoned[c->abandoned_next] = id;
+	c->abandoned_next = (c->abandoned_next + 1) % CLIENT_ABANDONED_MAX;
+	if (c->n_abandoned < CLIENT_ABANDONED_MAX)
+		c->n_abandoned++;
+}
+
+static void abandoned_forget(struct gr_api_client *c, uint32_t id) {
+	for (unsigned i = 0; i < c->n_abandoned; i++)
+		if (c->abandoned[i] == id)
+			c->abandoned[i] = 0; // no response has id 0: the slot is dead
+}
+
+uint64_t client_clock_ns(void) {
+	struct timespec ts;
+	// CLOCK_MONOTONIC is served by the vDSO: no system call.
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+int client_wait_ms(struct gr_api_client *c, int *ms) {
+	*ms = -1;
+	if (c->timeout_ms < 0)
+		return 0;
+	uint64_t now = client_clock_ns();
+	if (c->deadline_ns == 0)
+		c->deadline_ns = now + (uint64_t)c->timeout_ms * NSEC_PER_MSEC;
+	if (now >= c->deadline_ns)
+		return -ETIMEDOUT;
+	*ms = (int)((c->deadline_ns - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+	return 0;
+}
+
+bool client_deadline_passed(struct gr_api_client *c, uint64_t now_ns) {
+	if (c->timeout_ms < 0)
+		return false;
+	if (c->deadline_ns == 0)
+		c->deadline_ns = now_ns + (uint64_t)c->timeout_ms * NSEC_PER_MSEC;
+	return now_ns >= c->deadline_ns;
 }
 
 int client_route(struct gr_api_client *c, const struct client_msg *msg, uint32_t want_id) {
@@ -181,18 +290,27 @@ int client_route(struct gr_api_client *c, const struct client_msg *msg, uint32_t
 		return client_event_queue(c, msg);
 	if (msg->hdr.for_id == want_id)
 		return 1;
+	if (c->n_abandoned > 0 && abandoned_has(c, msg->hdr.for_id))
+		return 0; // the late answer of a receive that timed out
 	return stash_put(c, msg);
 }
 
-static int next_msg(struct gr_api_client *c, struct client_msg *msg) {
+int client_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
 	if (c->transport == GR_API_TRANSPORT_SHM)
-		return client_shm_next_msg(c, msg);
-	return client_sock_next_msg(c, msg);
+		return client_shm_next_msg(c, msg, wait, into);
+	return client_sock_next_msg(c, msg, wait);
 }
 
 int client_take(
 	struct gr_api_client *c,
 	uint32_t for_id,
+	bool wait,
+	const struct client_into *into,
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 ) {
@@ -206,7 +324,7 @@ int client_take(
 		return 0;
 	}
 	for (;;) {
-		int ret = next_msg(c, msg);
+		int ret = client_next_msg(c, msg, wait, into);
 		if (ret < 0)
 			return ret;
 		ret = client_route(c, msg, for_id);
@@ -226,14 +344,47 @@ int client_hello(struct gr_api_client *c, const char *version) {
 		return (int)id;
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0)
 		return ret;
 	client_stash_free(entry);
 	return msg.hdr.status == 0 ? 0 : -status_errno(msg.hdr.status);
 }
 
-static int client_connect_socket(const char *sock_path) {
+// The timeout of a handle: opts->timeout_ms unless it is 0, else env (the
+// value of GR_API_TIMEOUT_MS: milliseconds, 0 for none), else the default.
+// Returns 0 with *ms (> 0, or GR_API_TIMEOUT_NONE), or -EINVAL.
+int client_timeout_choose(const struct gr_api_client_opts *opts, const char *env, int *ms) {
+	if (opts != NULL && opts->timeout_ms != 0) {
+		*ms = opts->timeout_ms < 0 ? GR_API_TIMEOUT_NONE : opts->timeout_ms;
+		return 0;
+	}
+	if (env == NULL || env[0] == '\0') {
+		*ms = GR_API_CLIENT_TIMEOUT_MS_DEFAULT;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long v = strtol(env, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT_MAX)
+		return -EINVAL;
+	*ms = v == 0 ? GR_API_TIMEOUT_NONE : (int)v;
+	return 0;
+}
+
+static struct timeval ms_timeval(int ms) {
+	return (struct timeval){
+		.tv_sec = ms / MSEC_PER_SEC,
+		.tv_usec = (ms % MSEC_PER_SEC) * USEC_PER_MSEC,
+	};
+}
+
+// Connect a socket to sock_path within timeout_ms: a daemon whose listen
+// backlog is full (a stopped one) makes connect() wait, for at most the
+// socket's send timeout on AF_UNIX. Then the socket's receive timeout is set
+// to timeout_ms too: a receive that starts waiting sleeps in recvmsg()
+// alone (sock.c). Returns the socket or -errno (-ETIMEDOUT).
+static int client_connect_socket(const char *sock_path, int timeout_ms) {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(sock_path) >= sizeof(addr.sun_path))
 		return -EINVAL;
@@ -243,38 +394,176 @@ static int client_connect_socket(const char *sock_path) {
 	if (sock < 0)
 		return -errno;
 	int ret;
+	if (timeout_ms > 0) {
+		struct timeval tv = ms_timeval(timeout_ms);
+		if (setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+		    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+			ret = -errno;
+			goto fail;
+		}
+	}
 	do
 		ret = connect(sock, (const struct sockaddr *)&addr, sizeof(addr));
 	while (ret < 0 && errno == EINTR);
 	if (ret < 0) {
-		ret = -errno;
-		close(sock);
-		return ret;
+		// A blocking AF_UNIX connect() past its send timeout: EAGAIN.
+		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		goto fail;
 	}
 	return sock;
+fail:
+	close(sock);
+	return ret;
+}
+
+// Say why connect() to path failed with err (a negative errno). For a
+// permission error, what the socket file's mode and group allow.
+static void error_connect(const char *path, int err) {
+	struct stat st;
+	switch (-err) {
+	case ENOENT:
+		error_set("no socket at %s: is shmchand running with -s %s?", path, path);
+		return;
+	case ECONNREFUSED:
+		error_set("nobody listens on %s: shmchand stopped or crashed", path);
+		return;
+	case ETIMEDOUT:
+		error_set("connect to %s: the daemon's listen queue stayed full (stopped?)", path);
+		return;
+	case EACCES:
+	case EPERM:
+		break;
+	default:
+		error_set("connect to %s: %s", path, strerror(-err));
+		return;
+	}
+	if (stat(path, &st) < 0) {
+		error_set(
+			"socket %s: permission denied, and stat() fails too (%s): a folder on "
+			"the path denies search",
+			path,
+			strerror(errno)
+		);
+		return;
+	}
+	// The _r variants: connects may fail on several threads at once.
+	char owner[64] = "?", group[64] = "?", buf[CLIENT_ID_BUF_LEN];
+	struct passwd pw, *pwp;
+	struct group gr, *grp;
+	if (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL)
+		snprintf(owner, sizeof(owner), "%s", pw.pw_name);
+	if (getgrgid_r(st.st_gid, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL)
+		snprintf(group, sizeof(group), "%s", gr.gr_name);
+	error_set(
+		"socket %s: permission denied: mode %04o, owner %s (%u), group %s (%u); this "
+		"process runs as uid %u gid %u: connecting needs write permission (shmchand -m, "
+		"-g)",
+		path,
+		(unsigned)(st.st_mode & 07777),
+		owner,
+		(unsigned)st.st_uid,
+		group,
+		(unsigned)st.st_gid,
+		(unsigned)geteuid(),
+		(unsigned)getegid()
+	);
+}
+
+// Say why hello failed with err.
+static void error_hello(const char *path, int err, int timeout_ms) {
+	switch (-err) {
+	case EBADMSG:
+		error_set(
+			"the daemon on %s refused API version %d (EBADMSG): client and daemon "
+			"are of different versions",
+			path,
+			GR_API_VERSION
+		);
+		break;
+	case ETIMEDOUT:
+		error_set(
+			"no answer to hello from %s within %d ms: the daemon is stopped or hung",
+			path,
+			timeout_ms
+		);
+		break;
+	case ECONNRESET:
+	case EPIPE:
+		error_set("the daemon on %s closed the connection during hello", path);
+		break;
+	default:
+		error_set("hello to %s: %s", path, strerror(-err));
+		break;
+	}
 }
 
 GR_API_EXPORT struct gr_api_client *
 gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opts *opts) {
+	const char *env_transport = getenv(CLIENT_TRANSPORT_ENV);
+	const char *env_timeout = getenv(CLIENT_TIMEOUT_ENV);
+	const char *path = sock_path != NULL ? sock_path : GR_API_DEFAULT_SOCK_PATH;
 	enum gr_api_transport transport;
-	int ret = client_transport_choose(opts, getenv(CLIENT_TRANSPORT_ENV), &transport);
-	if (ret < 0)
+	int timeout_ms;
+	last_error[0] = '\0';
+	int ret = client_transport_choose(opts, env_transport, &transport);
+	if (ret < 0) {
+		if (opts != NULL && opts->transport != GR_API_TRANSPORT_AUTO)
+			error_set(
+				"gr_api_client_opts.transport %d: not GR_API_TRANSPORT_AUTO, "
+				"_SOCKET or _SHM",
+				(int)opts->transport
+			);
+		else
+			error_set(
+				CLIENT_TRANSPORT_ENV "=\"%s\": accepted values are auto, shm and "
+						     "socket",
+				env_transport
+			);
 		goto fail;
+	}
+	ret = client_timeout_choose(opts, env_timeout, &timeout_ms);
+	if (ret < 0) {
+		error_set(
+			CLIENT_TIMEOUT_ENV "=\"%s\": not a number of milliseconds (0: no timeout)",
+			env_timeout
+		);
+		goto fail;
+	}
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		error_set(
+			"socket path of %zu bytes, at most %zu",
+			strlen(path),
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1
+		);
+		ret = -EINVAL;
+		goto fail;
+	}
 
-	int sock = client_connect_socket(sock_path != NULL ? sock_path : GR_API_DEFAULT_SOCK_PATH);
+	// One deadline for the whole connect: socket, hello, attach.
+	uint64_t deadline_ns =
+		timeout_ms < 0 ? 0 : client_clock_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
+	int sock = client_connect_socket(path, timeout_ms);
 	if (sock < 0) {
 		ret = sock;
+		error_connect(path, ret);
 		goto fail;
 	}
 	struct gr_api_client *c = client_new(sock, opts != NULL ? opts->spin_us : -1);
-	if (c == NULL)
+	if (c == NULL) {
+		error_set("out of memory");
 		return NULL;
+	}
+	c->timeout_ms = timeout_ms;
+	c->sock_rcvtimeo = timeout_ms > 0;
+	c->deadline_ns = deadline_ns;
 
 	const char *version =
 		opts != NULL && opts->version != NULL ? opts->version : CLIENT_DEFAULT_VERSION;
 	ret = client_hello(c, version);
-	if (ret < 0)
+	if (ret < 0) {
+		error_hello(path, ret, timeout_ms);
 		goto fail_client;
+	}
 
 	if (transport == GR_API_TRANSPORT_SOCKET) {
 		snprintf(c->reason, sizeof(c->reason), "socket transport requested");
@@ -287,6 +576,17 @@ gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opt
 	// had (c->reason says why), but not when the socket itself failed.
 	if (transport == GR_API_TRANSPORT_AUTO && (ret == -ENOTSUP || ret == -EPROTO))
 		return c;
+	if (ret == -ENOTSUP || ret == -EPROTO)
+		error_set("shm forced, but no channel: %s", c->reason);
+	else if (ret == -ETIMEDOUT)
+		error_set(
+			"no answer to the channel attach from %s within %d ms: the daemon is "
+			"stopped or hung",
+			path,
+			timeout_ms
+		);
+	else
+		error_set("channel attach on %s: %s", path, strerror(-ret));
 fail_client:
 	gr_api_client_disconnect(c);
 fail:
@@ -303,11 +603,7 @@ GR_API_EXPORT int gr_api_client_disconnect(struct gr_api_client *c) {
 		return 0;
 	client_shm_detach(c);
 	client_sock_fds_close(c);
-	struct client_stash_entry *e;
-	while ((e = STAILQ_FIRST(&c->stash)) != NULL) {
-		STAILQ_REMOVE_HEAD(&c->stash, next);
-		client_stash_free(e);
-	}
+	stash_free_all(c);
 	client_events_free(c);
 	int ret = close(c->sock);
 	int err = errno;
@@ -333,6 +629,10 @@ GR_API_EXPORT const char *gr_api_client_transport_reason(const struct gr_api_cli
 	return c->reason;
 }
 
+GR_API_EXPORT const char *gr_api_client_last_error(void) {
+	return last_error;
+}
+
 static long send_common(
 	struct gr_api_client *c,
 	uint32_t req_type,
@@ -344,6 +644,7 @@ static long send_common(
 		errno = EINVAL;
 		return -1;
 	}
+	client_call_start(c);
 	long id = client_send_batch(c, req_type, tx_len, tx_data, more);
 	if (id < 0) {
 		errno = (int)-id;
@@ -376,32 +677,43 @@ GR_API_EXPORT int gr_api_client_flush(struct gr_api_client *c) {
 	return 0;
 }
 
-// Wait for for_id and fail with the response's status. On success the
-// caller owns *entry (may be NULL) and msg.
+// Wait for for_id (or, without wait, take it if it is there) and fail with
+// the response's status. On success the caller owns *entry (may be NULL)
+// and msg. A wait that times out abandons for_id: its answer is dropped when
+// it comes.
 static int recv_common(
 	struct gr_api_client *c,
 	uint32_t for_id,
+	bool wait,
+	const struct client_into *into,
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 ) {
+	*entry = NULL;
 	if (c == NULL || for_id == 0)
 		return -EINVAL;
-	int ret = client_take(c, for_id, msg, entry);
+	if (c->n_abandoned > 0 && abandoned_has(c, for_id))
+		return -ECANCELED;
+	int ret = client_take(c, for_id, wait, into, msg, entry);
+	if (ret == -ETIMEDOUT)
+		abandoned_add(c, for_id);
 	if (ret < 0)
 		return ret;
 	if (msg->hdr.status != 0) {
 		client_stash_free(*entry);
+		*entry = NULL;
 		return -status_errno(msg->hdr.status);
 	}
 	return 0;
 }
 
-GR_API_EXPORT long gr_api_client_recv(struct gr_api_client *c, uint32_t for_id, void **rx_data) {
+// gr_api_client_recv() and gr_api_client_try_recv().
+static long recv_alloc(struct gr_api_client *c, uint32_t for_id, bool wait, void **rx_data) {
 	struct client_stash_entry *entry;
 	struct client_msg msg;
 	if (rx_data != NULL)
 		*rx_data = NULL;
-	int ret = recv_common(c, for_id, &msg, &entry);
+	int ret = recv_common(c, for_id, wait, NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
@@ -427,18 +739,20 @@ fail:
 	return -1;
 }
 
-GR_API_EXPORT long
-gr_api_client_recv_into(struct gr_api_client *c, uint32_t for_id, void *buf, size_t buf_len) {
+// gr_api_client_recv_into() and gr_api_client_try_recv_into().
+static long
+recv_copy(struct gr_api_client *c, uint32_t for_id, bool wait, void *buf, size_t buf_len) {
+	const struct client_into into = {.for_id = for_id, .buf = buf, .len = buf_len};
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = recv_common(c, for_id, &msg, &entry);
+	int ret = recv_common(c, for_id, wait, buf != NULL ? &into : NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
 	uint32_t len = msg.hdr.payload_len;
 	if (len > buf_len || (buf == NULL && len > 0))
 		ret = -EMSGSIZE;
-	else if (len > 0)
+	else if (len > 0 && msg.payload != buf) // not copied straight from the ring
 		memcpy(buf, msg.payload, len);
 	client_stash_free(entry);
 	if (ret < 0)
@@ -447,6 +761,29 @@ gr_api_client_recv_into(struct gr_api_client *c, uint32_t for_id, void *buf, siz
 fail:
 	errno = -ret;
 	return -1;
+}
+
+GR_API_EXPORT long gr_api_client_recv(struct gr_api_client *c, uint32_t for_id, void **rx_data) {
+	if (c != NULL)
+		client_call_start(c);
+	return recv_alloc(c, for_id, true, rx_data);
+}
+
+GR_API_EXPORT long
+gr_api_client_recv_into(struct gr_api_client *c, uint32_t for_id, void *buf, size_t buf_len) {
+	if (c != NULL)
+		client_call_start(c);
+	return recv_copy(c, for_id, true, buf, buf_len);
+}
+
+GR_API_EXPORT long
+gr_api_client_try_recv(struct gr_api_client *c, uint32_t for_id, void **rx_data) {
+	return recv_alloc(c, for_id, false, rx_data);
+}
+
+GR_API_EXPORT long
+gr_api_client_try_recv_into(struct gr_api_client *c, uint32_t for_id, void *buf, size_t buf_len) {
+	return recv_copy(c, for_id, false, buf, buf_len);
 }
 
 GR_API_EXPORT long gr_api_client_send_recv(
@@ -458,10 +795,11 @@ GR_API_EXPORT long gr_api_client_send_recv(
 ) {
 	if (rx_data != NULL)
 		*rx_data = NULL;
-	long id = gr_api_client_send(c, req_type, tx_len, tx_data);
+	// One deadline for the send (a full ring) and the receive.
+	long id = send_common(c, req_type, tx_len, tx_data, false);
 	if (id < 0)
 		return -1;
-	return gr_api_client_recv(c, (uint32_t)id, rx_data);
+	return recv_alloc(c, (uint32_t)id, true, rx_data);
 }
 
 GR_API_EXPORT int gr_api_client_stream_next(
@@ -476,4 +814,53 @@ GR_API_EXPORT int gr_api_client_stream_next(
 	if (rx_len != NULL)
 		*rx_len = (size_t)len;
 	return len > 0 ? 1 : 0;
+}
+
+GR_API_EXPORT int gr_api_client_fd(struct gr_api_client *c) {
+	if (c == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (c->transport != GR_API_TRANSPORT_SHM)
+		return c->sock;
+	int ret = client_shm_wait_fd(c);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
+GR_API_EXPORT int gr_api_client_poll_prepare(struct gr_api_client *c) {
+	if (c == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (c->dead) {
+		errno = ECONNRESET;
+		return -1;
+	}
+	// Something a try call returns without reading the fd: a stashed
+	// response, a queued event, a whole message in the read-ahead buffer, a message in the
+	// ring (client_shm_poll_prepare()).
+	if (c->stash_n > 0 || !STAILQ_EMPTY(&c->events) || client_sock_buffered(c))
+		return 1;
+	if (c->transport == GR_API_TRANSPORT_SHM)
+		return client_shm_poll_prepare(c);
+	return 0;
+}
+
+GR_API_EXPORT int gr_api_client_poll_done(struct gr_api_client *c) {
+	if (c == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (c->transport != GR_API_TRANSPORT_SHM)
+		return 0;
+	int ret = client_shm_poll_done(c);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
 }

@@ -38,7 +38,19 @@
 // prefixes (GR_SHM_PREFIX_LEN each).
 #define CLIENT_REASON_LEN 256
 
+// Ids whose receive timed out, remembered so that their late responses are
+// dropped when they arrive (gr_api_client_recv()). A controller that gives up
+// on more ids than this before their answers come gets the oldest ones'
+// answers stashed instead: memory, never a wrong answer.
+#define CLIENT_ABANDONED_MAX 64
+
+// Buckets of the stash, a power of two: ids of one client are consecutive,
+// so id % CLIENT_STASH_BUCKETS spreads a pipeline of that many requests in
+// flight over one entry a bucket.
+#define CLIENT_STASH_BUCKETS 256
+
 // One response that arrived before anyone asked for it (pipelining).
+// Kept in the bucket of its id (for_id % CLIENT_STASH_BUCKETS).
 struct client_stash_entry {
 	STAILQ_ENTRY(client_stash_entry) next;
 	struct gr_api_response hdr;
@@ -52,10 +64,20 @@ struct client_event {
 };
 
 // One message as received from either transport. payload points into the
-// handle's buffers and stays valid until the next receive on the handle.
+// handle's buffers and stays valid until the next receive on the handle, or
+// into the caller's buffer of a struct client_into.
 struct client_msg {
 	struct gr_api_response hdr;
 	const void *payload;
+};
+
+// Where a receive of for_id wants the payload (gr_api_client_recv_into()):
+// on shm, a response to for_id with status 0 that fits is copied straight
+// from the ring's cells into buf, with no staging copy.
+struct client_into {
+	uint32_t for_id;
+	void *buf;
+	size_t len;
 };
 
 struct shmchan_client;
@@ -72,9 +94,33 @@ struct gr_api_client {
 	uint64_t spin_ns; // receive spin budget, 0: sleep at once
 	char reason[CLIENT_REASON_LEN]; // why not on shm, "" when on shm
 
-	// Responses received for other ids than the one waited for, oldest
-	// first: per-id order is arrival order, so stream responses stay in order.
-	STAILQ_HEAD(, client_stash_entry) stash;
+	// Timeout of every call that waits, in ms; -1: none.
+	int timeout_ms;
+	// Deadline of the call in progress (CLOCK_MONOTONIC ns), 0 until the
+	// call first has to wait: a call that finds its answer at once reads
+	// no clock. Public calls reset it (client_call_start()).
+	uint64_t deadline_ns;
+	// The kernel's receive timeout (SO_RCVTIMEO) of the socket equals
+	// timeout_ms: a wait that starts a deadline sleeps in recvmsg() alone.
+	bool sock_rcvtimeo;
+
+	// Ids whose receive timed out: a ring of the last CLIENT_ABANDONED_MAX.
+	uint32_t abandoned[CLIENT_ABANDONED_MAX];
+	unsigned n_abandoned; // valid entries, at most CLIENT_ABANDONED_MAX
+	unsigned abandoned_next; // where the next one goes
+
+	// Responses received for other ids than the one waited for, in
+	// buckets by id, each oldest first: per-id order is arrival order, so
+	// stream responses stay in order.
+	STAILQ_HEAD(client_stash_bucket, client_stash_entry) stash[CLIENT_STASH_BUCKETS];
+	unsigned stash_n; // entries in all buckets
+
+	// gr_api_client_fd() on shm: an epoll fd holding the response doorbell
+	// and the socket; -1 until first asked for.
+	int wait_fd;
+	// The response doorbell is armed by gr_api_client_poll_prepare(), and
+	// gr_api_client_poll_done() has not disarmed it yet.
+	bool armed;
 	// Events received and not yet taken, oldest first.
 	STAILQ_HEAD(, client_event) events;
 
@@ -86,6 +132,9 @@ struct gr_api_client {
 	// One whole message: a socket message that does not fit rbuf (or every
 	// socket payload without read-ahead), every shm message.
 	uint8_t *msg_buf;
+	// Bytes of a socket message larger than rbuf received into msg_buf so
+	// far (read-ahead only); 0 when none is on its way.
+	size_t big_have;
 
 	// Descriptors received with SCM_RIGHTS, in arrival order, for the
 	// attach code. fds_lost: some were dropped (queue full or MSG_CTRUNC).
@@ -108,9 +157,16 @@ int client_transport_choose(
 	enum gr_api_transport *out
 );
 
+// Timeout of a handle: opts->timeout_ms unless it is 0, else env (the value
+// of GR_API_TIMEOUT_MS: milliseconds, 0 for none; NULL or "": unset), else
+// GR_API_CLIENT_TIMEOUT_MS_DEFAULT. opts may be NULL. Returns 0 with *ms
+// (> 0 or GR_API_TIMEOUT_NONE), or -EINVAL for a bad value.
+int client_timeout_choose(const struct gr_api_client_opts *opts, const char *env, int *ms);
+
 // Build a handle over sock, an already connected socket, on the socket
-// transport, without saying hello. Takes ownership of sock (also on failure).
-// spin_us as in gr_api_client_opts. Returns NULL with errno ENOMEM.
+// transport, without saying hello, with no timeout. Takes ownership of sock
+// (also on failure). spin_us as in gr_api_client_opts. Returns NULL with
+// errno ENOMEM.
 struct gr_api_client *client_new(int sock, int spin_us);
 
 // Send one request; returns its id (> 0) or -errno. With more, a channel
@@ -125,26 +181,59 @@ long client_send_batch(
 // client_send_batch() with more false.
 long client_send(struct gr_api_client *, uint32_t type, size_t len, const void *data);
 
-// Wait for the response to for_id. On success (0) either *entry is a stash
-// entry to free with client_stash_free(), or *entry is NULL and msg views the
-// handle's buffers; in both cases msg holds the header and payload.
-// Returns 0 or -errno (-ECONNRESET, -EBADMSG, -ENOMEM).
+// Wait (wait true) for the response to for_id, or take it only if it is
+// there (wait false). On success (0) either *entry is a stash entry to free
+// with client_stash_free(), or *entry is NULL and msg views the handle's
+// buffers; in both cases msg holds the header and payload.
+// Returns 0 or -errno (-ECONNRESET, -EBADMSG, -ENOMEM, -ETIMEDOUT; -EAGAIN
+// without wait: nothing for for_id has arrived).
+// into: NULL, or where the payload of for_id's response may go at once
+// (msg->payload is then into->buf).
 int client_take(
 	struct gr_api_client *,
 	uint32_t for_id,
+	bool wait,
+	const struct client_into *into,
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 );
+
+// A public call starts: the deadline of its waits starts when it first waits.
+static inline void client_call_start(struct gr_api_client *c) {
+	c->deadline_ns = 0;
+}
+
+// CLOCK_MONOTONIC in ns (the vDSO: no system call).
+uint64_t client_clock_ns(void);
+
+// How long the call in progress may still wait: *ms is the milliseconds
+// left (rounded up), or -1 without timeout. Starts the call's deadline if
+// it has not started. Returns 0, or -ETIMEDOUT once the deadline passed.
+int client_wait_ms(struct gr_api_client *, int *ms);
+
+// The deadline of the call passed (false without timeout or deadline).
+bool client_deadline_passed(struct gr_api_client *, uint64_t now_ns);
 
 void client_stash_free(struct client_stash_entry *);
 
 // Number of stashed responses (for tests).
 unsigned client_stash_count(const struct gr_api_client *);
 
+// Read the next message from the transport in use: into->buf takes the
+// payload of into->for_id's response straight from the ring when it fits
+// (into may be NULL). Without wait, -EAGAIN when no whole message is there.
+// Returns 0 or -errno (-ETIMEDOUT past the call's deadline).
+int client_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+);
+
 // Route a message that arrived: an event is checked and queued, the
-// response to want_id is left to the caller, any other response is stashed
-// (want_id 0 stashes them all). Returns 1 for the wanted response, 0 when
-// routed, or -errno.
+// response to want_id is left to the caller, the response to an abandoned id
+// is dropped, any other response is stashed (want_id 0 stashes them all).
+// Returns 1 for the wanted response, 0 when routed, or -errno.
 int client_route(struct gr_api_client *, const struct client_msg *, uint32_t want_id);
 
 // Check a response header read from the daemon. Returns 0, or -EBADMSG
@@ -175,9 +264,16 @@ int client_sock_send(
 	size_t len
 );
 
-// Receive the next whole message from the socket. Blocks. Returns 0, or
-// -ECONNRESET (EOF or error, the handle is dead), -EBADMSG (malformed).
-int client_sock_next_msg(struct gr_api_client *, struct client_msg *);
+// Receive the next whole message from the socket: with wait, waiting for
+// it until the call's deadline; without, only from the bytes received or
+// receivable at once (a part of a message stays buffered). Returns 0, or
+// -ECONNRESET (EOF or error, the handle is dead), -EBADMSG (malformed),
+// -ETIMEDOUT, -EAGAIN (no whole message without waiting).
+int client_sock_next_msg(struct gr_api_client *, struct client_msg *, bool wait);
+
+// True if the read-ahead buffer holds a whole message: a receive needs no
+// system call to find it. Makes no system call.
+bool client_sock_buffered(const struct gr_api_client *);
 
 // Close every queued descriptor.
 void client_sock_fds_close(struct gr_api_client *);
@@ -227,8 +323,28 @@ int client_shm_send(
 void client_shm_flush(struct gr_api_client *);
 
 // Receive the next whole message from the channel (or, should the daemon
-// write one there, from the socket). Spins, then sleeps. Returns 0 or -errno.
-int client_shm_next_msg(struct gr_api_client *, struct client_msg *);
+// write one there, from the socket). With wait, spins, then sleeps, until
+// the call's deadline; without, returns -EAGAIN when the ring is empty.
+// into as in client_take(). Returns 0 or -errno.
+int client_shm_next_msg(
+	struct gr_api_client *,
+	struct client_msg *,
+	bool wait,
+	const struct client_into *into
+);
+
+// gr_api_client_fd() on shm: the epoll fd, created on first use. Returns it
+// or -errno.
+int client_shm_wait_fd(struct gr_api_client *);
+
+// gr_api_client_poll_prepare() on shm: wake the daemon for what was sent,
+// then arm the response doorbell unless a message is in the ring. Returns
+// 1 (a message waits: do not sleep), 0 (armed: sleep on the fd).
+int client_shm_poll_prepare(struct gr_api_client *);
+
+// gr_api_client_poll_done() on shm: drain and disarm the doorbell armed by
+// client_shm_poll_prepare(), and notice a closed socket. Returns 0 or -errno.
+int client_shm_poll_done(struct gr_api_client *);
 
 // Unmap the channel and close its descriptors, if attached.
 void client_shm_detach(struct gr_api_client *);

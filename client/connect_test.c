@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// gr_api_client_connect(): the hello it says, the errno of each failure,
-// and the transport it ends on, against a fake daemon listening on a socket
-// of its own. The client connects from a thread; the test plays the daemon.
+// gr_api_client_connect(): the hello it says, the errno of each failure and
+// the reason gr_api_client_last_error() gives for it, and the transport it
+// ends on, against a fake daemon listening on a socket of its own. The
+// client connects from a thread; the test plays the daemon.
 
 #include "fake_daemon.h"
 
@@ -13,9 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -65,6 +69,7 @@ struct connector {
 	const struct gr_api_client_opts *opts; // NULL: gr_api_client_connect()
 	struct gr_api_client *client;
 	int err;
+	char why[512]; // gr_api_client_last_error() in the connecting thread
 };
 
 static void *connector_run(void *arg) {
@@ -74,6 +79,7 @@ static void *connector_run(void *arg) {
 	else
 		cn->client = gr_api_client_connect_opts(cn->path, cn->opts);
 	cn->err = errno;
+	snprintf(cn->why, sizeof(cn->why), "%s", gr_api_client_last_error());
 	return NULL;
 }
 
@@ -100,15 +106,23 @@ static void connect_start(
 static struct gr_api_client *connect_ok(struct connector *cn, struct fake_daemon *d) {
 	assert_int_equal(pthread_join(cn->thread, NULL), 0);
 	assert_non_null(cn->client);
+	assert_string_equal(cn->why, "");
 	d->client = cn->client;
 	return cn->client;
 }
 
-// Join the connect, which must have failed with err.
-static void connect_fails(struct connector *cn, int err) {
+// The reason of a failed connect says what.
+static void why_says(const char *why, const char *what) {
+	if (strstr(why, what) == NULL)
+		fail_msg("reason \"%s\" does not say \"%s\"", why, what);
+}
+
+// Join the connect, which must have failed with err, saying what.
+static void connect_fails(struct connector *cn, int err, const char *what) {
 	assert_int_equal(pthread_join(cn->thread, NULL), 0);
 	assert_null(cn->client);
 	assert_int_equal(cn->err, err);
+	why_says(cn->why, what);
 }
 
 // Read the hello, check it, answer with status.
@@ -191,7 +205,7 @@ static void version_mismatch(void **state) {
 	struct fake_daemon d;
 	connect_start(l, &cn, &d, NULL);
 	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
-	connect_fails(&cn, EBADMSG);
+	connect_fails(&cn, EBADMSG, "refused API version 1 (EBADMSG)");
 	fake_daemon_fini(&d);
 }
 
@@ -220,7 +234,11 @@ static void shm_forced_not_offered(void **state) {
 	connect_start(l, &cn, &d, &opts);
 	daemon_hello(&d, DEFAULT_VERSION, 0);
 	daemon_attach_refuse(&d, ENOTSUP);
-	connect_fails(&cn, ENOTSUP);
+	connect_fails(
+		&cn,
+		ENOTSUP,
+		"shm forced, but no channel: daemon offers no shared-memory channel"
+	);
 	fake_daemon_fini(&d);
 }
 
@@ -235,7 +253,7 @@ static void shm_forced_layout_mismatch(void **state) {
 	// The channel it cannot use is given back before the connect fails.
 	fake_daemon_read_detach(&d);
 	fake_daemon_write(&d, 3, 0, NULL, 0, NULL, 0);
-	connect_fails(&cn, EPROTO);
+	connect_fails(&cn, EPROTO, "shm forced, but no channel: layout version mismatch");
 	fake_daemon_fini(&d);
 	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
 }
@@ -271,6 +289,8 @@ static void no_daemon(void **state) {
 	errno = 0;
 	assert_null(gr_api_client_connect(path));
 	assert_int_equal(errno, ENOENT);
+	why_says(gr_api_client_last_error(), "no socket at ");
+	why_says(gr_api_client_last_error(), path);
 
 	// A socket file nobody listens on any more.
 	close(l->fd);
@@ -278,6 +298,72 @@ static void no_daemon(void **state) {
 	errno = 0;
 	assert_null(gr_api_client_connect(l->path));
 	assert_int_equal(errno, ECONNREFUSED);
+	why_says(gr_api_client_last_error(), "nobody listens on ");
+}
+
+static void bad_transport_env(void **state) {
+	struct listener *l = *state;
+	assert_int_equal(setenv("GR_API_TRANSPORT", "fast", 1), 0);
+	errno = 0;
+	assert_null(gr_api_client_connect(l->path));
+	assert_int_equal(errno, EINVAL);
+	why_says(
+		gr_api_client_last_error(),
+		"GR_API_TRANSPORT=\"fast\": accepted values are auto, shm and socket"
+	);
+	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
+}
+
+// The uid and gid a root test drops to: nobody and nogroup.
+#define UNPRIVILEGED_ID 65534
+
+// In a child that is not root (dropped to UNPRIVILEGED_ID when the test
+// runs as root, which no mode stops): connecting to a socket of mode 0660
+// fails with EACCES and names the mode, the owner and the group. Exits 0
+// when it does.
+static void permission_child(const char *path) {
+	if (geteuid() == 0 &&
+	    (setgroups(0, NULL) < 0 || setgid(UNPRIVILEGED_ID) < 0 || setuid(UNPRIVILEGED_ID) < 0))
+		_exit(2);
+	errno = 0;
+	struct gr_api_client *c = gr_api_client_connect(path);
+	const char *why = gr_api_client_last_error();
+	if (c != NULL || errno != EACCES) {
+		fprintf(stderr, "connect: %p, %s\n", (void *)c, strerror(errno));
+		_exit(1);
+	}
+	if (strstr(why, "permission denied: mode 0660, owner ") == NULL ||
+	    strstr(why, "group ") == NULL) {
+		fprintf(stderr, "reason: %s\n", why);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+static void permission_denied(void **state) {
+	struct listener *l = *state;
+	// The child must reach the socket: its folder (0700 from mkdtemp)
+	// opens for search. As non-root the owner loses write on the socket.
+	assert_int_equal(chmod(l->dir, 0755), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chown(l->path, 0, 0), 0);
+	assert_int_equal(chmod(l->path, geteuid() == 0 ? 0660 : 0440), 0);
+	if (geteuid() != 0) {
+		// The mode the reason names is the file's: 0440 here.
+		errno = 0;
+		assert_null(gr_api_client_connect(l->path));
+		assert_int_equal(errno, EACCES);
+		why_says(gr_api_client_last_error(), "permission denied: mode 0440, owner ");
+		return;
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		permission_child(l->path);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void path_too_long(void **state) {
@@ -288,6 +374,7 @@ static void path_too_long(void **state) {
 	errno = 0;
 	assert_null(gr_api_client_connect(path));
 	assert_int_equal(errno, EINVAL);
+	why_says(gr_api_client_last_error(), "socket path of 108 bytes, at most 107");
 }
 
 int main(void) {
@@ -301,6 +388,8 @@ int main(void) {
 		cmocka_unit_test_setup_teardown(auto_attaches, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(path_too_long, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_transport_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(permission_denied, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,18 +48,10 @@ void client_events_free(struct gr_api_client *c) {
 	}
 }
 
-static int next_msg(struct gr_api_client *c, struct client_msg *msg) {
-	if (c->transport == GR_API_TRANSPORT_SHM)
-		return client_shm_next_msg(c, msg);
-	return client_sock_next_msg(c, msg);
-}
-
-// Grout's signature: the handle is const there, as Grout's socket-only
-// client keeps no state a receive changes. Ours parses into the handle's
-// buffers and queues, which the caller owns (one thread at a time).
-GR_API_EXPORT int
-gr_api_client_event_recv(const struct gr_api_client *cc, struct gr_api_event **event) {
-	struct gr_api_client *c = (struct gr_api_client *)cc;
+// Take the next event, reading from the daemon while none is queued (wait:
+// until one comes or the call's deadline passes; else only what is there).
+// Returns 0 or -errno, and sets errno too, as Grout's call does.
+static int event_take(struct gr_api_client *c, bool wait, struct gr_api_event **event) {
 	struct client_event *e;
 	struct client_msg msg;
 	int ret = 0;
@@ -78,10 +70,11 @@ gr_api_client_event_recv(const struct gr_api_client *cc, struct gr_api_event **e
 		ret = -ECONNRESET;
 		goto fail;
 	}
+	client_call_start(c);
 	while (STAILQ_EMPTY(&c->events)) {
 		// Responses that arrive meanwhile are stashed for their
 		// receivers.
-		ret = next_msg(c, &msg);
+		ret = client_next_msg(c, &msg, wait, NULL);
 		if (ret == 0)
 			ret = client_route(c, &msg, 0);
 		if (ret < 0)
@@ -95,4 +88,16 @@ gr_api_client_event_recv(const struct gr_api_client *cc, struct gr_api_event **e
 fail:
 	errno = -ret;
 	return ret;
+}
+
+// Grout's signature: the handle is const there, as Grout's socket-only
+// client keeps no state a receive changes. Ours parses into the handle's
+// buffers and queues, which the caller owns (one thread at a time).
+GR_API_EXPORT int
+gr_api_client_event_recv(const struct gr_api_client *cc, struct gr_api_event **event) {
+	return event_take((struct gr_api_client *)cc, true, event);
+}
+
+GR_API_EXPORT int gr_api_client_event_try_recv(struct gr_api_client *c, struct gr_api_event **event) {
+	return event_take(c, false, event);
 }

@@ -23,9 +23,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 _Static_assert(CLIENT_MSG_MAX >= SHMCHAN_MSG_MAX, "msg_buf holds any channel message");
@@ -39,7 +39,6 @@ enum attach_fd {
 	ATTACH_N_FDS,
 };
 
-#define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
 
 // A spinning wait reads the clock once per this many empty polls: the vDSO
@@ -69,13 +68,6 @@ struct shm_spin {
 	uint64_t lease_ns; // last lease check (or start)
 };
 
-static uint64_t clock_ns(void) {
-	struct timespec ts;
-	// CLOCK_MONOTONIC is served by the vDSO: no system call.
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 // Peek at the socket without blocking. The daemon never writes there after
 // attach, but a message that does come is read and routed, not ignored.
 // Returns SHM_WAIT_POLL (nothing), SHM_WAIT_SOCKET (data), or -ECONNRESET
@@ -98,12 +90,15 @@ static int shm_lease_check(struct gr_api_client *c) {
 // The clock is first read after SHM_CLOCK_EVERY polls, not at the first
 // one: most waits of a busy channel end sooner, and a clock read (25-35 ns)
 // at the start of every wait would delay noticing the response. The budget
-// thus counts from there.
+// thus counts from there, and so does the call's deadline if it has not
+// started: -ETIMEDOUT once it passed.
 static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
 	if (c->spin_ns == 0)
 		return SHM_WAIT_SLEEP;
 	if (s->polls % SHM_CLOCK_EVERY == 0 && s->polls > 0) {
-		uint64_t now = clock_ns();
+		uint64_t now = client_clock_ns();
+		if (client_deadline_passed(c, now))
+			return -ETIMEDOUT;
 		if (s->polls == SHM_CLOCK_EVERY) {
 			s->start_ns = now;
 			s->lease_ns = now;
@@ -121,11 +116,12 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
 	return SHM_WAIT_POLL;
 }
 
-// Sleep until the daemon rings the response doorbell or the socket stirs.
-// The daemon rings when it publishes a response or frees room in the
-// request ring. want_room: the length of a request waiting for room, or 0.
-// Returns an enum shm_wait or -errno.
-static int shm_sleep(struct gr_api_client *c, size_t want_room) {
+// Arm the response doorbell, then re-check: the one place that arms, for
+// the blocking calls and for gr_api_client_poll_prepare(). want_room: the
+// length of a request waiting for room, or 0. Returns true when armed (the
+// caller may sleep on the doorbell), false when the re-check found what the
+// caller waits for (disarmed again: do not sleep).
+static bool shm_arm(struct gr_api_client *c, size_t want_room) {
 	// Arming also rings the daemon if it waits for room in our response
 	// ring: we sleep only after taking every response, so we just made it.
 	shmchan_client_doorbell_arm(c->chan);
@@ -136,23 +132,45 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room) {
 	if (shmchan_client_has_response(c->chan) ||
 	    (want_room > 0 && shmchan_client_can_enqueue(c->chan, want_room))) {
 		shmchan_client_doorbell_disarm(c->chan);
-		return SHM_WAIT_POLL;
+		return false;
 	}
+	c->armed = true;
+	return true;
+}
+
+// After a sleep on the doorbell shm_arm() armed: the one place that drains
+// (when rung: a drain is a system call) and disarms.
+static void shm_disarm(struct gr_api_client *c, bool rung) {
+	if (rung)
+		shmchan_client_doorbell_drain(c->chan);
+	shmchan_client_doorbell_disarm(c->chan);
+	c->armed = false;
+}
+
+// Sleep until the daemon rings the response doorbell, the socket stirs, or
+// the call's deadline passes. The daemon rings when it publishes a response
+// or frees room in the request ring. want_room: the length of a request
+// waiting for room, or 0. Returns an enum shm_wait or -errno (-ETIMEDOUT).
+static int shm_sleep(struct gr_api_client *c, size_t want_room) {
+	int ms;
+	int ret = client_wait_ms(c, &ms);
+	if (ret < 0)
+		return ret;
+	if (!shm_arm(c, want_room))
+		return SHM_WAIT_POLL;
+	if (ms < 0 || ms > SHM_SLEEP_SAFETY_MS)
+		ms = SHM_SLEEP_SAFETY_MS;
 	struct pollfd pfd[] = {
 		{.fd = shmchan_client_resp_fd(c->chan), .events = POLLIN},
 		{.fd = c->sock, .events = POLLIN},
 	};
-	int ret = SHM_WAIT_POLL;
-	int n = poll(pfd, 2, SHM_SLEEP_SAFETY_MS);
+	ret = SHM_WAIT_POLL;
+	int n = poll(pfd, 2, ms);
 	if (n < 0 && errno != EINTR)
 		ret = -errno;
-	if (n > 0) {
-		if (pfd[0].revents & POLLIN)
-			shmchan_client_doorbell_drain(c->chan);
-		if (pfd[1].revents != 0)
-			ret = shm_lease_check(c);
-	}
-	shmchan_client_doorbell_disarm(c->chan);
+	shm_disarm(c, n > 0 && (pfd[0].revents & POLLIN));
+	if (n > 0 && pfd[1].revents != 0)
+		ret = shm_lease_check(c);
 	return ret;
 }
 
@@ -169,55 +187,162 @@ void client_shm_flush(struct gr_api_client *c) {
 	shmchan_client_flush(c->chan);
 }
 
-// Make a message of the n bytes shmchan_client_recv() returned (n < 0 is a
-// bad frame, or the channel detached). Returns 0, -EBADMSG or -ECONNRESET
-// (the handle is dead).
-static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+// Check a message of the n bytes a channel receive returned (n < 0: a bad
+// frame, or the channel detached) whose header is in msg->hdr. Returns 0,
+// -EBADMSG or -ECONNRESET (the handle is dead).
+static int shm_msg_check(struct gr_api_client *c, int n, struct client_msg *msg) {
 	if (n == -ECONNRESET) {
 		c->dead = true;
 		return n;
 	}
 	if (n < (int)sizeof(msg->hdr))
 		goto bad;
-	memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
 	int ret = client_check_hdr(c, &msg->hdr);
 	if (ret < 0)
 		return ret;
 	if (msg->hdr.payload_len != (size_t)n - sizeof(msg->hdr))
 		goto bad;
-	msg->payload = c->msg_buf + sizeof(msg->hdr);
 	return 0;
 bad:
 	c->dead = true;
 	return -EBADMSG;
 }
 
-int client_shm_next_msg(struct gr_api_client *c, struct client_msg *msg) {
+// Make a message of the n bytes shmchan_client_recv() put in msg_buf.
+// Returns as shm_msg_check().
+static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+	if (n >= (int)sizeof(msg->hdr))
+		memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
+	msg->payload = c->msg_buf + sizeof(msg->hdr);
+	return shm_msg_check(c, n, msg);
+}
+
+// A message the daemon wrote on the socket (lease_check said so): read it
+// without waiting. Returns 0, -EAGAIN (not whole yet) or -errno.
+static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
+	return client_sock_next_msg(c, msg, false);
+}
+
+// Take the next message, its payload straight from the cells into
+// into->buf if it is the response to into->for_id and fits, else into the
+// staging buffer. Returns as shmchan_client_recv(): the length, 0 when the
+// ring is empty, or -errno.
+static int
+shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
+	bool direct;
+	int n = shmchan_client_recv_keyed(
+		c->chan,
+		&msg->hdr,
+		sizeof(msg->hdr),
+		into->for_id,
+		into->buf,
+		into->len,
+		c->msg_buf,
+		CLIENT_MSG_MAX,
+		&direct
+	);
+	if (n > 0)
+		msg->payload = direct ? into->buf : c->msg_buf;
+	return n;
+}
+
+int client_shm_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
 	struct shm_spin spin = {0};
 	bool waiting = false;
 	for (;;) {
-		int n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
+		if (client_sock_buffered(c))
+			return shm_sock_msg(c, msg);
+		int n = into != NULL ? shm_recv_into(c, into, msg)
+				     : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
 		if (n != 0) {
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
 			// line that changes only when the daemon sleeps or wakes).
 			shmchan_client_room_check(c->chan);
-			return shm_msg(c, n, msg);
+			return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
 		}
 		if (!waiting) {
 			shm_wait_start(c);
 			waiting = true;
 		}
+		if (!wait)
+			return -EAGAIN;
 		int ret = shm_spin(c, &spin);
 		if (ret == SHM_WAIT_SLEEP) {
 			ret = shm_sleep(c, 0);
 			spin = (struct shm_spin){0};
 		}
+		if (ret == SHM_WAIT_SOCKET) {
+			ret = shm_sock_msg(c, msg);
+			if (ret != -EAGAIN)
+				return ret;
+			ret = SHM_WAIT_POLL;
+		}
 		if (ret < 0)
 			return ret;
-		if (ret == SHM_WAIT_SOCKET)
-			return client_sock_next_msg(c, msg);
 	}
+}
+
+int client_shm_wait_fd(struct gr_api_client *c) {
+	if (c->wait_fd >= 0)
+		return c->wait_fd;
+	int fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	// Level-triggered: readable while the doorbell is rung and not yet
+	// drained, or while the socket has data or its EOF (a dead daemon).
+	struct epoll_event bell = {.events = EPOLLIN};
+	struct epoll_event lease = {.events = EPOLLIN | EPOLLRDHUP};
+	if (epoll_ctl(fd, EPOLL_CTL_ADD, shmchan_client_resp_fd(c->chan), &bell) < 0 ||
+	    epoll_ctl(fd, EPOLL_CTL_ADD, c->sock, &lease) < 0) {
+		int ret = -errno;
+		close(fd);
+		return ret;
+	}
+	c->wait_fd = fd;
+	return fd;
+}
+
+int client_shm_poll_prepare(struct gr_api_client *c) {
+	// Armed by an earlier prepare, not yet done: anything published since
+	// that arm rings the doorbell, anything before it was seen by its
+	// re-check.
+	if (c->armed)
+		return 0;
+	shm_wait_start(c);
+	if (shmchan_client_has_response(c->chan))
+		return 1;
+	return shm_arm(c, 0) ? 0 : 1;
+}
+
+int client_shm_poll_done(struct gr_api_client *c) {
+	if (!c->armed)
+		return 0;
+	shm_disarm(c, true);
+	if (shmchan_client_has_response(c->chan))
+		return 0;
+	// Woken with an empty ring: by the socket (EOF: the daemon is gone), by
+	// another descriptor of the caller's loop, or by room in the request
+	// ring. Look at the lease; a message there is stashed. A lost lease
+	// marks the handle dead: the caller's next call says ECONNRESET, as on
+	// the socket transport.
+	int ret = shm_lease_check(c);
+	if (ret == -ECONNRESET)
+		return 0;
+	if (ret == SHM_WAIT_SOCKET) {
+		struct client_msg msg;
+		ret = shm_sock_msg(c, &msg);
+		if (ret == 0)
+			ret = client_route(c, &msg, 0);
+		if (ret == -EAGAIN)
+			ret = 0;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 // Move every response waiting in the response ring to the stash. Returns
@@ -277,9 +402,11 @@ int client_shm_send(
 			spin = (struct shm_spin){0};
 		}
 		if (ret == SHM_WAIT_SOCKET) {
-			ret = client_sock_next_msg(c, &msg);
+			ret = shm_sock_msg(c, &msg);
 			if (ret == 0)
 				ret = client_route(c, &msg, 0);
+			if (ret == -EAGAIN)
+				ret = 0;
 		}
 		if (ret < 0)
 			return ret;
@@ -521,7 +648,7 @@ static int secondary_backings(
 	long id = client_send(c, GR_SHM_DAEMON_INFO, 0, NULL);
 	if (id < 0)
 		return (int)id;
-	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0)
 		return ret;
 	// The file prefix and the backings are in every release's answer; a
@@ -580,7 +707,7 @@ static int attach_give_back(struct gr_api_client *c) {
 	long id = client_send(c, GR_SHM_DETACH, 0, NULL);
 	if (id < 0)
 		return (int)id;
-	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0)
 		return ret;
 	client_stash_free(entry);
@@ -609,7 +736,7 @@ static int attach_request(
 		return (int)id;
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = client_take(c, (uint32_t)id, &msg, &entry);
+	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
 	if (ret < 0) {
 		client_sock_fds_close(c);
 		return ret;
@@ -665,6 +792,11 @@ int client_shm_attach(struct gr_api_client *c) {
 }
 
 void client_shm_detach(struct gr_api_client *c) {
+	if (c->wait_fd >= 0) {
+		close(c->wait_fd);
+		c->wait_fd = -1;
+	}
+	c->armed = false;
 	if (c->chan == NULL)
 		return;
 	shmchan_client_close(c->chan);

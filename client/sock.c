@@ -30,19 +30,27 @@ static int sock_send_failed(struct gr_api_client *c, int err, bool partial) {
 // responses that arrive to the stash. The daemon stops reading requests
 // while too many responses to us are queued, so a pipelining client that
 // only waited to send would wait forever. Returns 0 (retry the send) or
-// -errno.
+// -errno (-ETIMEDOUT past the call's deadline).
 static int sock_send_wait(struct gr_api_client *c) {
 	struct pollfd pfd = {.fd = c->sock, .events = POLLIN | POLLOUT};
-	if (poll(&pfd, 1, -1) < 0)
+	int ms;
+	int ret = client_wait_ms(c, &ms);
+	if (ret < 0)
+		return ret;
+	int n = poll(&pfd, 1, ms);
+	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	// Nothing yet: the next turn checks the deadline.
+	if (n == 0)
+		return 0;
 	// Room, or an error the retried send will report.
 	if (pfd.revents & (POLLOUT | POLLERR))
 		return 0;
 	struct client_msg msg;
-	int ret = client_sock_next_msg(c, &msg);
+	ret = client_sock_next_msg(c, &msg, false);
 	if (ret == 0)
 		ret = client_route(c, &msg, 0);
-	return ret;
+	return ret == -EAGAIN ? 0 : ret;
 }
 
 #ifdef SHMCHAN_CLIENT_SINGLE_SEND
@@ -159,10 +167,29 @@ static void sock_fds_queue(struct gr_api_client *c, struct msghdr *mh) {
 	}
 }
 
+// Wait until the socket is readable or the call's deadline passes.
+// Returns 0 (readable, or woken: read again) or -ETIMEDOUT.
+static int sock_wait_readable(struct gr_api_client *c) {
+	struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
+	int ms;
+	int ret = client_wait_ms(c, &ms);
+	if (ret < 0)
+		return ret;
+	// EINTR, or 0 on timeout: the caller reads again, and the next wait
+	// sees the deadline.
+	(void)poll(&pfd, 1, ms);
+	return 0;
+}
+
 // One recvmsg() of at most len bytes, always with a control buffer so that
-// descriptors are never lost whichever read they arrive with. Returns the
-// byte count, or -ECONNRESET on EOF or error (the handle is then dead).
-static ssize_t sock_read(struct gr_api_client *c, void *buf, size_t len) {
+// descriptors are never lost whichever read they arrive with. Without wait
+// it never blocks; with wait it blocks until the call's deadline: the first
+// wait of a call sleeps in recvmsg() alone, under the socket's receive
+// timeout (SO_RCVTIMEO, the handle's timeout); a later one polls for the
+// time left first. Returns the byte count, -EAGAIN (nothing without
+// waiting), -ETIMEDOUT, or -ECONNRESET on EOF or error (the handle is then
+// dead).
+static ssize_t sock_read(struct gr_api_client *c, void *buf, size_t len, bool wait) {
 	union {
 		char buf[SOCK_CTRL_LEN];
 		struct cmsghdr align;
@@ -174,47 +201,73 @@ static ssize_t sock_read(struct gr_api_client *c, void *buf, size_t len) {
 		.msg_control = ctrl.buf,
 		.msg_controllen = sizeof(ctrl.buf),
 	};
-	ssize_t n;
-	do
-		n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n > 0) {
-		sock_fds_queue(c, &mh);
-		return n;
+	for (;;) {
+		int flags = MSG_CMSG_CLOEXEC;
+		if (!wait) {
+			flags |= MSG_DONTWAIT;
+		} else if (c->timeout_ms >= 0) {
+			if (c->deadline_ns == 0 && c->sock_rcvtimeo) {
+				// The kernel's timeout is the call's: start the
+				// deadline and sleep in recvmsg().
+				int ms;
+				(void)client_wait_ms(c, &ms);
+			} else {
+				int ret = sock_wait_readable(c);
+				if (ret < 0)
+					return ret;
+				flags |= MSG_DONTWAIT;
+			}
+		}
+		ssize_t n = recvmsg(c->sock, &mh, flags);
+		if (n > 0) {
+			sock_fds_queue(c, &mh);
+			return n;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!wait)
+				return -EAGAIN;
+			// The receive timeout, or a poll that woke without
+			// data: the next turn checks the deadline.
+			continue;
+		}
+		c->dead = true;
+		return -ECONNRESET;
 	}
-	c->dead = true;
-	return -ECONNRESET;
-}
-
-// Read exactly len bytes, in as many reads as the daemon's writes need.
-static int sock_read_exact(struct gr_api_client *c, void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = sock_read(c, buf, len);
-		if (n < 0)
-			return (int)n;
-		buf = (uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 #ifdef SHMCHAN_CLIENT_READAHEAD
 
-// A message larger than the read-ahead buffer: move its start (have bytes,
-// all that rbuf holds) to msg_buf and read the rest straight behind it.
-static int sock_read_big(struct gr_api_client *c, struct client_msg *msg, size_t have) {
+bool client_sock_buffered(const struct gr_api_client *c) {
+	struct gr_api_response hdr;
+	size_t avail = c->rbuf_tail - c->rbuf_head;
+	if (avail < sizeof(hdr))
+		return false;
+	memcpy(&hdr, c->rbuf + c->rbuf_head, sizeof(hdr));
+	return avail - sizeof(hdr) >= hdr.payload_len;
+}
+
+// The rest of a message larger than the read-ahead buffer, whose first
+// big_have bytes are in msg_buf. Returns 0 once it is whole, or -errno
+// (-EAGAIN without wait: the bytes read so far stay in msg_buf).
+static int sock_read_big(struct gr_api_client *c, struct client_msg *msg, bool wait) {
+	memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
 	size_t total = sizeof(msg->hdr) + msg->hdr.payload_len;
-	memcpy(c->msg_buf, c->rbuf + c->rbuf_head, have);
-	c->rbuf_head = 0;
-	c->rbuf_tail = 0;
-	int ret = sock_read_exact(c, c->msg_buf + have, total - have);
-	if (ret < 0)
-		return ret;
+	while (c->big_have < total) {
+		ssize_t n = sock_read(c, c->msg_buf + c->big_have, total - c->big_have, wait);
+		if (n < 0)
+			return (int)n;
+		c->big_have += (size_t)n;
+	}
+	c->big_have = 0;
 	msg->payload = c->msg_buf + sizeof(msg->hdr);
 	return 0;
 }
 
-int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
+int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool wait) {
+	if (c->big_have > 0)
+		return sock_read_big(c, msg, wait);
 	for (;;) {
 		size_t avail = c->rbuf_tail - c->rbuf_head;
 		if (avail >= sizeof(msg->hdr)) {
@@ -228,8 +281,15 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 				c->rbuf_head += total;
 				return 0;
 			}
-			if (total > CLIENT_READAHEAD_LEN)
-				return sock_read_big(c, msg, avail);
+			if (total > CLIENT_READAHEAD_LEN) {
+				// Too big for rbuf: its start (all that rbuf holds)
+				// goes to msg_buf, and the rest is read behind it.
+				memcpy(c->msg_buf, c->rbuf + c->rbuf_head, avail);
+				c->big_have = avail;
+				c->rbuf_head = 0;
+				c->rbuf_tail = 0;
+				return sock_read_big(c, msg, wait);
+			}
 		}
 		// Incomplete: move the partial message to the front of rbuf, so
 		// that the rest of it fits behind, and read ahead.
@@ -238,7 +298,7 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 			c->rbuf_head = 0;
 			c->rbuf_tail = avail;
 		}
-		ssize_t n = sock_read(c, c->rbuf + avail, CLIENT_READAHEAD_LEN - avail);
+		ssize_t n = sock_read(c, c->rbuf + avail, CLIENT_READAHEAD_LEN - avail, wait);
 		if (n < 0)
 			return (int)n;
 		c->rbuf_tail += (size_t)n;
@@ -247,9 +307,37 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 
 #else // !SHMCHAN_CLIENT_READAHEAD
 
+// Read exactly len bytes, in as many reads as the daemon's writes need.
+static int sock_read_exact(struct gr_api_client *c, void *buf, size_t len) {
+	while (len > 0) {
+		ssize_t n = sock_read(c, buf, len, true);
+		if (n < 0)
+			return (int)n;
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+bool client_sock_buffered(const struct gr_api_client *c) {
+	(void)c;
+	return false;
+}
+
 // The seed's behaviour, kept for the benchmark: read exactly the header,
-// then exactly the payload.
-int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
+// then exactly the payload. Without wait, a message that has begun to
+// arrive is read whole, waiting for its rest until the call's deadline: the
+// daemon writes a message at once, so the rest follows.
+int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool wait) {
+	if (!wait) {
+		char byte;
+		ssize_t n;
+		do
+			n = recv(c->sock, &byte, sizeof(byte), MSG_PEEK | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -EAGAIN;
+	}
 	int ret = sock_read_exact(c, &msg->hdr, sizeof(msg->hdr));
 	if (ret < 0)
 		return ret;

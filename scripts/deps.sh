@@ -16,7 +16,7 @@ set -eu
 # where systemd is installed, and skips that check elsewhere: a container
 # needs no init system to build and test.
 base="make libdpdk-dev dpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build \
-pkg-config gcc strace procps util-linux python3 scdoc"
+pkg-config gcc g++ strace procps util-linux python3 scdoc"
 fuzz="clang libclang-rt-14-dev"
 bench="gnuplot-nox"
 

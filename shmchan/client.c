@@ -522,6 +522,53 @@ int shmchan_client_peek_len(struct shmchan_client *c) {
 	return (int)len;
 }
 
+int shmchan_client_recv_keyed(
+	struct shmchan_client *c,
+	void *hdr,
+	size_t hdr_len,
+	uint32_t key,
+	void *payload,
+	size_t payload_len,
+	void *stage,
+	size_t stage_len,
+	bool *to_payload
+) {
+	struct client_ring *r = &c->resp;
+	uint32_t len, cells, head, first;
+	struct zc_bytes z;
+	size_t rest;
+	int ret;
+
+	if (hdr_len < sizeof(first))
+		return shmchan_fail(-EINVAL, "a header of %zu bytes holds no key", hdr_len);
+	ret = peek_frame(c, &len, &cells);
+	if (ret <= 0)
+		return ret;
+	if (len < hdr_len || len - hdr_len > stage_len)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"response of %" PRIu32 " bytes, buffers of %zu + %zu",
+			len,
+			hdr_len,
+			stage_len
+		);
+	// As shmchan_client_recv(): the copies out of the cells, then
+	// cons.head, then a release store of cons.tail, which hands the cells
+	// back to the daemon only once every copy is done.
+	head = r->pos;
+	z = ring_bytes(r, head, cells);
+	zc_read(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
+	memcpy(&first, hdr, sizeof(first));
+	rest = len - hdr_len;
+	*to_payload = first == key && rest <= payload_len;
+	zc_read(&z, SHMCHAN_FRAME_HDR + hdr_len, *to_payload ? payload : stage, rest);
+	head += cells;
+	r->pos = head;
+	__atomic_store_n(&r->shared->cons.head, head, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->shared->cons.tail, head, __ATOMIC_RELEASE);
+	return (int)len;
+}
+
 void shmchan_client_doorbell_arm(struct shmchan_client *c) {
 	// Detached: the flag may be another client's now. The caller's re-check
 	// (has_response, can_enqueue) says true and its next operation fails.

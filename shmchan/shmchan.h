@@ -308,6 +308,26 @@ int shmchan_client_recv(struct shmchan_client *, void *buf, size_t buf_len);
 // -EBADMSG if the ring holds a bad frame, or -ECONNRESET.
 int shmchan_client_peek_len(struct shmchan_client *);
 
+// Take one message out of the response ring, with one look at its frame:
+// its first hdr_len bytes (at least 4) into hdr, then the rest straight from
+// the cells, with no staging copy, into payload if the message's first 4
+// bytes equal key and the rest fits in payload_len bytes, else into stage.
+// *to_payload says which. Returns the message's length, 0 if the ring is
+// empty, -EMSGSIZE if it is shorter than hdr_len or its rest longer than
+// stage_len (it stays in the ring), -EINVAL (hdr_len under 4), -EBADMSG for
+// a bad frame. Receiving thread.
+int shmchan_client_recv_keyed(
+	struct shmchan_client *,
+	void *hdr,
+	size_t hdr_len,
+	uint32_t key,
+	void *payload,
+	size_t payload_len,
+	void *stage,
+	size_t stage_len,
+	bool *to_payload
+);
+
 // Doorbell, client side, same protocol as the server's. The client sleeps
 // (poll, epoll: it is an ordinary fd that turns readable when rung) on
 // shmchan_client_resp_fd() and drains it with shmchan_client_doorbell_drain()

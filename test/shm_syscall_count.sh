@@ -19,7 +19,10 @@
 # sleep now and then, since three threads spin on two cores, and its poll and
 # read calls are printed, not counted.
 #
-#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN ping2|events BUSY_BIN|none
+#   shm_syscall_count.sh DAEMON_BIN CLIENT_BIN ping2|fd|events BUSY_BIN|none
+#
+# WHAT fd makes the client an event-loop controller (gr_api_client_fd(),
+# try_recv; syscall_count_client.c).
 #
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
