@@ -188,6 +188,7 @@ int main(int argc, char **argv) {
 		fflush(stdout);
 		int sig;
 		CHECK(sigwait(&term, &sig) == 0, "sigwait");
+		CHECK(gr_api_client_disconnect(victim) == 0, "disconnect: %s", strerror(errno));
 		return EXIT_SUCCESS; // the atexit handler kills the attacker
 	}
 

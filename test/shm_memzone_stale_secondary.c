@@ -133,6 +133,9 @@ static void __attribute__((noreturn)) stale_secondary(const char *sock, int read
 	      id,
 	      id < 0 ? strerror(errno) : "sent");
 	printf("A: send after the detach: ECONNRESET: ok\n");
+	// The handle is dead: its disconnect only frees it.
+	gr_api_client_disconnect(c);
+	CHECK(gr_api_client_disconnect(mon) == 0, "A: disconnect: %s", strerror(errno));
 	exit(EXIT_SUCCESS);
 }
 
@@ -179,6 +182,10 @@ static void wait_detached(struct gr_api_client *mon, const struct gr_shm_stats_r
 	}
 }
 
+// The parent's monitor: a global, so that the secondaries, which inherit
+// it and exit without it, hold it reachable (LeakSanitizer).
+static struct gr_api_client *mon;
+
 int main(int argc, char **argv) {
 	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
 	const char *sock = argv[1];
@@ -187,7 +194,7 @@ int main(int argc, char **argv) {
 	children_guard();
 
 	// The parent is no secondary: it watches from the socket.
-	struct gr_api_client *mon = secondary_connect(sock, GR_API_TRANSPORT_SOCKET, "monitor");
+	mon = secondary_connect(sock, GR_API_TRANSPORT_SOCKET, "monitor");
 	struct gr_shm_stats_resp before, now;
 	secondary_stats(mon, &before);
 
