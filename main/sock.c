@@ -216,8 +216,21 @@ static size_t conn_input_len(const struct conn *conn) {
 	return conn->in_end - conn->in_start;
 }
 
+// A request payload is read through its struct (handlers cast it): it must
+// start aligned for the request structs' fields, all of 4 bytes at most. A
+// client that sends a payload of odd length would leave the next one
+// misaligned, undefined behaviour in the handler; such a payload is moved to
+// the front of the buffer first (malloc'ed, so aligned). A client that keeps
+// doing so costs itself a copy of its own pending input per request.
+#define SOCK_PAYLOAD_ALIGN 4
+
 static void *conn_input_peek(struct conn *conn, size_t len) {
 	(void)len;
+	if ((uintptr_t)(conn->in + conn->in_start) % SOCK_PAYLOAD_ALIGN != 0) {
+		memmove(conn->in, conn->in + conn->in_start, conn_input_len(conn));
+		conn->in_end -= conn->in_start;
+		conn->in_start = 0;
+	}
 	return conn->in + conn->in_start;
 }
 

@@ -29,6 +29,8 @@
 #define UNSERVED_MAIN_TYPE GR_MSG_TYPE(GR_MAIN_MODULE, 0x19ff)
 // Payload bytes of the short GR_PING2 case (it needs GR_PING2_LEN).
 #define SHORT_PAYLOAD_LEN 10
+// An odd payload length, to misalign what follows it.
+#define ODD_PAYLOAD_LEN 3
 // The vanishing client announces this payload and sends only part of it.
 #define VANISH_ANNOUNCED_LEN 100
 #define VANISH_SENT_LEN 10
@@ -131,6 +133,43 @@ static void case_short_payload(void) {
 	close(fd);
 }
 
+// A payload of odd length leaves the next one misaligned in the daemon's
+// input: the next request, a subscribe the handler reads through its struct
+// (a u32 field), is served as any other (and UndefinedBehaviorSanitizer,
+// in make test SANITIZE=1, finds no misaligned read).
+static void case_misaligned_payload(void) {
+	uint8_t odd[ODD_PAYLOAD_LEN];
+	struct {
+		struct gr_api_request hdr;
+		uint8_t odd[ODD_PAYLOAD_LEN];
+		struct gr_api_request sub_hdr;
+		struct gr_event_subscribe_req sub;
+	} __attribute__((packed)) burst = {
+		.hdr = {.id = 2, .type = GR_SHM_ECHO, .payload_len = ODD_PAYLOAD_LEN},
+		.sub_hdr = {.id = 3, .type = GR_EVENT_SUBSCRIBE, .payload_len = sizeof(burst.sub)},
+		.sub = {.ev_type = GR_SHM_EVENT_TEST},
+	};
+	int fd = raw_connect(sock_path);
+
+	memset(odd, 0x5a, sizeof(odd));
+	memcpy(burst.odd, odd, sizeof(odd));
+	raw_hello(fd, 1);
+	// One write: both requests sit in the daemon's buffer at once.
+	CHECK(raw_send_bytes(fd, &burst, sizeof(burst)) == 0, "misaligned: closed");
+	struct gr_api_response resp;
+	uint8_t echo[ODD_PAYLOAD_LEN];
+	CHECK(raw_recv_response(fd, &resp, echo, sizeof(echo)) == 1,
+	      "echo of 3 bytes: no response");
+	CHECK(resp.for_id == 2 && resp.status == 0 && resp.payload_len == sizeof(echo) &&
+		      memcmp(echo, odd, sizeof(echo)) == 0,
+	      "echo of 3 bytes: id %u status %u, %u bytes",
+	      resp.for_id,
+	      resp.status,
+	      resp.payload_len);
+	raw_expect_status(fd, 3, 0, "a subscribe behind a 3-byte payload");
+	close(fd);
+}
+
 // Before hello the handler must not run: a ping2 gets an error, not an echo.
 static void case_request_before_hello(void) {
 	struct gr_ping2 req;
@@ -197,6 +236,7 @@ int main(int argc, char **argv) {
 	case_unknown_type();
 	check_daemon_serves("unknown type");
 	case_short_payload();
+	case_misaligned_payload();
 	check_daemon_serves("short payload");
 	case_request_before_hello();
 	check_daemon_serves("request before hello");
