@@ -112,8 +112,8 @@ static int sock_send_all(struct gr_api_client *c, const void *buf, size_t len, s
 	return 0;
 }
 
-// The seed's behaviour, kept for the benchmark: header and payload in two
-// send() calls.
+// The socket transport before its system-call reductions, kept for the
+// benchmark: header and payload in two send() calls.
 int client_sock_send(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
@@ -247,8 +247,8 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 
 #else // !SHMCHAN_CLIENT_READAHEAD
 
-// The seed's behaviour, kept for the benchmark: read exactly the header,
-// then exactly the payload.
+// The socket transport before its system-call reductions, kept for the
+// benchmark: read exactly the header, then exactly the payload.
 int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg) {
 	int ret = sock_read_exact(c, &msg->hdr, sizeof(msg->hdr));
 	if (ret < 0)
