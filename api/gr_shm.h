@@ -121,10 +121,18 @@ struct gr_shm_daemon_info {
 	uint32_t sock_output_high; // output bytes queued per socket client before pausing it
 	uint32_t sock_output_stall_s; // a paused socket client this long is disconnected
 	uint32_t reserved; // zero
+	// Per-peer connection limits (0: no limit) and the bounds of each
+	// event subscriber's backlog, as the daemon's options set them.
+	uint32_t max_conn_per_pid; // socket connections one client process may hold
+	uint32_t max_conn_per_uid; // the processes of one uid other than root, together
+	uint32_t event_backlog; // events queued per subscriber before it loses events
+	uint32_t event_backlog_bytes; // bytes of events queued per subscriber
 };
-// The first release's 80 bytes keep their layout; the rest is appended.
+// The first release's 80 bytes keep their layout, and so do the 168 of the
+// next; the rest is appended.
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
-GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 168, "no hidden padding");
+GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, max_conn_per_pid) == 168, "appended only");
+GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 184, "no hidden padding");
 GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).

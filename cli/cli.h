@@ -79,6 +79,17 @@ int cli_request(struct gr_api_client *, uint32_t type, void *resp, size_t resp_l
 // in cli_request), in a malloc'ed array *items of *n. Returns 0 or -errno.
 int cli_stream(struct gr_api_client *, uint32_t type, size_t resp_len, void **items, size_t *n);
 
+// cli_stream() of a request with a payload of req_len bytes.
+int cli_stream_req(
+	struct gr_api_client *,
+	uint32_t type,
+	size_t req_len,
+	const void *req,
+	size_t resp_len,
+	void **items,
+	size_t *n
+);
+
 // Names of the public codes of api/gr_shm.h.
 const char *cli_channel_state(uint32_t state);
 const char *cli_backing(uint32_t backing);

@@ -27,6 +27,21 @@ static const char *backings_name(uint32_t backings) {
 	return "unknown";
 }
 
+// Whether the daemon sent the per-peer limits and event backlog bounds: an
+// older one's shorter response is padded with zeros, and a backlog always
+// holds an event at least.
+static bool reports_peer_limits(const struct gr_shm_daemon_info *info) {
+	return info->event_backlog > 0;
+}
+
+// A per-peer connection limit: 0 is none.
+static const char *conn_limit(char buf[FORMAT_LEN], uint32_t limit, const char *note) {
+	if (limit == 0)
+		return "no limit";
+	snprintf(buf, FORMAT_LEN, "%u%s", limit, note);
+	return buf;
+}
+
 static void info_json(const struct gr_shm_daemon_info *info) {
 	struct json j;
 
@@ -59,6 +74,12 @@ static void info_json(const struct gr_shm_daemon_info *info) {
 	json_u64(&j, "channel_slow_ms", info->channel_slow_ms);
 	json_u64(&j, "sock_output_high", info->sock_output_high);
 	json_u64(&j, "sock_output_stall_s", info->sock_output_stall_s);
+	if (reports_peer_limits(info)) {
+		json_u64(&j, "max_conn_per_pid", info->max_conn_per_pid);
+		json_u64(&j, "max_conn_per_uid", info->max_conn_per_uid);
+		json_u64(&j, "event_backlog", info->event_backlog);
+		json_u64(&j, "event_backlog_bytes", info->event_backlog_bytes);
+	}
 	json_object_end(&j);
 	json_object_end(&j);
 	json_end(&j);
@@ -119,6 +140,19 @@ static int info_table(const struct gr_shm_daemon_info *info) {
 		format_bytes(b, info->sock_output_high),
 		info->sock_output_stall_s
 	);
+	if (reports_peer_limits(info)) {
+		table_cell(t, "connections per pid");
+		table_cell(t, "%s", conn_limit(a, info->max_conn_per_pid, ""));
+		table_cell(t, "connections per uid");
+		table_cell(t, "%s", conn_limit(a, info->max_conn_per_uid, " (root: no limit)"));
+		table_cell(t, "event backlog");
+		table_cell(
+			t,
+			"%u events, %s per subscriber",
+			info->event_backlog,
+			format_bytes(b, info->event_backlog_bytes)
+		);
+	}
 	table_print_free(t, stdout);
 	return EXIT_SUCCESS;
 }

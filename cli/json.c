@@ -17,7 +17,13 @@
 void json_init(struct json *j, FILE *f) {
 	j->f = f;
 	j->depth = 0;
+	j->one_line = false;
 	j->first[0] = true;
+}
+
+void json_init_line(struct json *j, FILE *f) {
+	json_init(j, f);
+	j->one_line = true;
 }
 
 static void json_quoted(struct json *j, const char *s) {
@@ -39,7 +45,10 @@ static void json_quoted(struct json *j, const char *s) {
 
 // Separator, indent and key before a value.
 static void json_key(struct json *j, const char *key) {
-	if (j->depth > 0) {
+	if (j->depth > 0 && j->one_line) {
+		if (!j->first[j->depth])
+			fputs(", ", j->f);
+	} else if (j->depth > 0) {
 		fputs(j->first[j->depth] ? "\n" : ",\n", j->f);
 		fprintf(j->f, "%*s", (int)(j->depth * JSON_INDENT), "");
 	}
@@ -63,7 +72,7 @@ static void json_close(struct json *j, char c) {
 	bool empty = j->first[j->depth];
 
 	j->depth--;
-	if (!empty)
+	if (!empty && !j->one_line)
 		fprintf(j->f, "\n%*s", (int)(j->depth * JSON_INDENT), "");
 	fputc(c, j->f);
 }

@@ -2,7 +2,8 @@
 // Copyright (c) 2026 The shmchan authors
 
 // A small JSON writer for -j: objects and arrays nested to JSON_DEPTH_MAX,
-// strings escaped, integers exact. key is NULL inside an array.
+// strings escaped, integers exact. key is NULL inside an array. Indented,
+// or on one line (json_init_line(): a JSON Lines record).
 
 #pragma once
 
@@ -15,10 +16,12 @@
 struct json {
 	FILE *f;
 	unsigned depth;
+	bool one_line; // no newline nor indent inside the document
 	bool first[JSON_DEPTH_MAX]; // nothing written yet at that depth
 };
 
 void json_init(struct json *, FILE *f);
+void json_init_line(struct json *, FILE *f);
 void json_object_begin(struct json *, const char *key);
 void json_object_end(struct json *);
 void json_array_begin(struct json *, const char *key);

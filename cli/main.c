@@ -41,8 +41,9 @@ static void usage(FILE *f) {
 		fprintf(f, "  %-10s %s\n", cmd->name, cmd->summary);
 	fprintf(f,
 		"\n"
-		"Exit status: 0, or as sysexits(3): 64 bad usage, 69 no daemon on the socket,\n"
-		"76 protocol error or version refused, 77 permission denied.\n"
+		"Exit status: 0, or as sysexits(3): 64 bad usage, 65 data refused by the daemon,\n"
+		"69 no daemon on the socket, 76 protocol error or version refused, 77 permission\n"
+		"denied.\n"
 		"See shmchanctl(1).\n");
 }
 

@@ -119,13 +119,25 @@ int cli_request(struct gr_api_client *c, uint32_t type, void *resp, size_t resp_
 }
 
 int cli_stream(struct gr_api_client *c, uint32_t type, size_t resp_len, void **items, size_t *n) {
+	return cli_stream_req(c, type, 0, NULL, resp_len, items, n);
+}
+
+int cli_stream_req(
+	struct gr_api_client *c,
+	uint32_t type,
+	size_t req_len,
+	const void *req,
+	size_t resp_len,
+	void **items,
+	size_t *n
+) {
 	size_t count = 0, cap = 0, len;
 	char *all = NULL, *grown;
 	void *payload;
 	long id;
 	int ret;
 
-	id = gr_api_client_send(c, type, 0, NULL);
+	id = gr_api_client_send(c, type, req_len, req);
 	if (id < 0)
 		return -errno;
 	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, &payload, &len)) > 0) {

@@ -120,8 +120,8 @@ static int sock_send_all(struct gr_api_client *c, const void *buf, size_t len, s
 	return 0;
 }
 
-// The seed's behaviour, kept for the benchmark: header and payload in two
-// send() calls.
+// The socket transport before its system-call reductions, kept for the
+// benchmark: header and payload in two send() calls.
 int client_sock_send(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
@@ -324,10 +324,10 @@ bool client_sock_buffered(const struct gr_api_client *c) {
 	return false;
 }
 
-// The seed's behaviour, kept for the benchmark: read exactly the header,
-// then exactly the payload. Without wait, a message that has begun to
-// arrive is read whole, waiting for its rest until the call's deadline: the
-// daemon writes a message at once, so the rest follows.
+// The socket transport before its system-call reductions, kept for the
+// benchmark: read exactly the header, then exactly the payload. Without wait, a message that has
+// begun to arrive is read whole, waiting for its rest until the call's deadline: the daemon writes
+// a message at once, so the rest follows.
 int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool wait) {
 	if (!wait) {
 		char byte;

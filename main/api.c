@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -195,6 +196,15 @@ void api_fault(
 	ctx->faults_pending = true;
 }
 
+void api_fault_text(struct api_ctx *ctx, enum api_fault kind, const char *fmt, ...) {
+	va_list ap;
+
+	api_fault(ctx, kind, NULL, 0, 0);
+	va_start(ap, fmt);
+	vsnprintf(ctx->faults[kind].text, sizeof(ctx->faults[kind].text), fmt, ap);
+	va_end(ap);
+}
+
 // How each kind is logged: its level, what a summary counts, and the detail
 // of one occurrence.
 static const struct {
@@ -209,6 +219,16 @@ static const struct {
 	[API_FAULT_HELLO_STRING] = {RTE_LOG_NOTICE, "hellos with an unterminated version string"},
 	[API_FAULT_ATTACH_LAYOUT] = {RTE_LOG_NOTICE, "attaches of another layout version"},
 	[API_FAULT_ATTACH_BACKINGS] = {RTE_LOG_NOTICE, "attaches for backings not offered"},
+	[API_FAULT_LOG_LEVEL] = {RTE_LOG_NOTICE, "log level sets of a level out of range"},
+	[API_FAULT_LOG_PATTERN] = {RTE_LOG_NOTICE, "log level sets of a bad pattern"},
+	[API_FAULT_LOG_LEVEL_SET] = {RTE_LOG_INFO, "log level changes"},
+	// Grout clients may ask for it: no more than a line at info.
+	[API_FAULT_LOG_PACKETS] = {RTE_LOG_INFO, "GR_LOG_PACKETS_SET requests"},
+	[API_FAULT_SUBSCRIBE_FRAMING] = {RTE_LOG_NOTICE, "subscribes in the other framing"},
+	[API_FAULT_SUBSCRIBE_LIMIT] = {RTE_LOG_NOTICE, "subscribes past the limit"},
+	[API_FAULT_CHANNEL_ATTACHED] = {RTE_LOG_INFO, "channels attached"},
+	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
+	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
 };
 
 // Longest detail of one fault (fault_detail()).
@@ -268,6 +288,45 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 				? ""
 				: " (no hugepages: --no-huge or --in-memory, memfd only)"
 		);
+		break;
+	case API_FAULT_LOG_LEVEL:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"log level %u is not %d..%d",
+			a[0],
+			GR_LOG_LEVEL_MIN,
+			GR_LOG_LEVEL_MAX
+		);
+		break;
+	case API_FAULT_LOG_PATTERN:
+		snprintf(buf, FAULT_DETAIL_LEN, "log pattern empty or not NUL-terminated");
+		break;
+	case API_FAULT_LOG_PACKETS:
+		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: shmchand has no datapath");
+		break;
+	case API_FAULT_SUBSCRIBE_FRAMING:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"subscribe in the other framing while subscribed: unsubscribe first"
+		);
+		break;
+	case API_FAULT_SUBSCRIBE_LIMIT:
+		snprintf(buf, FAULT_DETAIL_LEN, "more than %u subscriptions", a[0]);
+		break;
+	case API_FAULT_MEMZONES_IN_USE:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"all %u memzone channels in use: memfd instead",
+			a[0]
+		);
+		break;
+	case API_FAULT_LOG_LEVEL_SET:
+	case API_FAULT_CHANNEL_ATTACHED:
+	case API_FAULT_CHANNEL_GIVEN_BACK:
+		snprintf(buf, FAULT_DETAIL_LEN, "%s", note->text);
 		break;
 	case API_FAULTS:
 		buf[0] = '\0';

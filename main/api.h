@@ -67,11 +67,13 @@ struct api_transport {
 	struct event_sub *(*events_open)(struct api_ctx *);
 };
 
-// What a client did wrong in a request, which it can repeat at will. Each is
-// recorded under the handler lock (api_fault()) and logged outside it
-// (api_faults_log()), once per LOG_LIMIT_INTERVAL_MS per client and kind at
-// most: a flood of bad requests costs a line a second, not a line (and a
-// syslog() call, under the lock every poller waits on) per request.
+// What a client did wrong in a request, or did that deserves a line, which
+// it can repeat at will (a log level change, a channel attached and given
+// back on one connection). Each is recorded under the handler lock
+// (api_fault()) and logged outside it (api_faults_log()), once per
+// LOG_LIMIT_INTERVAL_MS per client and kind at most: a flood of such
+// requests costs a line a second, not a line (and a syslog() call, under
+// the lock every poller waits on) per request.
 enum api_fault {
 	API_FAULT_BEFORE_HELLO, // args: type
 	API_FAULT_UNKNOWN_TYPE, // args: type
@@ -80,10 +82,22 @@ enum api_fault {
 	API_FAULT_HELLO_STRING, // no args: version string not NUL-terminated
 	API_FAULT_ATTACH_LAYOUT, // args: the client's layout version, ours
 	API_FAULT_ATTACH_BACKINGS, // args: backings asked for, offered
+	API_FAULT_LOG_LEVEL, // args: the level asked for
+	API_FAULT_LOG_PATTERN, // no args: pattern empty or not NUL-terminated
+	API_FAULT_LOG_LEVEL_SET, // text: what changed (a change done)
+	API_FAULT_LOG_PACKETS, // no args: GR_LOG_PACKETS_SET, not served
+	API_FAULT_SUBSCRIBE_FRAMING, // no args: the other framing while subscribed
+	API_FAULT_SUBSCRIBE_LIMIT, // args: EVENT_SUBS_PER_CLIENT_MAX
+	API_FAULT_CHANNEL_ATTACHED, // text: which, how (done)
+	API_FAULT_CHANNEL_GIVEN_BACK, // text: which (done)
+	API_FAULT_MEMZONES_IN_USE, // args: memzone channels in the pool
 	API_FAULTS,
 };
 
 #define API_FAULT_ARGS 2
+// Longest text a fault keeps (NUL included): a line about a log pattern
+// (63 characters) or a channel, with its numbers.
+#define API_FAULT_TEXT_LEN 96
 
 // The faults of one kind not logged yet, and the last one's details.
 struct api_fault_note {
@@ -91,6 +105,7 @@ struct api_fault_note {
 	bool logged; // a line about this kind came already
 	const char *name; // static: a handler's name
 	uint32_t args[API_FAULT_ARGS];
+	char text[API_FAULT_TEXT_LEN]; // the last one's line (api_fault_text())
 };
 
 // Per-client dispatch state. One per socket connection and one per channel.
@@ -119,6 +134,12 @@ struct api_ctx {
 // Under the handler lock, by the thread serving the client; makes no system
 // call and logs nothing.
 void api_fault(struct api_ctx *, enum api_fault, const char *name, uint32_t arg0, uint32_t arg1);
+
+// api_fault() of a kind whose line is a text made now (printf format, cut
+// to API_FAULT_TEXT_LEN - 1 bytes): from the request or the state it
+// changed, which will not be there when the line is logged.
+void api_fault_text(struct api_ctx *, enum api_fault, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 // Log the faults that are due: the first of each kind at once, then one line
 // per LOG_LIMIT_INTERVAL_MS at most saying how many more came, and with

@@ -5,7 +5,10 @@
 // request: 10,000 short payloads and 10,000 unknown types from one client
 // make one line of each at once, and, once the client is gone, one summary
 // of each that counts all the others; another client's first fault is
-// logged at once all the same. Every request is still answered.
+// logged at once all the same. Every request is still answered. So it goes
+// for the log requests: 10,000 GR_LOG_LEVEL_SET of a bad level, of a bad
+// pattern, of a good one (each a level change) and GR_LOG_PACKETS_SET make
+// a bounded number of lines.
 
 #include "api.h"
 #include "shmchand.h"
@@ -177,9 +180,68 @@ static void flood_logged_once_per_interval(void **state) {
 	assert_int_equal(log_lines("client pid 4242: ", NULL), lines);
 }
 
+static void log_level_set_flood(struct counting_client *c, uint32_t level, const char *pattern) {
+	struct gr_log_level_set_req set = {.level = level};
+	struct gr_api_request req = {.type = GR_LOG_LEVEL_SET, .payload_len = sizeof(set)};
+
+	snprintf(set.pattern, sizeof(set.pattern), "%s", pattern);
+	for (uint32_t i = 0; i < FLOOD; i++) {
+		req.id = 2 + i;
+		assert_int_equal(api_dispatch(&c->ctx, &req, &set), 0);
+	}
+}
+
+static void log_requests_logged_once_per_interval(void **state) {
+	struct gr_log_packets_set_req packets = {.enabled = true};
+	struct gr_api_request req = {.type = GR_LOG_PACKETS_SET, .payload_len = sizeof(packets)};
+	// Matches no log type: the test's own log level stays.
+	const char *pattern = "nomatch.test*";
+	struct counting_client c;
+
+	(void)state;
+	client_init(&c, 4545);
+	uint64_t start = now_ns();
+	log_level_set_flood(&c, GR_LOG_LEVEL_MAX + 1, pattern);
+	log_level_set_flood(&c, RTE_LOG_INFO, "");
+	log_level_set_flood(&c, RTE_LOG_INFO, pattern);
+	for (uint32_t i = 0; i < FLOOD; i++) {
+		req.id = 2 + i;
+		assert_int_equal(api_dispatch(&c.ctx, &req, &packets), 0);
+	}
+	unsigned seconds = (unsigned)((now_ns() - start) / NSEC_PER_SEC);
+	assert_int_equal(c.answers[EINVAL], 2 * FLOOD);
+	assert_int_equal(c.answers[0], 1 + FLOOD); // hello and the good sets
+	assert_int_equal(c.answers[ENOTSUP], FLOOD);
+
+	static const char *const details[] = {
+		"log level 9 is not 1..8",
+		"log pattern empty or not NUL-terminated",
+		"log level of 'nomatch.test*' set to 7",
+		"GR_LOG_PACKETS_SET: shmchand has no datapath",
+	};
+	unsigned lines[sizeof(details) / sizeof(details[0])];
+	for (unsigned k = 0; k < sizeof(details) / sizeof(details[0]); k++) {
+		lines[k] = log_lines("client pid 4545: ", details[k]);
+		assert_true(lines[k] >= 1 && lines[k] <= 1 + seconds);
+	}
+	// Gone: one summary of each kind; nothing is left to say after it.
+	api_faults_log(&c.ctx, true);
+	for (unsigned k = 0; k < sizeof(details) / sizeof(details[0]); k++)
+		assert_int_equal(log_lines("client pid 4545: ", details[k]), lines[k] + 1);
+	if (seconds == 0)
+		assert_int_equal(
+			log_lines("client pid 4545: 9999 more log level changes suppressed", NULL),
+			1
+		);
+	// And the hello's line.
+	unsigned all = log_lines("client pid 4545: ", NULL);
+	assert_true(all <= 1 + 2 * (sizeof(details) / sizeof(details[0])) * (1 + seconds));
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flood_logged_once_per_interval),
+		cmocka_unit_test(log_requests_logged_once_per_interval),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

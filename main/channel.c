@@ -761,7 +761,6 @@ static void channel_free(struct rcu_head *head) {
 // given_back: the client asked for it (GR_SHM_DETACH), the lease lives on.
 static void channel_end(struct channel *ch, bool given_back) {
 	uint32_t prev = atomic_exchange(&ch->state, CHANNEL_CLOSED);
-	const char *why = given_back ? "given back by the client" : "lease closed";
 
 	if (prev == CHANNEL_CLOSED)
 		return;
@@ -791,15 +790,17 @@ static void channel_end(struct channel *ch, bool given_back) {
 	} else {
 		__atomic_fetch_add(&retired.detach_lease, 1, __ATOMIC_RELAXED);
 	}
-	LOG(INFO,
-	    "channel %s (pid %d) detached: %s",
-	    ch->name,
-	    (int)ch->ctx.peer_pid,
-	    prev == CHANNEL_FAULTED ? ch->fault_reason : why);
+	// Given back: the handler logs it, through its client's faults.
+	if (!given_back)
+		LOG(INFO,
+		    "channel %s (pid %d) detached: %s",
+		    ch->name,
+		    (int)ch->ctx.peer_pid,
+		    prev == CHANNEL_FAULTED ? ch->fault_reason : "lease closed");
 	struct gr_shm_event_channel_detached ev = {
 		.pid = ch->ctx.peer_pid,
-		.reason = prev != CHANNEL_FAULTED   ? (given_back ? GR_SHM_DETACH_REQUEST
-							      : GR_SHM_DETACH_LEASE)
+		.reason = prev != CHANNEL_FAULTED
+				  ? (given_back ? GR_SHM_DETACH_REQUEST : GR_SHM_DETACH_LEASE)
 			  : ch->fault == FAULT_SLOW ? GR_SHM_DETACH_SLOW
 						    : GR_SHM_DETACH_CORRUPT,
 	};
@@ -920,10 +921,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 		return api_out(ENOTSUP, 0, NULL);
 	}
 	if (backing == SHMCHAN_BACKING_MEMFD && req->backings & offered & GR_SHM_BACKING_MEMZONE)
-		LOG(NOTICE,
-		    "pid %d: all %u memzone channels in use: memfd instead",
-		    (int)ctx->peer_pid,
-		    memzone_pool.n_zones);
+		api_fault(ctx, API_FAULT_MEMZONES_IN_USE, NULL, memzone_pool.n_zones, 0);
 	resp = calloc(1, sizeof(*resp));
 	if (resp == NULL)
 		return api_out(ENOMEM, 0, NULL);
@@ -954,13 +952,18 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	ctx->lease_arg = ch;
 	cds_list_add_tail_rcu(&ch->node, &registry);
 	n_channels++;
-	LOG(INFO,
-	    "channel %s attached: pid %d uid %u, %s, poller %u",
-	    ch->name,
-	    (int)ctx->peer_pid,
-	    (unsigned)ctx->peer_uid,
-	    backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
-	    ch->poller);
+	// A client can attach, give back and attach again on one connection:
+	// logged outside the handler lock, at a bounded rate.
+	api_fault_text(
+		ctx,
+		API_FAULT_CHANNEL_ATTACHED,
+		"channel %s attached: pid %d uid %u, %s, poller %u",
+		ch->name,
+		(int)ctx->peer_pid,
+		(unsigned)ctx->peer_uid,
+		backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
+		ch->poller
+	);
 	struct gr_shm_event_channel ev = {.pid = ctx->peer_pid, .backing = resp->backing};
 	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
 	event_publish(GR_SHM_EVENT_CHANNEL_ATTACHED, &ev, sizeof(ev));
@@ -989,6 +992,15 @@ static struct api_out channel_give_back(const void *request, uint32_t len, struc
 	// it again (it is freed after the grace period).
 	ctx->lease_lost = NULL;
 	ctx->lease_arg = NULL;
+	// A client can attach and give back at will on one connection:
+	// logged outside the handler lock, at a bounded rate.
+	api_fault_text(
+		ctx,
+		API_FAULT_CHANNEL_GIVEN_BACK,
+		"channel %s (pid %d) detached: given back by the client",
+		ch->name,
+		(int)ch->ctx.peer_pid
+	);
 	channel_end(ch, true);
 	return api_out(0, 0, NULL);
 }

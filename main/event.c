@@ -25,6 +25,7 @@
 #include <gr_shm.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,6 +38,9 @@
 #define EVENT_TYPE_BUCKETS 256
 #define EVENT_TYPE_BUCKET_BITS 8
 _Static_assert(EVENT_TYPE_BUCKETS == 1u << EVENT_TYPE_BUCKET_BITS, "the hash yields a bucket");
+
+#define MS_PER_S 1000u
+#define US_PER_MS 1000
 
 // Room an event message keeps before its payload.
 #define EVENT_MSG_HDR_LEN (sizeof(struct gr_api_response) + sizeof(struct gr_api_event))
@@ -86,6 +90,20 @@ static struct event_type *type_buckets[EVENT_TYPE_BUCKETS];
 static struct event_type type_all = {.ev_type = GR_EVENT_ALL};
 static struct event_totals totals;
 static uint64_t publish_seq;
+
+// Subscribers whose backlogs filled and began to drop events. Noted by the
+// publisher (any thread, under events_lock, maybe under the handler lock
+// too), logged by the main thread outside every lock, at a bounded rate: a
+// subscriber can stop and resume reading at will, and each time its drops
+// begin anew.
+static struct {
+	struct log_limit limit;
+	bool logged; // a line about it came already
+	pid_t pid; // the last one's, and its backlog then
+	unsigned count;
+	size_t bytes;
+} full_note;
+static struct event *full_log_ev; // timer: the next line due
 
 // Main-thread delivery: subscribers with something to take, and how the
 // main loop learns of them.
@@ -183,18 +201,10 @@ static struct event_msg *msg_new(uint32_t ev_type, const void *payload, uint32_t
 	return m;
 }
 
-// Tell the consumer of sub it has something to take. events_lock held.
-static void sub_wake(struct event_sub *sub) {
+// Make the main loop run main_deliver() soon. events_lock held.
+static void main_signal(void) {
 	uint64_t one = 1;
 
-	if (sub->wake != NULL) {
-		sub->wake(sub->arg);
-		return;
-	}
-	if (!sub->dirty) {
-		sub->dirty = true;
-		TAILQ_INSERT_TAIL(&dirty, sub, dirty_next);
-	}
 	if (main_signalled || main_ev == NULL)
 		return;
 	main_signalled = true;
@@ -204,6 +214,19 @@ static void sub_wake(struct event_sub *sub) {
 		event_active(main_ev, EV_READ, 0);
 	else if (write(main_efd, &one, sizeof(one)) < 0)
 		LOG(ERR, "events: waking the main thread: %s", strerror(errno));
+}
+
+// Tell the consumer of sub it has something to take. events_lock held.
+static void sub_wake(struct event_sub *sub) {
+	if (sub->wake != NULL) {
+		sub->wake(sub->arg);
+		return;
+	}
+	if (!sub->dirty) {
+		sub->dirty = true;
+		TAILQ_INSERT_TAIL(&dirty, sub, dirty_next);
+	}
+	main_signal();
 }
 
 static bool sub_has_room(const struct event_sub *sub, uint32_t len) {
@@ -250,13 +273,13 @@ static void sub_push_lost(struct event_sub *sub) {
 static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 	sub_push_lost(sub);
 	if (sub->lost > 0 || !sub_has_room(sub, m->len)) {
-		if (!sub->dropping)
-			LOG(NOTICE,
-			    "events: subscriber pid %d: backlog full (%u events, %zu bytes):"
-			    " dropping its events",
-			    (int)sub->pid,
-			    sub->count,
-			    sub->bytes);
+		if (!sub->dropping) {
+			log_limit_count(&full_note.limit);
+			full_note.pid = sub->pid;
+			full_note.count = sub->count;
+			full_note.bytes = sub->bytes;
+			main_signal();
+		}
 		sub->dropping = true;
 		sub->lost++;
 		totals.dropped++;
@@ -482,6 +505,58 @@ void event_totals_get(struct event_totals *out) {
 	pthread_mutex_unlock(&events_lock);
 }
 
+// Main thread, no lock held: log the subscribers that began to drop, if a
+// line is due (final: whatever is left); else come back when one is.
+static void full_log(bool final) {
+	uint64_t now = log_limit_now_ns(), n;
+	unsigned count, wait_ms = 0;
+	bool logged;
+	size_t bytes;
+	pid_t pid;
+
+	pthread_mutex_lock(&events_lock);
+	n = log_limit_due(&full_note.limit, now, final);
+	logged = full_note.logged;
+	full_note.logged |= n > 0;
+	pid = full_note.pid;
+	count = full_note.count;
+	bytes = full_note.bytes;
+	if (full_note.limit.pending > 0)
+		wait_ms = log_limit_wait_ms(&full_note.limit, now);
+	pthread_mutex_unlock(&events_lock);
+	if (n == 1)
+		LOG(NOTICE,
+		    "events: subscriber pid %d: backlog full (%u events, %zu bytes):"
+		    " dropping its events",
+		    (int)pid,
+		    count,
+		    bytes);
+	else if (n > 1)
+		LOG(NOTICE,
+		    "events: %" PRIu64 " %sbacklogs full%s, the last: subscriber pid %d"
+		    " (%u events, %zu bytes): dropping their events",
+		    n,
+		    logged ? "more " : "",
+		    logged ? " suppressed" : "",
+		    (int)pid,
+		    count,
+		    bytes);
+	if (wait_ms > 0 && !final && full_log_ev != NULL) {
+		struct timeval tv = {
+			.tv_sec = wait_ms / MS_PER_S,
+			.tv_usec = (suseconds_t)(wait_ms % MS_PER_S) * US_PER_MS,
+		};
+		evtimer_add(full_log_ev, &tv);
+	}
+}
+
+static void full_log_due(evutil_socket_t fd, short what, void *arg) {
+	(void)fd;
+	(void)what;
+	(void)arg;
+	full_log(false);
+}
+
 // Main thread: drain every main-thread subscriber that got something.
 static void main_deliver(evutil_socket_t fd, short what, void *arg) {
 	struct event_sub *sub;
@@ -503,6 +578,7 @@ static void main_deliver(evutil_socket_t fd, short what, void *arg) {
 		pthread_mutex_lock(&events_lock);
 	}
 	pthread_mutex_unlock(&events_lock);
+	full_log(false);
 }
 
 int event_module_init(struct event_base *base) {
@@ -513,7 +589,8 @@ int event_module_init(struct event_base *base) {
 		return -errno;
 	}
 	main_ev = event_new(base, main_efd, EV_READ | EV_PERSIST, main_deliver, NULL);
-	if (main_ev == NULL || event_add(main_ev, NULL) < 0) {
+	full_log_ev = evtimer_new(base, full_log_due, NULL);
+	if (main_ev == NULL || full_log_ev == NULL || event_add(main_ev, NULL) < 0) {
 		LOG(ERR, "events: cannot watch the main eventfd");
 		event_module_fini();
 		return -ENOMEM;
@@ -522,6 +599,11 @@ int event_module_init(struct event_base *base) {
 }
 
 void event_module_fini(void) {
+	full_log(true);
+	if (full_log_ev != NULL) {
+		event_free(full_log_ev);
+		full_log_ev = NULL;
+	}
 	if (main_ev != NULL) {
 		event_free(main_ev);
 		main_ev = NULL;
@@ -557,18 +639,12 @@ static int subscribe_common(
 				     ctx->api_version == GR_API_VERSION_GROUT_MAIN),
 	};
 	int ret = event_subscribe(ctx->events, req->ev_type, &opts);
+	// Logged outside the handler lock, at a bounded rate: a client can
+	// repeat them at will.
 	if (ret == -EBUSY)
-		LOG(NOTICE,
-		    "%s client pid %d: subscribe in the other framing while subscribed:"
-		    " unsubscribe first",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid);
+		api_fault(ctx, API_FAULT_SUBSCRIBE_FRAMING, NULL, 0, 0);
 	else if (ret == -ENOSPC)
-		LOG(NOTICE,
-		    "%s client pid %d: more than %u subscriptions",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    EVENT_SUBS_PER_CLIENT_MAX);
+		api_fault(ctx, API_FAULT_SUBSCRIBE_LIMIT, NULL, EVENT_SUBS_PER_CLIENT_MAX, 0);
 	return -ret;
 }
 

@@ -65,6 +65,11 @@ void shmchand_daemon_info(struct gr_shm_daemon_info *info) {
 	info->channel_slow_ms = CHANNEL_SLOW_LIMIT_MS;
 	info->sock_output_high = SOCK_OUTPUT_HIGH;
 	info->sock_output_stall_s = SOCK_OUTPUT_STALL_SEC;
+	info->max_conn_per_pid = cfg->max_conn_per_pid;
+	info->max_conn_per_uid = cfg->max_conn_per_uid;
+	info->event_backlog = cfg->event_backlog_msgs;
+	// At most EVENT_BACKLOG_BYTES_MAX (1 GiB), which the option checks.
+	info->event_backlog_bytes = (uint32_t)cfg->event_backlog_bytes;
 }
 
 // Main thread or poller, under the handler lock.

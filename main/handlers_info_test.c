@@ -102,7 +102,7 @@ static void info_no_shm_offers_nothing(void **state) {
 }
 
 // The fields appended after the first release: version, uptime, flags and
-// the limits.
+// the limits, the per-peer connection limits and event backlog bounds too.
 static void info_reports_version_uptime_limits(void **state) {
 	const struct gr_shm_daemon_info *info;
 	// An uptime of a little over 5 s, told by the start instant.
@@ -115,6 +115,10 @@ static void info_reports_version_uptime_limits(void **state) {
 	shmchand_config.memzone_channels = 7;
 	shmchand_config.start_ns = shmchand_monotonic_ns() - started_ago_ns;
 	shmchand_config.start_time = 1700000000;
+	shmchand_config.max_conn_per_pid = 11;
+	shmchand_config.max_conn_per_uid = 0;
+	shmchand_config.event_backlog_msgs = 13;
+	shmchand_config.event_backlog_bytes = 8192;
 	info = daemon_info();
 	assert_string_equal(info->version, SHMCHAN_VERSION);
 	assert_in_range(info->uptime_ms, 5000, 5000 + 60000);
@@ -129,6 +133,10 @@ static void info_reports_version_uptime_limits(void **state) {
 	assert_int_equal(info->sock_output_high, SOCK_OUTPUT_HIGH);
 	assert_int_equal(info->sock_output_stall_s, SOCK_OUTPUT_STALL_SEC);
 	assert_int_equal(info->reserved, 0);
+	assert_int_equal(info->max_conn_per_pid, 11);
+	assert_int_equal(info->max_conn_per_uid, 0);
+	assert_int_equal(info->event_backlog, 13);
+	assert_int_equal(info->event_backlog_bytes, 8192);
 
 	shmchand_config.have_hugepages = false;
 	shmchand_config.telemetry = false;

@@ -61,41 +61,30 @@ static struct api_out log_level_list(const void *request, uint32_t len, struct a
 	return api_out(ret < 0 ? (uint32_t)-ret : 0, 0, NULL);
 }
 
+// A client can send these at will: what they do is logged through the
+// client's faults, outside the handler lock and at a bounded rate.
 static struct api_out log_level_set(const void *request, uint32_t len, struct api_ctx *ctx) {
 	const struct gr_log_level_set_req *req = request;
 
 	(void)len;
 	if (req->level < GR_LOG_LEVEL_MIN || req->level > GR_LOG_LEVEL_MAX) {
-		LOG(NOTICE,
-		    "%s client pid %d: log level %u is not %d..%d",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    req->level,
-		    GR_LOG_LEVEL_MIN,
-		    GR_LOG_LEVEL_MAX);
+		api_fault(ctx, API_FAULT_LOG_LEVEL, NULL, req->level, 0);
 		return api_out(EINVAL, 0, NULL);
 	}
 	if (memchr(req->pattern, '\0', sizeof(req->pattern)) == NULL || req->pattern[0] == '\0') {
-		LOG(NOTICE,
-		    "%s client pid %d: log pattern empty or not NUL-terminated",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid);
+		api_fault(ctx, API_FAULT_LOG_PATTERN, NULL, 0, 0);
 		return api_out(EINVAL, 0, NULL);
 	}
-	if (rte_log_set_level_pattern(req->pattern, req->level) < 0) {
-		LOG(NOTICE,
-		    "%s client pid %d: log pattern '%s' refused",
-		    ctx->transport->name,
-		    (int)ctx->peer_pid,
-		    req->pattern);
+	// rte_log refuses a level past RTE_LOG_MAX only, checked above.
+	if (rte_log_set_level_pattern(req->pattern, req->level) < 0)
 		return api_out(EINVAL, 0, NULL);
-	}
-	LOG(INFO,
-	    "%s client pid %d: log level of '%s' set to %u",
-	    ctx->transport->name,
-	    (int)ctx->peer_pid,
-	    req->pattern,
-	    req->level);
+	api_fault_text(
+		ctx,
+		API_FAULT_LOG_LEVEL_SET,
+		"log level of '%s' set to %u",
+		req->pattern,
+		req->level
+	);
 	return api_out(0, 0, NULL);
 }
 
@@ -103,10 +92,7 @@ static struct api_out log_level_set(const void *request, uint32_t len, struct ap
 static struct api_out log_packets_set(const void *request, uint32_t len, struct api_ctx *ctx) {
 	(void)request;
 	(void)len;
-	LOG(INFO,
-	    "%s client pid %d: GR_LOG_PACKETS_SET: shmchand has no datapath",
-	    ctx->transport->name,
-	    (int)ctx->peer_pid);
+	api_fault(ctx, API_FAULT_LOG_PACKETS, NULL, 0, 0);
 	return api_out(ENOTSUP, 0, NULL);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// Requests of Grout's main module served by shmchand: hello and the seed's
-// two pings. Events and log levels have files of their own.
+// Requests of Grout's main module served by shmchand: hello and the two
+// pings (GR_PING, GR_PING2). Events and log levels have files of their own.
 
 #include "api.h"
 #include "shmchand.h"

@@ -30,7 +30,8 @@
 // epoll_wait(), one read and one write per batch, with no write event armed
 // unless the socket is full. Built with SHMCHAN_DAEMON_SINGLE_WRITE
 // undefined, the daemon instead writes each header alone, then queues the
-// payload (the seed's behaviour, kept for the benchmark).
+// payload (the socket transport before its system-call reductions, kept
+// for the benchmark).
 //
 // Output policy: when a client's queued output passes SOCK_OUTPUT_HIGH, the
 // daemon stops reading its requests until the output drains to
@@ -704,9 +705,10 @@ static int conn_queue(
 	return 0;
 }
 #else
-// The seed's behaviour, kept to measure against: the head is written to
-// the socket on its own, then the body is queued. bufferevent_flush()
-// does nothing on socket bufferevents, hence the explicit write.
+// The socket transport before its system-call reductions, kept to measure
+// against: the head is written to the socket on its own, then the body is
+// queued. bufferevent_flush() does nothing on socket bufferevents, hence
+// the explicit write.
 static int conn_queue(
 	struct conn *conn,
 	const void *head,

@@ -66,6 +66,10 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "channel_slow_ms", info.channel_slow_ms);
 	rte_tel_data_add_dict_u64(d, "sock_output_high", info.sock_output_high);
 	rte_tel_data_add_dict_u64(d, "sock_output_stall_s", info.sock_output_stall_s);
+	rte_tel_data_add_dict_u64(d, "max_conn_per_pid", info.max_conn_per_pid);
+	rte_tel_data_add_dict_u64(d, "max_conn_per_uid", info.max_conn_per_uid);
+	rte_tel_data_add_dict_u64(d, "event_backlog", info.event_backlog);
+	rte_tel_data_add_dict_u64(d, "event_backlog_bytes", info.event_backlog_bytes);
 	return 0;
 }
 

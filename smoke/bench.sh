@@ -30,10 +30,11 @@
 # BENCH_RESULTS (the results folder, default results/<timestamp>),
 # BENCH_REF_BENCH and BENCH_PING2_PERF (the tools, default BUILDDIR's; the
 # tests give stand-ins), BENCH_BUILD=0 (the tools are built: no ninja),
-# BENCH_PRIORITY=1 (root, on a machine shared with other work: run in a
-# session of its own whose scheduler autogroup has nice -20, so that other
-# sessions' processes take little CPU from the benchmark; plain nice does not
-# help while the kernel groups processes by session, as Debian's does).
+# BENCH_PRIORITY=1 (root, on a machine shared with other work: run under
+# setsid(1), in a scheduler autogroup of its own at nice -20, so that the
+# processes of other autogroups take little CPU from the benchmark; plain
+# nice does not help while the kernel groups processes into autogroups, as
+# Debian's does).
 set -eEu
 
 if [ $# -ne 1 ]; then
@@ -42,12 +43,12 @@ if [ $# -ne 1 ]; then
 fi
 # Nice value of the benchmark's autogroup with BENCH_PRIORITY=1: the highest.
 AUTOGROUP_NICE=-20
-if [ "${BENCH_PRIORITY:-0}" = 1 ] && [ -z "${BENCH_OWN_SESSION:-}" ]; then
-	# Only a session of our own: the autogroup is the session's, and the
+if [ "${BENCH_PRIORITY:-0}" = 1 ] && [ -z "${BENCH_SETSID:-}" ]; then
+	# Only under setsid(1): a new autogroup comes with it, and the
 	# caller's must keep its own nice value.
-	exec setsid -w env BENCH_OWN_SESSION=1 "$0" "$@"
+	exec setsid -w env BENCH_SETSID=1 "$0" "$@"
 fi
-if [ -n "${BENCH_OWN_SESSION:-}" ]; then
+if [ -n "${BENCH_SETSID:-}" ]; then
 	echo "$AUTOGROUP_NICE" >/proc/self/autogroup ||
 		echo "bench: cannot set the autogroup's nice value (root only)" >&2
 fi

@@ -4,7 +4,7 @@
 #
 # The report of a make bench run (smoke/bench.sh): reads the JSON of
 # ref_bench and ping2_perf in a results folder, puts every cell beside its
-# reference, computes the goals of issue 5, and writes
+# reference, computes the performance goals (docs/performance.md, "Goals"), and writes
 #   summary.json   everything, machine-readable
 #   report.md      the tables of docs/performance.md
 #   *.dat          the data of smoke/plot.gp

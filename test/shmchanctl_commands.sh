@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# Each shmchanctl command against a daemon started with -p 2 -S 55, beside a
-# live channel client (test/ping2_loop.c), as a table and as JSON:
+# Each shmchanctl command against a daemon started with -p 2 -S 55 and
+# per-peer and event backlog limits of their own, beside a live channel
+# client (test/ping2_loop.c), as a table and as JSON:
 #   --version   shmchanctl's and shmchand's, the project's version;
-#   info        the daemon's version, pid, pollers, spin budget and limits;
+#   info        the daemon's version, pid, pollers, spin budget and limits,
+#               --max-conn-per-pid/-uid and --event-backlog(-bytes) as given;
 #   channels    the client's channel, UP, with requests counted;
 #   stats       one channel attached, requests counted;
 #   ping        -c 3 lines and ping(8)'s summary, over shm and socket, -2;
@@ -52,7 +54,8 @@ out=$("$ctl" --version) || shmt_fail "shmchanctl --version failed"
 out=$("$SHMT_DAEMON" --version) || shmt_fail "shmchand --version failed"
 [ "$out" = "shmchand $version" ] || shmt_fail "shmchand --version: '$out'"
 
-start_daemon -p 2 -S 55
+start_daemon -p 2 -S 55 --max-conn-per-pid 7 --max-conn-per-uid 0 --event-backlog 100 \
+	--event-backlog-bytes 65536
 shmt_client_start shm "$ping2_loop" "$SHMT_SOCK"
 shmt_clients_wait_ready "$READY_WAIT_S"
 shm_pid=${shmt_client_pid[shm]}
@@ -66,9 +69,15 @@ echo "$out" | grep -Eq "^pollers +2$" || shmt_fail "info: no pollers line"
 echo "$out" | grep -Eq "^spin budgets +poller 55 us" || shmt_fail "info: no spin budget line"
 echo "$out" | grep -Eq "^hugepages +(on|off)$" || shmt_fail "info: no hugepages line"
 echo "$out" | grep -Eq "^uptime +[0-9]+(ms|s) " || shmt_fail "info: no uptime line"
+echo "$out" | grep -Eq "^connections per pid +7$" || shmt_fail "info: no per-pid limit line"
+echo "$out" | grep -Eq "^connections per uid +no limit$" || shmt_fail "info: no per-uid limit line"
+echo "$out" | grep -Eq "^event backlog +100 events, 64.0KiB per subscriber$" ||
+	shmt_fail "info: no event backlog line"
 json_check 'j["pid"] == pid and j["version"] == "'"$version"'" and j["pollers"] == 2' info
 json_check 'j["spin_us"]["poller"] == 55 and j["limits"]["max_clients"] > 0' info
 json_check 'j["limits"]["max_msg_len"] == 128 * 1024 and "memfd" in j["backings"]' info
+json_check 'j["limits"]["max_conn_per_pid"] == 7 and j["limits"]["max_conn_per_uid"] == 0' info
+json_check 'j["limits"]["event_backlog"] == 100 and j["limits"]["event_backlog_bytes"] == 65536' info
 
 ctl channels
 [ "$rc" = 0 ] || shmt_fail "channels: status $rc: $out"

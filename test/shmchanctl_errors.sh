@@ -37,7 +37,7 @@ python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])'
 expect() {
 	local want=$1 pattern=$2 sock=$3 cmd rc out
 	shift 3
-	for cmd in info clients channels stats "ping -c 1" "-j info"; do
+	for cmd in info clients channels stats "ping -c 1" "events -c 1" "-j info"; do
 		rc=0
 		# shellcheck disable=SC2086
 		out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$@" "$ctl" -s "$sock" $cmd 2>&1) || rc=$?
