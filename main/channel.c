@@ -5,10 +5,14 @@
 //
 // Threads: the main thread attaches and detaches channels (it owns the
 // registry list and every channel's lifetime); each poller serves the
-// channels assigned to it. The registry is an RCU list: pollers walk it
-// inside rcu_read_lock() without any lock, the main thread adds and removes
-// entries, and a channel's memory and fds are freed by call_rcu() only after
-// a grace period, so no poller ever touches a freed channel.
+// channels assigned to it. The registry is an RCU list of every channel, read
+// by the handlers that list or count them; each poller has an RCU list of its
+// own channels beside it, so that a pass costs its own channels only, however
+// many the other pollers serve. Readers walk either list inside
+// rcu_read_lock() without any lock, the main thread adds a channel to both
+// and removes it from both, and a channel's memory and fds are freed by
+// call_rcu() only after a grace period, so no reader ever touches a freed
+// channel.
 //
 // Channel states: UP (served) -> FAULTED (a poller found the client at fault
 // and shut the lease socket down; no longer served) -> CLOSED (the main
@@ -82,6 +86,7 @@ struct backlog_msg {
 
 struct channel {
 	struct cds_list_head node; // registry entry (main thread writes)
+	struct cds_list_head poller_node; // entry in its poller's list (main thread writes)
 	struct rcu_head rcu;
 	// Setup only (main thread, before the channel is published).
 	char name[GR_SHM_NAME_LEN];
@@ -137,6 +142,9 @@ static struct {
 } memzone_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static CDS_LIST_HEAD(registry);
+// The channels of each poller, in the order they attached (main thread
+// writes, poller i reads poller_channels[i]).
+static struct cds_list_head poller_channels[SHMCHAND_MAX_POLLERS];
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
@@ -486,10 +494,8 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 	struct channel *ch;
 	unsigned work = 0;
 
-	cds_list_for_each_entry_rcu (ch, &registry, node) {
-		if (ch->poller == poller_id)
-			work += channel_serve(ch, req_buf);
-	}
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		work += channel_serve(ch, req_buf);
 	return work;
 }
 
@@ -507,9 +513,7 @@ unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
 	unsigned pending = 0;
 
 	*timeout_ms = -1;
-	cds_list_for_each_entry_rcu (ch, &registry, node) {
-		if (ch->poller != poller_id)
-			continue;
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
 		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 			continue;
 		if (ch->backlog_head != NULL) {
@@ -551,10 +555,8 @@ unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
 void channel_disarm(unsigned poller_id) {
 	struct channel *ch;
 
-	cds_list_for_each_entry_rcu (ch, &registry, node) {
-		if (ch->poller == poller_id)
-			shmchan_server_doorbell_disarm(ch->server);
-	}
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		shmchan_server_doorbell_disarm(ch->server);
 }
 
 // Pool lock held: a free zone goes to the back of the FIFO.
@@ -771,6 +773,7 @@ static void channel_end(struct channel *ch, bool given_back) {
 	if (prev == CHANNEL_FAULTED)
 		channel_zone_hold(ch);
 	cds_list_del_rcu(&ch->node);
+	cds_list_del_rcu(&ch->poller_node);
 	poller_unwatch(ch->poller, ch->fds[0]);
 	n_channels--;
 
@@ -798,8 +801,8 @@ static void channel_end(struct channel *ch, bool given_back) {
 	    prev == CHANNEL_FAULTED ? ch->fault_reason : why);
 	struct gr_shm_event_channel_detached ev = {
 		.pid = ch->ctx.peer_pid,
-		.reason = prev != CHANNEL_FAULTED   ? (given_back ? GR_SHM_DETACH_REQUEST
-							      : GR_SHM_DETACH_LEASE)
+		.reason = prev != CHANNEL_FAULTED
+				  ? (given_back ? GR_SHM_DETACH_REQUEST : GR_SHM_DETACH_LEASE)
 			  : ch->fault == FAULT_SLOW ? GR_SHM_DETACH_SLOW
 						    : GR_SHM_DETACH_CORRUPT,
 	};
@@ -953,6 +956,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	ctx->lease_lost = channel_detach;
 	ctx->lease_arg = ch;
 	cds_list_add_tail_rcu(&ch->node, &registry);
+	cds_list_add_tail_rcu(&ch->poller_node, &poller_channels[ch->poller]);
 	n_channels++;
 	LOG(INFO,
 	    "channel %s attached: pid %d uid %u, %s, poller %u",
@@ -1078,6 +1082,8 @@ bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info
 int channel_module_init(struct event_base *base) {
 	(void)base;
 	rcu_register_thread();
+	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++)
+		CDS_INIT_LIST_HEAD(&poller_channels[i]);
 	slow_limit_cycles = rte_get_tsc_hz() / 1000 * CHANNEL_SLOW_LIMIT_MS;
 	if (!shmchand_config.shm_enabled) {
 		LOG(INFO, "shared-memory channels disabled (--no-shm): socket only");
