@@ -70,6 +70,15 @@ enum channel_fault {
 	FAULT_SLOW, // the client stopped reading its responses
 };
 
+// What a sleeping poller waits for on a channel (poller only): what
+// channel_arm() set its flag for, and so how it re-checks it.
+enum channel_armed {
+	ARMED_NONE, // not marked: not up, or attached after the marks
+	ARMED_REQUEST, // a request
+	ARMED_BACKLOG, // room for its response backlog
+	ARMED_EVENTS, // room for its queued events
+};
+
 // The public codes (api/gr_shm.h), as GR_SHM_CHANNEL_LIST reports them.
 enum channel_state {
 	CHANNEL_UP = GR_SHM_CHANNEL_UP,
@@ -108,6 +117,7 @@ struct channel {
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	bool served; // the poller served it once (its doorbell flag was cleared)
+	enum channel_armed armed; // what channel_arm() marked it for, until its re-check
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
 	// Main thread, at detach of a faulted memzone channel: the client that
@@ -508,47 +518,87 @@ static int backlog_deadline_ms(const struct channel *ch) {
 	return (int)(left * 1000 / rte_get_tsc_hz()) + 1;
 }
 
+// Poller: set ch's need-wakeup flag for what it waits for, with no fence,
+// and remember which, for the re-check after the fence (channel_recheck()).
+static void channel_mark(struct channel *ch) {
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP) {
+		ch->armed = ARMED_NONE;
+	} else if (ch->backlog_head != NULL) {
+		// Waiting for room in the response ring: the client rings when it
+		// has taken its responses and is about to sleep.
+		shmchan_server_doorbell_mark_room(ch->server);
+		ch->armed = ARMED_BACKLOG;
+	} else if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
+		// Events wait for room in the response ring: armed for room, as
+		// for a backlog, but with no deadline (events are dropped, never
+		// a reason to detach). The client also rings when it sends a
+		// request (any flag value).
+		shmchan_server_doorbell_mark_room(ch->server);
+		ch->armed = ARMED_EVENTS;
+	} else {
+		shmchan_server_doorbell_mark(ch->server);
+		ch->armed = ARMED_REQUEST;
+	}
+}
+
+// Poller, after the fence that follows channel_mark(): does ch have work
+// its client may not ring for? Lowers *timeout_ms to its slow-client
+// deadline if it waits with a backlog.
+static bool channel_recheck(struct channel *ch, int *timeout_ms) {
+	enum channel_armed armed = ch->armed;
+
+	ch->armed = ARMED_NONE;
+	switch (armed) {
+	case ARMED_NONE:
+		// Not up, or attached after the marks: a new channel starts with
+		// its flag set (shmchan_server_create()), so its client rings.
+		return false;
+	case ARMED_BACKLOG:
+		// A retry of the backlog: its first send reads the client's
+		// consumer tail again.
+		if (backlog_flush(ch) > 0)
+			return true;
+		// Wake up in time to apply the slow-client limit.
+		int ms = backlog_deadline_ms(ch);
+		if (*timeout_ms < 0 || ms < *timeout_ms)
+			*timeout_ms = ms;
+		return false;
+	case ARMED_EVENTS:
+		return channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server);
+	case ARMED_REQUEST:
+		// Events queued since the mark, which looked before the fence:
+		// served (or armed for room) on the next pass instead of slept on.
+		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events))
+			return true;
+		return shmchan_server_has_request(ch->server);
+	}
+	return false;
+}
+
 unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
+	struct cds_list_head *channels = &poller_channels[poller_id];
 	struct channel *ch;
 	unsigned pending = 0;
 
 	*timeout_ms = -1;
-	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
-		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
-			continue;
-		if (ch->backlog_head != NULL) {
-			// Waiting for room in the response ring: the client rings
-			// when it has taken its responses and is about to sleep.
-			// The re-check after the fence is a retry of the backlog
-			// (its first send reads the client's consumer tail again).
-			shmchan_server_doorbell_arm_room(ch->server);
-			if (backlog_flush(ch) > 0) {
-				pending++;
-				continue;
-			}
-			// Wake up in time to apply the slow-client limit.
-			int ms = backlog_deadline_ms(ch);
-			if (*timeout_ms < 0 || ms < *timeout_ms)
-				*timeout_ms = ms;
-			continue;
-		}
-		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
-			// Events wait for room in the response ring: armed for
-			// room, as for a backlog, but with no deadline (events
-			// are dropped, never a reason to detach). The client also
-			// rings when it sends a request (any flag value).
-			shmchan_server_doorbell_arm_room(ch->server);
-			if (channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server))
-				pending++;
-			continue;
-		}
-		// arm issues the full fence between the flag store and this
-		// re-check: a request published before the client could see
-		// the flag is found here instead of being slept on.
-		shmchan_server_doorbell_arm(ch->server);
-		if (shmchan_server_has_request(ch->server))
+	cds_list_for_each_entry_rcu (ch, channels, poller_node)
+		channel_mark(ch);
+	// One full fence for every channel, between the flag stores above (and
+	// the poller's sleeping flag, stored before this call) and the loads of
+	// the re-check below. A client may publish a request (or take its
+	// responses) between our last look at its ring and its flag store, and
+	// read its flag as 0 then: without the fence, our re-check could load
+	// its index before our flag store is visible, and we would sleep on a
+	// request (or on room) that no doorbell announces. With it, either the
+	// client sees its flag and rings, or we see its index. The same holds
+	// for the sleeping flag against poller_wake() and the events backlogs.
+	// A store then a load: needed on x86 too. One fence per sleep, not one
+	// per channel: a fence waits for every store before it to leave the
+	// store buffer, and a second one finds nothing left to wait for.
+	atomic_thread_fence(memory_order_seq_cst);
+	cds_list_for_each_entry_rcu (ch, channels, poller_node)
+		if (channel_recheck(ch, timeout_ms))
 			pending++;
-	}
 	return pending;
 }
 
