@@ -155,6 +155,46 @@ static CDS_LIST_HEAD(registry);
 // The channels of each poller, in the order they attached (main thread
 // writes, poller i reads poller_channels[i]).
 static struct cds_list_head poller_channels[SHMCHAND_MAX_POLLERS];
+// Bumped by the main thread after each change of poller_channels[i], read by
+// poller i: its view (below) is stale once this moved.
+static _Atomic uint64_t poller_channels_gen[SHMCHAND_MAX_POLLERS];
+
+// A busy poller serves its "active" channels on every pass, and looks at its
+// "parked" ones, those that had nothing to do for CHANNEL_PARK_PASSES passes
+// in a row, only CHANNEL_PARKED_CHECKS per pass, round robin: an idle
+// channel then costs a busy one nothing but its share of those looks (each
+// pass over a channel touches a few cache lines, one of them the client's
+// producer index, however idle it is). A look that finds a request or an
+// event makes the channel active again and serves it. So a parked channel's
+// first request waits at most (parked channels / CHANNEL_PARKED_CHECKS)
+// passes of the busy poller. A poller that goes to sleep arms and re-checks
+// every channel, parked or not, and looks at every parked one on its first
+// pass after: a wake-up costs far more than that look.
+#define CHANNEL_PARK_PASSES 64
+#define CHANNEL_PARKED_CHECKS 2
+
+// One channel in a poller's view, with how many passes in a row it had
+// nothing to do.
+struct view_slot {
+	struct channel *ch;
+	uint32_t idle_passes;
+};
+
+// A poller's own copy of poller_channels[i] (poller only): slots[0, n_active)
+// are active, slots[n_active, n_slots) parked. It holds pointers across RCU
+// read-side critical sections, so it is used only in one that read gen equal
+// to poller_channels_gen[i]: such a section began before the grace period of
+// any channel removed since the view was made, which cannot be freed before
+// the section ends.
+struct poller_view {
+	bool valid; // made, and not failed for want of memory
+	bool look_all; // look at every parked channel in the next pass
+	uint64_t gen; // poller_channels_gen[i] when made
+	struct view_slot *slots;
+	unsigned n_slots, cap, n_active;
+	unsigned parked_next; // round robin cursor among the parked slots
+};
+static struct poller_view poller_views[SHMCHAND_MAX_POLLERS];
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
@@ -500,12 +540,126 @@ flush:
 	return n + events;
 }
 
-unsigned channel_poll(unsigned poller_id, void *req_buf) {
+// Poller, in a read-side critical section: make v from poller_channels[i]
+// as of gen, every channel active. Returns 0 or -ENOMEM (v is then invalid).
+static int view_make(struct poller_view *v, unsigned poller_id, uint64_t gen) {
 	struct channel *ch;
-	unsigned work = 0;
+	unsigned n = 0;
 
 	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
-		work += channel_serve(ch, req_buf);
+		n++;
+	if (n > v->cap) {
+		struct view_slot *slots = realloc(v->slots, n * sizeof(*slots));
+		if (slots == NULL) {
+			if (v->valid)
+				LOG(ERR,
+				    "poller %u: no memory for %u channels: serving all",
+				    poller_id,
+				    n);
+			v->valid = false;
+			return -ENOMEM;
+		}
+		v->slots = slots;
+		v->cap = n;
+	}
+	n = 0;
+	// A channel attached after the count is left out: gen moved with it,
+	// and the next pass makes the view again.
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
+		if (n == v->cap)
+			break;
+		v->slots[n++] = (struct view_slot){.ch = ch};
+	}
+	v->n_slots = n;
+	v->n_active = n;
+	v->parked_next = 0;
+	v->gen = gen;
+	v->valid = true;
+	return 0;
+}
+
+static void view_swap(struct poller_view *v, unsigned a, unsigned b) {
+	struct view_slot t = v->slots[a];
+
+	v->slots[a] = v->slots[b];
+	v->slots[b] = t;
+}
+
+// Make parked slot i active (it swaps with the first parked one) and serve
+// its channel. Returns the messages moved.
+static unsigned view_unpark(struct poller_view *v, unsigned i, void *req_buf) {
+	struct view_slot *slot;
+
+	view_swap(v, i, v->n_active);
+	slot = &v->slots[v->n_active++];
+	slot->idle_passes = 0;
+	return channel_serve(slot->ch, req_buf);
+}
+
+// Does a parked channel have work? Its ring's producer index, its events
+// and its backlog: what channel_serve() would act on.
+static bool channel_wants_service(const struct channel *ch) {
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return false;
+	return ch->backlog_head != NULL ||
+	       (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) ||
+	       shmchan_server_has_request(ch->server);
+}
+
+// May ch, which had nothing to do for CHANNEL_PARK_PASSES passes, be parked?
+// Not with responses or events waiting for room: those are retried on every
+// pass.
+static bool channel_may_park(const struct channel *ch) {
+	return ch->served && ch->backlog_head == NULL &&
+	       (ch->ctx.events == NULL || !event_sub_pending(ch->ctx.events));
+}
+
+unsigned channel_poll(unsigned poller_id, void *req_buf) {
+	struct poller_view *v = &poller_views[poller_id];
+	uint64_t gen = atomic_load_explicit(&poller_channels_gen[poller_id], memory_order_acquire);
+	unsigned work = 0;
+
+	if (!v->valid || v->gen != gen) {
+		if (view_make(v, poller_id, gen) < 0) {
+			struct channel *ch;
+
+			cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+				work += channel_serve(ch, req_buf);
+			return work;
+		}
+	}
+	// The active channels, from the last: one that is parked swaps with the
+	// last active one, already served in this pass.
+	for (unsigned i = v->n_active; i-- > 0;) {
+		struct view_slot *slot = &v->slots[i];
+		unsigned n = channel_serve(slot->ch, req_buf);
+
+		work += n;
+		if (n > 0) {
+			slot->idle_passes = 0;
+		} else if (++slot->idle_passes >= CHANNEL_PARK_PASSES && channel_may_park(slot->ch)) {
+			view_swap(v, i, v->n_active - 1);
+			v->n_active--;
+		}
+	}
+	if (v->look_all) {
+		// Every parked one, in order: one with work swaps with the first
+		// parked, already looked at.
+		v->look_all = false;
+		for (unsigned i = v->n_active; i < v->n_slots; i++)
+			if (channel_wants_service(v->slots[i].ch))
+				work += view_unpark(v, i, req_buf);
+		return work;
+	}
+	// A few parked ones, round robin.
+	for (unsigned k = 0; k < CHANNEL_PARKED_CHECKS && v->n_active < v->n_slots; k++) {
+		unsigned n_parked = v->n_slots - v->n_active;
+		unsigned i = v->n_active + v->parked_next % n_parked;
+
+		v->parked_next = (v->parked_next + 1) % n_parked;
+		if (channel_wants_service(v->slots[i].ch))
+			work += view_unpark(v, i, req_buf);
+	}
 	return work;
 }
 
@@ -607,6 +761,9 @@ void channel_disarm(unsigned poller_id) {
 
 	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
 		shmchan_server_doorbell_disarm(ch->server);
+	// Armed and re-checked, parked or not: whichever had work is served on
+	// the next pass, not after its turn among the parked ones.
+	poller_views[poller_id].look_all = true;
 }
 
 // Pool lock held: a free zone goes to the back of the FIFO.
@@ -824,6 +981,9 @@ static void channel_end(struct channel *ch, bool given_back) {
 		channel_zone_hold(ch);
 	cds_list_del_rcu(&ch->node);
 	cds_list_del_rcu(&ch->poller_node);
+	// Before call_rcu(): a poller section that still reads the old value
+	// began before the grace period (see struct poller_view).
+	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);
 	poller_unwatch(ch->poller, ch->fds[0]);
 	n_channels--;
 
@@ -1007,6 +1167,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	ctx->lease_arg = ch;
 	cds_list_add_tail_rcu(&ch->node, &registry);
 	cds_list_add_tail_rcu(&ch->poller_node, &poller_channels[ch->poller]);
+	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);
 	n_channels++;
 	LOG(INFO,
 	    "channel %s attached: pid %d uid %u, %s, poller %u",
@@ -1153,6 +1314,10 @@ void channel_module_fini(void) {
 	cds_list_for_each_entry_safe (ch, tmp, &registry, node)
 		channel_detach(ch);
 	poller_stop();
+	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++) {
+		free(poller_views[i].slots);
+		memset(&poller_views[i], 0, sizeof(poller_views[i]));
+	}
 	rcu_barrier();
 	memzone_pool_fini();
 	rcu_unregister_thread();
