@@ -707,7 +707,7 @@ static bool channel_recheck(struct channel *ch, int *timeout_ms) {
 		// Not up, or attached after the marks: a new channel starts with
 		// its flag set (shmchan_server_create()), so its client rings.
 		return false;
-	case ARMED_BACKLOG:
+	case ARMED_BACKLOG: {
 		// A retry of the backlog: its first send reads the client's
 		// consumer tail again.
 		if (backlog_flush(ch) > 0)
@@ -717,6 +717,7 @@ static bool channel_recheck(struct channel *ch, int *timeout_ms) {
 		if (*timeout_ms < 0 || ms < *timeout_ms)
 			*timeout_ms = ms;
 		return false;
+	}
 	case ARMED_EVENTS:
 		return channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server);
 	case ARMED_REQUEST:
