@@ -5,10 +5,14 @@
 //
 // Threads: the main thread attaches and detaches channels (it owns the
 // registry list and every channel's lifetime); each poller serves the
-// channels assigned to it. The registry is an RCU list: pollers walk it
-// inside rcu_read_lock() without any lock, the main thread adds and removes
-// entries, and a channel's memory and fds are freed by call_rcu() only after
-// a grace period, so no poller ever touches a freed channel.
+// channels assigned to it. The registry is an RCU list of every channel, read
+// by the handlers that list or count them; each poller has an RCU list of its
+// own channels beside it, so that a pass costs its own channels only, however
+// many the other pollers serve. Readers walk either list inside
+// rcu_read_lock() without any lock, the main thread adds a channel to both
+// and removes it from both, and a channel's memory and fds are freed by
+// call_rcu() only after a grace period, so no reader ever touches a freed
+// channel.
 //
 // Channel states: UP (served) -> FAULTED (a poller found the client at fault
 // and shut the lease socket down; no longer served) -> CLOSED (the main
@@ -66,6 +70,15 @@ enum channel_fault {
 	FAULT_SLOW, // the client stopped reading its responses
 };
 
+// What a sleeping poller waits for on a channel (poller only): what
+// channel_arm() set its flag for, and so how it re-checks it.
+enum channel_armed {
+	ARMED_NONE, // not marked: not up, or attached after the marks
+	ARMED_REQUEST, // a request
+	ARMED_BACKLOG, // room for its response backlog
+	ARMED_EVENTS, // room for its queued events
+};
+
 // The public codes (api/gr_shm.h), as GR_SHM_CHANNEL_LIST reports them.
 enum channel_state {
 	CHANNEL_UP = GR_SHM_CHANNEL_UP,
@@ -82,6 +95,7 @@ struct backlog_msg {
 
 struct channel {
 	struct cds_list_head node; // registry entry (main thread writes)
+	struct cds_list_head poller_node; // entry in its poller's list (main thread writes)
 	struct rcu_head rcu;
 	// Setup only (main thread, before the channel is published).
 	char name[GR_SHM_NAME_LEN];
@@ -103,6 +117,7 @@ struct channel {
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	bool served; // the poller served it once (its doorbell flag was cleared)
+	enum channel_armed armed; // what channel_arm() marked it for, until its re-check
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
 	// Main thread, at detach of a faulted memzone channel: the client that
@@ -137,6 +152,49 @@ static struct {
 } memzone_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static CDS_LIST_HEAD(registry);
+// The channels of each poller, in the order they attached (main thread
+// writes, poller i reads poller_channels[i]).
+static struct cds_list_head poller_channels[SHMCHAND_MAX_POLLERS];
+// Bumped by the main thread after each change of poller_channels[i], read by
+// poller i: its view (below) is stale once this moved.
+static _Atomic uint64_t poller_channels_gen[SHMCHAND_MAX_POLLERS];
+
+// A busy poller serves its "active" channels on every pass, and looks at its
+// "parked" ones, those that had nothing to do for CHANNEL_PARK_PASSES passes
+// in a row, only CHANNEL_PARKED_CHECKS per pass, round robin: an idle
+// channel then costs a busy one nothing but its share of those looks (each
+// pass over a channel touches a few cache lines, one of them the client's
+// producer index, however idle it is). A look that finds a request or an
+// event makes the channel active again and serves it. So a parked channel's
+// first request waits at most (parked channels / CHANNEL_PARKED_CHECKS)
+// passes of the busy poller. A poller that goes to sleep arms and re-checks
+// every channel, parked or not, and looks at every parked one on its first
+// pass after: a wake-up costs far more than that look.
+#define CHANNEL_PARK_PASSES 64
+#define CHANNEL_PARKED_CHECKS 2
+
+// One channel in a poller's view, with how many passes in a row it had
+// nothing to do.
+struct view_slot {
+	struct channel *ch;
+	uint32_t idle_passes;
+};
+
+// A poller's own copy of poller_channels[i] (poller only): slots[0, n_active)
+// are active, slots[n_active, n_slots) parked. It holds pointers across RCU
+// read-side critical sections, so it is used only in one that read gen equal
+// to poller_channels_gen[i]: such a section began before the grace period of
+// any channel removed since the view was made, which cannot be freed before
+// the section ends.
+struct poller_view {
+	bool valid; // made, and not failed for want of memory
+	bool look_all; // look at every parked channel in the next pass
+	uint64_t gen; // poller_channels_gen[i] when made
+	struct view_slot *slots;
+	unsigned n_slots, cap, n_active;
+	unsigned parked_next; // round robin cursor among the parked slots
+};
+static struct poller_view poller_views[SHMCHAND_MAX_POLLERS];
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
@@ -482,13 +540,125 @@ flush:
 	return n + events;
 }
 
-unsigned channel_poll(unsigned poller_id, void *req_buf) {
+// Poller, in a read-side critical section: make v from poller_channels[i]
+// as of gen, every channel active. Returns 0 or -ENOMEM (v is then invalid).
+static int view_make(struct poller_view *v, unsigned poller_id, uint64_t gen) {
 	struct channel *ch;
+	unsigned n = 0;
+
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		n++;
+	if (n > v->cap) {
+		struct view_slot *slots = realloc(v->slots, n * sizeof(*slots));
+		if (slots == NULL) {
+			if (v->valid)
+				LOG(ERR,
+				    "poller %u: no memory for %u channels: serving all",
+				    poller_id,
+				    n);
+			v->valid = false;
+			return -ENOMEM;
+		}
+		v->slots = slots;
+		v->cap = n;
+	}
+	n = 0;
+	// A channel attached after the count is left out: gen moved with it,
+	// and the next pass makes the view again.
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
+		if (n == v->cap)
+			break;
+		v->slots[n++] = (struct view_slot){.ch = ch};
+	}
+	v->n_slots = n;
+	v->n_active = n;
+	v->parked_next = 0;
+	v->gen = gen;
+	v->valid = true;
+	return 0;
+}
+
+static void view_swap(struct poller_view *v, unsigned a, unsigned b) {
+	struct view_slot t = v->slots[a];
+
+	v->slots[a] = v->slots[b];
+	v->slots[b] = t;
+}
+
+// Make parked slot i active (it swaps with the first parked one) and serve
+// its channel. Returns the messages moved.
+static unsigned view_unpark(struct poller_view *v, unsigned i, void *req_buf) {
+	struct view_slot *slot;
+
+	view_swap(v, i, v->n_active);
+	slot = &v->slots[v->n_active++];
+	slot->idle_passes = 0;
+	return channel_serve(slot->ch, req_buf);
+}
+
+// Does a parked channel have work? Its ring's producer index, its events
+// and its backlog: what channel_serve() would act on.
+static bool channel_wants_service(const struct channel *ch) {
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return false;
+	return ch->backlog_head != NULL ||
+	       (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) ||
+	       shmchan_server_has_request(ch->server);
+}
+
+// May ch, which had nothing to do for CHANNEL_PARK_PASSES passes, be parked?
+// Not with responses or events waiting for room: those are retried on every
+// pass.
+static bool channel_may_park(const struct channel *ch) {
+	return ch->served && ch->backlog_head == NULL &&
+	       (ch->ctx.events == NULL || !event_sub_pending(ch->ctx.events));
+}
+
+unsigned channel_poll(unsigned poller_id, void *req_buf) {
+	struct poller_view *v = &poller_views[poller_id];
+	uint64_t gen = atomic_load_explicit(&poller_channels_gen[poller_id], memory_order_acquire);
 	unsigned work = 0;
 
-	cds_list_for_each_entry_rcu (ch, &registry, node) {
-		if (ch->poller == poller_id)
-			work += channel_serve(ch, req_buf);
+	if (!v->valid || v->gen != gen) {
+		if (view_make(v, poller_id, gen) < 0) {
+			struct channel *ch;
+
+			cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+				work += channel_serve(ch, req_buf);
+			return work;
+		}
+	}
+	// The active channels, from the last: one that is parked swaps with the
+	// last active one, already served in this pass.
+	for (unsigned i = v->n_active; i-- > 0;) {
+		struct view_slot *slot = &v->slots[i];
+		unsigned n = channel_serve(slot->ch, req_buf);
+
+		work += n;
+		if (n > 0) {
+			slot->idle_passes = 0;
+		} else if (++slot->idle_passes >= CHANNEL_PARK_PASSES && channel_may_park(slot->ch)) {
+			view_swap(v, i, v->n_active - 1);
+			v->n_active--;
+		}
+	}
+	if (v->look_all) {
+		// Every parked one, in order: one with work swaps with the first
+		// parked, already looked at.
+		v->look_all = false;
+		for (unsigned i = v->n_active; i < v->n_slots; i++)
+			if (channel_wants_service(v->slots[i].ch))
+				work += view_unpark(v, i, req_buf);
+		return work;
+	}
+	// A few parked ones, round robin.
+	for (unsigned k = 0; k < CHANNEL_PARKED_CHECKS && v->n_active < v->n_slots; k++) {
+		unsigned n_parked = v->n_slots - v->n_active;
+		unsigned i = v->n_active + v->parked_next % n_parked;
+
+		v->parked_next = (v->parked_next + 1) % n_parked;
+		if (channel_wants_service(v->slots[i].ch))
+			work += view_unpark(v, i, req_buf);
 	}
 	return work;
 }
@@ -502,59 +672,99 @@ static int backlog_deadline_ms(const struct channel *ch) {
 	return (int)(left * 1000 / rte_get_tsc_hz()) + 1;
 }
 
+// Poller: set ch's need-wakeup flag for what it waits for, with no fence,
+// and remember which, for the re-check after the fence (channel_recheck()).
+static void channel_mark(struct channel *ch) {
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP) {
+		ch->armed = ARMED_NONE;
+	} else if (ch->backlog_head != NULL) {
+		// Waiting for room in the response ring: the client rings when it
+		// has taken its responses and is about to sleep.
+		shmchan_server_doorbell_mark_room(ch->server);
+		ch->armed = ARMED_BACKLOG;
+	} else if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
+		// Events wait for room in the response ring: armed for room, as
+		// for a backlog, but with no deadline (events are dropped, never
+		// a reason to detach). The client also rings when it sends a
+		// request (any flag value).
+		shmchan_server_doorbell_mark_room(ch->server);
+		ch->armed = ARMED_EVENTS;
+	} else {
+		shmchan_server_doorbell_mark(ch->server);
+		ch->armed = ARMED_REQUEST;
+	}
+}
+
+// Poller, after the fence that follows channel_mark(): does ch have work
+// its client may not ring for? Lowers *timeout_ms to its slow-client
+// deadline if it waits with a backlog.
+static bool channel_recheck(struct channel *ch, int *timeout_ms) {
+	enum channel_armed armed = ch->armed;
+
+	ch->armed = ARMED_NONE;
+	switch (armed) {
+	case ARMED_NONE:
+		// Not up, or attached after the marks: a new channel starts with
+		// its flag set (shmchan_server_create()), so its client rings.
+		return false;
+	case ARMED_BACKLOG: {
+		// A retry of the backlog: its first send reads the client's
+		// consumer tail again.
+		if (backlog_flush(ch) > 0)
+			return true;
+		// Wake up in time to apply the slow-client limit.
+		int ms = backlog_deadline_ms(ch);
+		if (*timeout_ms < 0 || ms < *timeout_ms)
+			*timeout_ms = ms;
+		return false;
+	}
+	case ARMED_EVENTS:
+		return channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server);
+	case ARMED_REQUEST:
+		// Events queued since the mark, which looked before the fence:
+		// served (or armed for room) on the next pass instead of slept on.
+		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events))
+			return true;
+		return shmchan_server_has_request(ch->server);
+	}
+	return false;
+}
+
 unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
+	struct cds_list_head *channels = &poller_channels[poller_id];
 	struct channel *ch;
 	unsigned pending = 0;
 
 	*timeout_ms = -1;
-	cds_list_for_each_entry_rcu (ch, &registry, node) {
-		if (ch->poller != poller_id)
-			continue;
-		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
-			continue;
-		if (ch->backlog_head != NULL) {
-			// Waiting for room in the response ring: the client rings
-			// when it has taken its responses and is about to sleep.
-			// The re-check after the fence is a retry of the backlog
-			// (its first send reads the client's consumer tail again).
-			shmchan_server_doorbell_arm_room(ch->server);
-			if (backlog_flush(ch) > 0) {
-				pending++;
-				continue;
-			}
-			// Wake up in time to apply the slow-client limit.
-			int ms = backlog_deadline_ms(ch);
-			if (*timeout_ms < 0 || ms < *timeout_ms)
-				*timeout_ms = ms;
-			continue;
-		}
-		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
-			// Events wait for room in the response ring: armed for
-			// room, as for a backlog, but with no deadline (events
-			// are dropped, never a reason to detach). The client also
-			// rings when it sends a request (any flag value).
-			shmchan_server_doorbell_arm_room(ch->server);
-			if (channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server))
-				pending++;
-			continue;
-		}
-		// arm issues the full fence between the flag store and this
-		// re-check: a request published before the client could see
-		// the flag is found here instead of being slept on.
-		shmchan_server_doorbell_arm(ch->server);
-		if (shmchan_server_has_request(ch->server))
+	cds_list_for_each_entry_rcu (ch, channels, poller_node)
+		channel_mark(ch);
+	// One full fence for every channel, between the flag stores above (and
+	// the poller's sleeping flag, stored before this call) and the loads of
+	// the re-check below. A client may publish a request (or take its
+	// responses) between our last look at its ring and its flag store, and
+	// read its flag as 0 then: without the fence, our re-check could load
+	// its index before our flag store is visible, and we would sleep on a
+	// request (or on room) that no doorbell announces. With it, either the
+	// client sees its flag and rings, or we see its index. The same holds
+	// for the sleeping flag against poller_wake() and the events backlogs.
+	// A store then a load: needed on x86 too. One fence per sleep, not one
+	// per channel: a fence waits for every store before it to leave the
+	// store buffer, and a second one finds nothing left to wait for.
+	atomic_thread_fence(memory_order_seq_cst);
+	cds_list_for_each_entry_rcu (ch, channels, poller_node)
+		if (channel_recheck(ch, timeout_ms))
 			pending++;
-	}
 	return pending;
 }
 
 void channel_disarm(unsigned poller_id) {
 	struct channel *ch;
 
-	cds_list_for_each_entry_rcu (ch, &registry, node) {
-		if (ch->poller == poller_id)
-			shmchan_server_doorbell_disarm(ch->server);
-	}
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		shmchan_server_doorbell_disarm(ch->server);
+	// Armed and re-checked, parked or not: whichever had work is served on
+	// the next pass, not after its turn among the parked ones.
+	poller_views[poller_id].look_all = true;
 }
 
 // Pool lock held: a free zone goes to the back of the FIFO.
@@ -770,6 +980,10 @@ static void channel_end(struct channel *ch, bool given_back) {
 	if (prev == CHANNEL_FAULTED)
 		channel_zone_hold(ch);
 	cds_list_del_rcu(&ch->node);
+	cds_list_del_rcu(&ch->poller_node);
+	// Before call_rcu(): a poller section that still reads the old value
+	// began before the grace period (see struct poller_view).
+	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);
 	poller_unwatch(ch->poller, ch->fds[0]);
 	n_channels--;
 
@@ -951,6 +1165,8 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	ctx->lease_lost = channel_detach;
 	ctx->lease_arg = ch;
 	cds_list_add_tail_rcu(&ch->node, &registry);
+	cds_list_add_tail_rcu(&ch->poller_node, &poller_channels[ch->poller]);
+	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);
 	n_channels++;
 	// A client can attach, give back and attach again on one connection:
 	// logged outside the handler lock, at a bounded rate.
@@ -1090,6 +1306,8 @@ bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info
 int channel_module_init(struct event_base *base) {
 	(void)base;
 	rcu_register_thread();
+	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++)
+		CDS_INIT_LIST_HEAD(&poller_channels[i]);
 	slow_limit_cycles = rte_get_tsc_hz() / 1000 * CHANNEL_SLOW_LIMIT_MS;
 	if (!shmchand_config.shm_enabled) {
 		LOG(INFO, "shared-memory channels disabled (--no-shm): socket only");
@@ -1109,6 +1327,10 @@ void channel_module_fini(void) {
 	cds_list_for_each_entry_safe (ch, tmp, &registry, node)
 		channel_detach(ch);
 	poller_stop();
+	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++) {
+		free(poller_views[i].slots);
+		memset(&poller_views[i], 0, sizeof(poller_views[i]));
+	}
 	rcu_barrier();
 	memzone_pool_fini();
 	rcu_unregister_thread();

@@ -12,10 +12,11 @@
 // Returns the number of messages moved (0: nothing to do).
 unsigned channel_poll(unsigned poller_id, void *req_buf);
 
-// Arm the doorbell of every channel of this poller, then re-check their
-// rings: a channel with a response backlog is armed for room in its response
-// ring and re-checked by retrying the backlog, any other one is armed for a
-// request. Returns the number of channels with work pending (the poller must
+// Arm the doorbell of every channel of this poller, issue one full fence
+// (which also orders the caller's stores before the re-checks), then
+// re-check their rings: a channel with a response backlog is armed for room
+// in its response ring and re-checked by retrying the backlog, any other one
+// is armed for a request. Returns the number of channels with work pending (the poller must
 // not sleep then). Sets *timeout_ms to how long the poller may sleep: -1
 // (until a doorbell rings), or the time left before the slow-client limit of
 // the first backlog to expire.

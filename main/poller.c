@@ -125,18 +125,18 @@ static void *poller_main(void *arg) {
 			continue;
 
 		// Idle past the spin budget: arm every doorbell, then re-check
-		// every ring (channel_arm does both, the fence in between). A
+		// every ring (channel_arm does both, one fence in between). A
 		// client that published before seeing the flag is caught by the
 		// re-check; one that publishes after sees the flag and rings.
 		// A channel waiting for room in its response ring is rung by
 		// its client after it took its responses, or woken by the
 		// slow-client limit's timeout.
 		atomic_store_explicit(&p->wake_sent, false, memory_order_relaxed);
+		// No fence of its own: channel_arm's one fence, after its flag
+		// stores, also orders this store before its look at the events
+		// backlogs (see poller_wake()): an event queued before a
+		// publisher could see the flag is found there.
 		atomic_store_explicit(&p->sleeping, true, memory_order_relaxed);
-		// Re-check after the flag store (see poller_wake()): an event
-		// queued before a publisher could see the flag is found by
-		// channel_arm's look at the backlogs.
-		atomic_thread_fence(memory_order_seq_cst);
 		rcu_read_lock();
 		unsigned work = channel_arm(p->id, &timeout_ms);
 		rcu_read_unlock();

@@ -470,8 +470,13 @@ int shmchan_server_send(
 	return ret;
 }
 
-static void daemon_arm(struct shmchan_server *s, uint32_t why) {
+static void daemon_mark(struct shmchan_server *s, uint32_t why) {
 	__atomic_store_n(&s->ctrl->daemon_sleeping, why, __ATOMIC_RELAXED);
+	STAT_ADD(s->stats.sleeps, 1);
+}
+
+static void daemon_arm(struct shmchan_server *s, uint32_t why) {
+	daemon_mark(s, why);
 	// Full fence between this flag store and the caller's re-check (a load
 	// of the request ring's prod.tail, or of the response ring's cons.tail
 	// by a retried send): the client may have moved its index between our
@@ -479,7 +484,6 @@ static void daemon_arm(struct shmchan_server *s, uint32_t why) {
 	// our re-check from completing before the flag is visible, so either the
 	// client sees the flag and rings, or we see its index.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	STAT_ADD(s->stats.sleeps, 1);
 }
 
 void shmchan_server_doorbell_arm(struct shmchan_server *s) {
@@ -488,6 +492,14 @@ void shmchan_server_doorbell_arm(struct shmchan_server *s) {
 
 void shmchan_server_doorbell_arm_room(struct shmchan_server *s) {
 	daemon_arm(s, SHMCHAN_WAIT_ROOM);
+}
+
+void shmchan_server_doorbell_mark(struct shmchan_server *s) {
+	daemon_mark(s, SHMCHAN_WAIT_REQUEST);
+}
+
+void shmchan_server_doorbell_mark_room(struct shmchan_server *s) {
+	daemon_mark(s, SHMCHAN_WAIT_ROOM);
 }
 
 void shmchan_server_doorbell_disarm(struct shmchan_server *s) {

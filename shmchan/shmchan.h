@@ -100,7 +100,7 @@ struct shmchan_server_stats {
 	uint64_t responses;
 	uint64_t resp_bytes;
 	uint64_t doorbells_rung; // rings of the client's doorbell (one byte sent)
-	uint64_t sleeps; // calls of shmchan_server_doorbell_arm()
+	uint64_t sleeps; // calls of shmchan_server_doorbell_arm*() and _mark*()
 	uint64_t overflows; // sends refused with -ENOBUFS (response ring full)
 };
 
@@ -217,6 +217,14 @@ int shmchan_server_send(
 void shmchan_server_doorbell_arm(struct shmchan_server *);
 void shmchan_server_doorbell_arm_room(struct shmchan_server *);
 void shmchan_server_doorbell_disarm(struct shmchan_server *);
+
+// Doorbell, daemon side, for a thread that arms many channels before one
+// sleep: mark (mark_room) sets the flag as arm (arm_room) does, but issues no
+// fence. The caller marks every channel, issues one full fence
+// (atomic_thread_fence(memory_order_seq_cst)), then re-checks every channel
+// it marked, as after arm. Poller thread only.
+void shmchan_server_doorbell_mark(struct shmchan_server *);
+void shmchan_server_doorbell_mark_room(struct shmchan_server *);
 
 const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_server *);
 

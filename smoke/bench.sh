@@ -8,8 +8,9 @@
 # flight (1, 32) x clients (1, 4, 16) x payload (64 B, 4 KiB, 128 KiB), each
 # cell for BENCH_CELL_S seconds; then the idle cost (16 attached clients, 10
 # s), the placement cells (the daemon on a CPU of its own, the clients on
-# the others: 64 B, spinning, memfd, depths x clients), and the system calls
-# of a busy channel counted again under strace.
+# the others: 64 B, spinning, memfd, depths x clients), a busy client's round
+# trip beside 0, 16 and 256 idle channels on its poller (alternated rounds),
+# and the system calls of a busy channel counted again under strace.
 # Writes every JSON into results/<timestamp>/, a summary.json, the plots
 # (gnuplot), and prints the goals table. About five minutes on 2 CPUs; each
 # step prints "[n/N elapsed]" and what it measures.
@@ -91,6 +92,14 @@ ECHO_DEPTH=32
 # 10 s, and the pinned 16-client cells, 4 s) take a fraction of it on a
 # loaded machine, so a run still going then has hung.
 TOOL_BOUND_S=120
+# The idle channels beside one busy client (ping2_perf --idle-channels), on
+# the client's poller (the daemon has one), in rounds whose order alternates
+# (0 16 256, then 256 16 0, ...), so that a load that comes and goes hits
+# both ends alike. Each is a memfd channel of ping2_perf's own process, so
+# the daemon allows one process that many connections and more.
+idle_channel_counts=(0 16 256)
+IDLE_CHANNEL_ROUNDS=4
+IDLE_CHANNEL_MAX_CONN=300
 
 transports=(socket memfd memzone)
 depths=(1 32)
@@ -335,9 +344,10 @@ pinned_cells=$((${#depths[@]} * ${#clients[@]}))
 matrix_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]}))
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples, the matrix, the cell with both ends sleeping, the idle
-# cost, the pinned cells, the two strace runs, the report.
+# cost, the pinned cells, the idle channels, the two strace runs, the report.
 n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * ${#goal_specs[@]} +
-	matrix_cells + 1 + 1 + pinned_cells + 2 + 1))
+	matrix_cells + 1 + 1 + pinned_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
+	2 + 1))
 memzone_reason=
 
 # What the machine is and was doing: the report says what it ran on and how
@@ -481,6 +491,35 @@ if [ "$pinned_cells" -gt 0 ]; then
 	client_cpus=()
 	stop_daemon
 fi
+
+# ---- idle channels beside a busy one ----
+
+# idle_channel_round R: the busy client beside each count of idle channels,
+# into idlech-rR-nN.json; even rounds take the counts in reverse order.
+idle_channel_round() {
+	local counts=("${idle_channel_counts[@]}") n i
+	if [ $(($1 % 2)) = 0 ]; then
+		counts=()
+		for ((i = ${#idle_channel_counts[@]} - 1; i >= 0; i--)); do
+			counts+=("${idle_channel_counts[i]}")
+		done
+	fi
+	for n in "${counts[@]}"; do
+		progress "idle channels: round $1, $n beside a busy client"
+		run_tool "ping2_perf --idle-channels $n (round $1)" "$results/idlech-r$1-n$n.json" \
+			"$perf" -s "$SHMT_SOCK" -t shm -d 1 -c 1 -z 64 -T "$CELL_S" -w "$WARMUP" -q \
+			--json --idle-channels "$n"
+		check_output cell "$results/idlech-r$1-n$n.json" "ping2_perf --idle-channels $n"
+		daemon_check "the idle channels, round $1"
+	done
+}
+
+start_daemon -S "$SPINNING_US" --max-conn-per-pid "$IDLE_CHANNEL_MAX_CONN" --max-conn-per-uid 0
+echo "bench: daemon -S $SPINNING_US, one poller, for the idle channels" >&2
+for round in $(seq "$IDLE_CHANNEL_ROUNDS"); do
+	idle_channel_round "$round"
+done
+stop_daemon
 
 goal_refs end
 

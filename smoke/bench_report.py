@@ -86,6 +86,14 @@ for path in glob.glob(os.path.join(results, "cell-*.json")):
     transport, mode, depth, clients, size = m.group(1), m.group(2), *map(int, m.groups()[2:])
     cells[(transport, mode, depth, clients, size)] = load(os.path.basename(path), "cell")
 idle = load("idle.json", "idle")
+# A busy client beside idle channels on its poller (bench.sh
+# idle_channel_round): (round, idle channels) -> its cell.
+idle_channel_cells = {}
+for path in glob.glob(os.path.join(results, "idlech-*.json")):
+    m = re.match(r"idlech-r(\d+)-n(\d+)\.json$", os.path.basename(path))
+    if m is None:
+        fail(f"bad output: {path}: not an idle channels cell's name (idlech-rR-nN.json)")
+    idle_channel_cells[(int(m.group(1)), int(m.group(2)))] = load(os.path.basename(path), "cell")
 memzone_skipped = None
 if os.path.exists(os.path.join(results, "memzone-skipped.txt")):
     memzone_skipped = open(os.path.join(results, "memzone-skipped.txt")).read().strip()
@@ -361,6 +369,29 @@ if idle:
     frac = idle["daemon_cpu_core_fraction"]
     goal("daemon CPU, 16 idle clients (fraction of a core)", frac, "<", 0.01,
          f"{idle['daemon_cpu_ns']} ns in {idle['idle_seconds']} s")
+# The busy client's round trip beside the most idle channels over beside
+# none, round by round (each round measures both within seconds), and the
+# median of the rounds.
+idle_channel_counts = sorted({n for (_, n) in idle_channel_cells})
+idle_channel_rounds = []
+for rnd in sorted({r for (r, _) in idle_channel_cells}):
+    row = {"round": rnd, "cells": {n: idle_channel_cells.get((rnd, n))
+                                   for n in idle_channel_counts}}
+    none, most = row["cells"].get(0), row["cells"].get(idle_channel_counts[-1])
+    row["rtt_ratio"] = ratio(rtt_ns(most), rtt_ns(none)) if none and most else None
+    p50s = [((c or {}).get("latency_ns") or {}).get("p50") for c in (none, most)]
+    row["p50_ratio"] = ratio(p50s[1], p50s[0]) if None not in p50s else None
+    idle_channel_rounds.append(row)
+# The goal takes the p50s: a mean round trip of one second's cell moves with
+# every time the scheduler takes a CPU from either side, a median does not.
+idle_channel_p50s = [r["p50_ratio"] for r in idle_channel_rounds if r["p50_ratio"] is not None]
+idle_channel_means = [r["rtt_ratio"] for r in idle_channel_rounds if r["rtt_ratio"] is not None]
+if idle_channel_p50s and idle_channel_counts[-1] > 0:
+    goal(f"busy round trip (p50) beside {idle_channel_counts[-1]} idle channels / beside none",
+         median(idle_channel_p50s), "<=", 1.1,
+         f"median of {len(idle_channel_p50s)} alternated rounds: "
+         + ", ".join(f"{v:.2f}" for v in idle_channel_p50s)
+         + f"; of the mean round trips: {median(idle_channel_means):.2f}")
 # The 16-client goals in both placements: everything on shared CPUs (the
 # matrix), and the daemon on a CPU of its own with the clients on the others
 # (the "pinned" cells), as a DPDK deployment places its poller.
@@ -391,6 +422,11 @@ summary = {
     "cells": cell_rows,
     "bothsleep": both1,
     "idle": idle,
+    "idle_channels": [{"round": r["round"], "rtt_ratio": r["rtt_ratio"],
+                       "p50_ratio": r["p50_ratio"],
+                       "calls_per_s": {str(n): (c or {}).get("calls_per_s")
+                                       for n, c in r["cells"].items()}}
+                      for r in idle_channel_rounds],
     "strace_syscalls_per_call": strace,
     "memzone_skipped": memzone_skipped,
     "goals": goals,
@@ -659,6 +695,28 @@ if idle:
                  f"{fmt_ns(idle['first_request_ns'])}; after {idle['after_idle_ns']['gap_ms']} ms "
                  f"gaps ({idle['after_idle_ns']['rounds']} rounds): p50 "
                  f"{fmt_ns(idle['after_idle_ns']['p50'])}, max {fmt_ns(idle['after_idle_ns']['max'])}.")
+    lines.append("")
+if idle_channel_rounds:
+    most = idle_channel_counts[-1]
+    lines.append("### Idle channels beside a busy client")
+    lines.append("")
+    lines.append(f"One client, 64 B, one request in flight, spinning daemon with one poller, "
+                 f"beside {', '.join(map(str, idle_channel_counts))} idle memfd channels "
+                 f"attached on that poller; the order of the counts alternates from round to "
+                 f"round. Load average at the start {' '.join(meta.get('loadavg_start') or [])}, "
+                 f"at the end {' '.join(meta.get('loadavg_end') or [])}.")
+    lines.append("")
+    lines.append("| round | " + " | ".join(f"{n} idle: mean / p50" for n in idle_channel_counts)
+                 + f" | {most} / 0, mean | {most} / 0, p50 |")
+    lines.append("|---|" + "---|" * (len(idle_channel_counts) + 2))
+    for r in idle_channel_rounds:
+        parts = []
+        for n in idle_channel_counts:
+            c = r["cells"][n]
+            parts.append("-" if c is None else
+                         f"{fmt_ns(rtt_ns(c))} / {fmt_ns((c['latency_ns'] or {}).get('p50'))}")
+        lines.append(f"| {r['round']} | " + " | ".join(parts) + f" | {fmt_num(r['rtt_ratio'], 2)} | "
+                     f"{fmt_num(r['p50_ratio'], 2)} |")
     lines.append("")
 if memzone_skipped:
     lines.append(f"memzone column skipped: {memzone_skipped}")

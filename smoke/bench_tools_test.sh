@@ -3,8 +3,8 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # The benchmark tools work: every ref_bench test in a tiny run, and the
-# ping2_perf modes make bench uses (-T with --cdf, --idle) against a daemon
-# of its own. Checks what the JSON says, never how fast anything was.
+# ping2_perf modes make bench uses (-T with --cdf, --idle, --idle-channels)
+# against a daemon of its own. Checks what the JSON says, never how fast anything was.
 #
 #   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
 set -eu
@@ -169,6 +169,19 @@ out=$("$perf" -s "$SHMT_SOCK" -t shm -d 4 -n 1000 -w 10 -q --json --no-stamps) |
 	shmt_fail "ping2_perf --no-stamps failed"
 check "$out" "r['mode'] == 'calls' and r['count'] == 1000 and r['calls_per_s'] > 0 and \
 r['latency_ns'] is None" "ping2_perf --no-stamps"
+# Idle channels beside the client: attached for the run, and counted against
+# the daemon's per-process connection limit (64 by default).
+out=$("$perf" -s "$SHMT_SOCK" -t shm -n 1000 -w 10 -q --json --idle-channels 8) ||
+	shmt_fail "ping2_perf --idle-channels failed"
+check "$out" "r['mode'] == 'calls' and r['count'] == 1000 and r['idle_channels'] == 8" \
+	"ping2_perf --idle-channels"
+if err=$("$perf" -s "$SHMT_SOCK" -t shm -n 10 -w 0 -q --idle-channels 70 2>&1); then
+	shmt_fail "ping2_perf --idle-channels 70 passed the daemon's limit of 64 per process"
+fi
+case $err in
+*max-conn-per-pid*) ;;
+*) shmt_fail "ping2_perf --idle-channels 70: no word of the limit: $err" ;;
+esac
 if "$perf" -s "$SHMT_SOCK" -n 10 -T 1 -q 2>/dev/null; then
 	shmt_fail "ping2_perf accepted both -n and -T"
 fi

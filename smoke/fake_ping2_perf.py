@@ -19,7 +19,8 @@ import signal
 import sys
 
 # Options of ping2_perf that take a value.
-VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin"}
+VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin",
+          "--idle-channels"}
 # A rate for every cell: any positive value will do.
 CALLS_PER_S = 1e6
 
@@ -47,7 +48,8 @@ def main():
     clients = int(opts.get("-c", 1))
     base = {"transport": "socket" if opts.get("-t") == "socket" else "shm",
             "transport_reason": "", "backing": "memzone" if "--secondary" in opts else "memfd",
-            "request": "GR_PING2", "clients": clients, "depth": int(opts.get("-d", 1)),
+            "request": "GR_PING2", "clients": clients,
+            "idle_channels": int(opts.get("--idle-channels", 0)), "depth": int(opts.get("-d", 1)),
             "size": int(opts.get("-z", 64))}
     if "--json" not in opts:
         print("fake ping2_perf: 1000000 calls/s")

@@ -18,6 +18,10 @@
 // daemon for SECONDS; then client 0 times its first request, and a few more
 // each after a short idle gap, while the others stay attached.
 //
+// --idle-channels N attaches N more channels from the parent once the clients
+// are ready, keeps them idle during the measured phase, and closes them at
+// the end: what idle channels on the clients' poller cost a busy one.
+//
 // With --secondary each client process initialises EAL as a DPDK secondary
 // of the daemon after it is forked (EAL cannot be shared across a fork), so
 // the client library gives it a memzone channel instead of a memfd one.
@@ -32,6 +36,7 @@
 #include <rte_lcore.h>
 
 #include "bench_util.h"
+#include "idle_channels.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -174,6 +179,7 @@ struct options {
 	unsigned depth;
 	size_t size;
 	unsigned clients;
+	unsigned idle_channels; // --idle-channels: attached and idle beside the clients
 	int spin_us;
 	bool json;
 	bool quiet;
@@ -1099,9 +1105,11 @@ static void print_json_head(const struct options *o, const struct summary *sum, 
 		print_json_string(sum->backing);
 	else
 		printf("null");
-	printf(", \"request\": \"%s\", \"clients\": %u, \"depth\": %u, \"size\": %zu",
+	printf(", \"request\": \"%s\", \"clients\": %u, \"idle_channels\": %u, \"depth\": %u"
+	       ", \"size\": %zu",
 	       request_name(o->size),
 	       o->clients,
+	       o->idle_channels,
 	       o->depth,
 	       o->size);
 }
@@ -1322,6 +1330,7 @@ static void usage(FILE *out) {
 		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
 		"WARMUP]\n"
 		"                  [--spin US] [--json [--cdf]] [--no-stamps] [-q]\n"
+		"                  [--idle-channels N]\n"
 		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
 		"  -s SOCK     daemon socket (default %s)\n"
 		"  -n COUNT    measured calls, all clients together (default %d)\n"
@@ -1342,6 +1351,10 @@ static void usage(FILE *out) {
 		"              %d = GR_SHM_ECHO\n"
 		"  -c CLIENTS  client processes, one connection each (default 1, at most %d)\n"
 		"  -w WARMUP   calls per client before measuring (default %d)\n"
+		"  --idle-channels N  attach N more shm channels (memfd) from this process\n"
+		"              once the clients are ready, and leave them idle while the\n"
+		"              clients call (at most %d; the daemon's --max-conn-per-pid\n"
+		"              must allow them)\n"
 		"  --spin US   client spin budget in microseconds (default: the library's)\n"
 		"  --json      print one JSON object on stdout\n"
 		"  --cdf       with --json: add the latency distribution, latency_cdf:\n"
@@ -1372,6 +1385,7 @@ static void usage(FILE *out) {
 		GR_API_MAX_MSG_LEN,
 		MAX_CLIENTS,
 		DEFAULT_WARMUP,
+		IDLE_CHANNELS_MAX,
 		NO_STAMPS_CLOCK_MASK + 1,
 		RTE_MAX_LCORE - 1,
 		RTE_MAX_LCORE - 1);
@@ -1397,6 +1411,7 @@ enum long_only_option {
 	OPT_SECONDARY,
 	OPT_FILE_PREFIX,
 	OPT_LCORE,
+	OPT_IDLE_CHANNELS,
 };
 
 static void parse_options(int argc, char **argv, struct options *o) {
@@ -1410,6 +1425,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		{"secondary", no_argument, NULL, OPT_SECONDARY},
 		{"file-prefix", required_argument, NULL, OPT_FILE_PREFIX},
 		{"lcore", required_argument, NULL, OPT_LCORE},
+		{"idle-channels", required_argument, NULL, OPT_IDLE_CHANNELS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1500,6 +1516,10 @@ static void parse_options(int argc, char **argv, struct options *o) {
 				fail("--file-prefix: longer than %zu bytes",
 				     sizeof(o->file_prefix) - 1);
 			strcpy(o->file_prefix, optarg);
+			break;
+		case OPT_IDLE_CHANNELS:
+			o->idle_channels = (unsigned
+			)parse_number("--idle-channels", optarg, 0, IDLE_CHANNELS_MAX);
 			break;
 		case OPT_LCORE:
 			o->lcore = (unsigned)parse_number("--lcore", optarg, 1, RTE_MAX_LCORE - 1);
@@ -1722,6 +1742,9 @@ int main(int argc, char **argv) {
 			fail("client %u failed before the measured phase", i);
 		}
 	}
+	struct idle_channels *idle = NULL;
+	if (o.idle_channels > 0)
+		idle = idle_channels_open(o.sock_path, o.idle_channels);
 	daemon_probe_start(&o, &sum.daemon, dpid);
 	if (o.idle_seconds > 0) {
 		idle_wait(&o);
@@ -1732,6 +1755,7 @@ int main(int argc, char **argv) {
 	collect_results(&o, pids, result_fds, done_pipe[1], &sum);
 	if (o.idle_seconds == 0)
 		daemon_probe_stop(&o, &sum.daemon);
+	idle_channels_close(idle);
 	if (o.secondary)
 		wait_memzones_freed(&o, memzones_before);
 
