@@ -376,10 +376,14 @@ int shmchan_client_enqueue(
 	// then a release store of prod.tail, as rte_ring does.
 	z = ring_bytes(r, head, cells);
 	len32 = (uint32_t)len;
-	zc_write(&z, 0, &len32, sizeof(len32));
-	zc_write(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
-	zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
-	zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
+	if (hdr_len == SHMCHAN_MSG_MIN && z.len1 == frame_len) {
+		shmchan_frame_write(z.p1, len32, hdr, payload, payload_len, frame_len);
+	} else {
+		zc_write(&z, 0, &len32, sizeof(len32));
+		zc_write(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
+		zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
+		zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
+	}
 	head += cells;
 	r->pos = head;
 	__atomic_store_n(&r->shared->prod.head, head, __ATOMIC_RELAXED);

@@ -30,6 +30,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 // Alignment of every ring and of every field written by a different side:
 // DPDK's cache line (rte_config.h: 64 bytes on x86, 128 on some arm64
@@ -135,6 +136,38 @@ static inline uint64_t shmchan_ring_memsize(uint32_t ring_cells) {
 // The cells of a ring start right after its header, as in rte_ring.
 static inline uint8_t *shmchan_ring_cells(struct rte_ring *r) {
 	return (uint8_t *)&r[1];
+}
+
+// The frame length and a 12-byte header fill a frame's first cell exactly.
+_Static_assert(
+	SHMCHAN_FRAME_HDR + SHMCHAN_MSG_MIN == SHMCHAN_CELL_SIZE,
+	"a frame length and a request or response header make one cell"
+);
+
+// Write a whole frame whose cells do not wrap at dst: the frame length
+// len and the 12-byte header hdr (SHMCHAN_MSG_MIN bytes) as its first cell,
+// in one 16-byte store, then the payload and the zero padding up to
+// frame_bytes. The general path (any header length, a frame that wraps)
+// copies the four pieces one by one, four calls where this makes one or
+// two. Either side, on cells only it writes.
+static inline void shmchan_frame_write(
+	uint8_t *dst,
+	uint32_t len,
+	const void *hdr,
+	const void *payload,
+	size_t payload_len,
+	size_t frame_bytes
+) {
+	uint8_t first[SHMCHAN_CELL_SIZE];
+	size_t pad = frame_bytes - SHMCHAN_CELL_SIZE - payload_len;
+
+	memcpy(first, &len, SHMCHAN_FRAME_HDR);
+	memcpy(first + SHMCHAN_FRAME_HDR, hdr, SHMCHAN_MSG_MIN);
+	memcpy(dst, first, sizeof(first));
+	if (payload_len > 0)
+		memcpy(dst + SHMCHAN_CELL_SIZE, payload, payload_len);
+	if (pad > 0)
+		memset(dst + SHMCHAN_CELL_SIZE + payload_len, 0, pad);
 }
 
 // Record why the calling thread's last shmchan call failed (see

@@ -408,23 +408,45 @@ static void test_pipelined(void **state) {
 	}
 }
 
-// The frame the server writes: length, message, then zeros to the cell end,
-// whatever the cells held before.
-static void test_resp_frame_bytes(void **state) {
-	struct chan *ch = *state;
-	uint8_t *cells = shmchan_ring_cells(ch->resp_ring);
-	uint32_t frame_len;
-	size_t len = 20; // 24 bytes of frame: 8 bytes of padding in the 2nd cell
+// The frame a side writes (client_to_server: the client's request, else the
+// server's response): length, message, then zeros to the cell end, whatever
+// the cells held before, and nothing past the frame. Frames of 12 + 0, 12 +
+// 8 (24 bytes: 8 bytes of padding in the 2nd cell) and 12 + 64 bytes
+// (GR_PING2: 80 bytes, no padding), one after the other.
+static void check_frame_bytes(struct chan *ch, bool client_to_server) {
+	static const size_t lens[] = {SHMCHAN_MSG_MIN, 20, 76};
+	struct rte_ring *r = client_to_server ? ch->req_ring : ch->resp_ring;
+	uint8_t *cells = shmchan_ring_cells(r);
+	uint32_t frame_len, at = 0;
 
-	memset(cells, 0xee, 4 * SHMCHAN_CELL_SIZE);
-	assert_int_equal(server_send_msg(ch, len, 7), 0);
-	memcpy(&frame_len, cells, sizeof(frame_len));
-	assert_int_equal(frame_len, len);
-	assert_memory_equal(cells + SHMCHAN_FRAME_HDR, ch->expect, len);
-	for (size_t i = SHMCHAN_FRAME_HDR + len; i < 2 * SHMCHAN_CELL_SIZE; i++)
-		assert_int_equal(cells[i], 0);
-	assert_int_equal(cells[2 * SHMCHAN_CELL_SIZE], 0xee); // nothing written past the frame
-	assert_int_equal(rte_ring_count(ch->resp_ring), 2);
+	memset(cells, 0xee, 16 * SHMCHAN_CELL_SIZE);
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		size_t len = lens[k];
+		uint8_t *f = cells + (size_t)at * SHMCHAN_CELL_SIZE;
+		uint32_t n_cells = SHMCHAN_MSG_CELLS(len);
+
+		if (client_to_server)
+			assert_int_equal(client_send_msg(ch, len, 7 + (uint32_t)k), 0);
+		else
+			assert_int_equal(server_send_msg(ch, len, 7 + (uint32_t)k), 0);
+		memcpy(&frame_len, f, sizeof(frame_len));
+		assert_int_equal(frame_len, len);
+		assert_memory_equal(f + SHMCHAN_FRAME_HDR, ch->expect, len);
+		for (size_t i = SHMCHAN_FRAME_HDR + len; i < n_cells * SHMCHAN_CELL_SIZE; i++)
+			assert_int_equal(f[i], 0);
+		at += n_cells;
+		// Nothing written past the frame.
+		assert_int_equal(cells[(size_t)at * SHMCHAN_CELL_SIZE], 0xee);
+		assert_int_equal(rte_ring_count(r), at);
+	}
+}
+
+static void test_req_frame_bytes(void **state) {
+	check_frame_bytes(*state, true);
+}
+
+static void test_resp_frame_bytes(void **state) {
+	check_frame_bytes(*state, false);
 }
 
 // Send and take filler messages until the next frame starts at cell index
@@ -934,6 +956,7 @@ int main(void) {
 		CHAN_TEST(test_client_open_rejects),
 		CHAN_TEST(test_roundtrip_both_directions),
 		CHAN_TEST(test_pipelined),
+		CHAN_TEST(test_req_frame_bytes),
 		CHAN_TEST(test_resp_frame_bytes),
 		CHAN_TEST(test_wrap_client_to_server),
 		CHAN_TEST(test_wrap_server_to_client),

@@ -412,7 +412,7 @@ int shmchan_server_enqueue(
 	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
 	struct ring_view *v = &s->resp;
 	uint32_t used, cells, len32;
-	size_t len, off;
+	size_t len, off, frame_bytes;
 	long msg_len;
 	int ret;
 
@@ -438,11 +438,16 @@ int shmchan_server_enqueue(
 	}
 
 	len32 = (uint32_t)len;
+	frame_bytes = (size_t)cells * SHMCHAN_CELL_SIZE;
 	off = (size_t)(v->pos & v->mask) * SHMCHAN_CELL_SIZE;
-	off = ring_copy_in(v, off, &len32, sizeof(len32));
-	off = ring_copy_in(v, off, hdr, hdr_len);
-	off = ring_copy_in(v, off, payload, payload_len);
-	ring_copy_in(v, off, zeros, (size_t)cells * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR - len);
+	if (hdr_len == SHMCHAN_MSG_MIN && off + frame_bytes <= ring_bytes(v)) {
+		shmchan_frame_write(v->cells + off, len32, hdr, payload, payload_len, frame_bytes);
+	} else {
+		off = ring_copy_in(v, off, &len32, sizeof(len32));
+		off = ring_copy_in(v, off, hdr, hdr_len);
+		off = ring_copy_in(v, off, payload, payload_len);
+		ring_copy_in(v, off, zeros, frame_bytes - SHMCHAN_FRAME_HDR - len);
+	}
 	v->pos += cells;
 	// Release: the cells are written before the client sees the new tail.
 	// Published per message (a plain store on x86), so that the client can

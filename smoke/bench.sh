@@ -212,6 +212,8 @@ for z in "${sizes[@]}"; do
 		"chan-pingpong-z$z|-z $z chan-pingpong" "chan-stream-z$z|-z $z chan-stream"
 		"unix-z$z|-z $z unix")
 done
+# The cache lines of the ring layout alone, the floor of the layers table.
+start_refs+=("lines-apart-z64|-z 64 lines-apart")
 # A pipelined call's raw equivalent, at the size of the depth-32 goal.
 start_refs+=("ring-echo-z64|-z 64 --depth $ECHO_DEPTH ring-echo"
 	"chan-echo-z64|-z 64 --depth $ECHO_DEPTH chan-echo" "ring-local|ring-local"

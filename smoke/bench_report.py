@@ -579,7 +579,8 @@ ref_order = ["cacheline", "cacheline-mid", "cacheline-end", "ring-pingpong-z64",
              "ring-stream-z131072", "ring-echo-z64", "ring-echo-z64-mid", "ring-echo-z64-end",
              "chan-pingpong-z64", "chan-pingpong-z64-mid", "chan-pingpong-z64-end",
              "chan-pingpong-z4096", "chan-pingpong-z131072", "chan-stream-z64",
-             "chan-stream-z4096", "chan-stream-z131072", "chan-echo-z64", "ring-local",
+             "chan-stream-z4096", "chan-stream-z131072", "chan-echo-z64", "lines-apart-z64",
+             "ring-local",
              "chan-local", "eventfd", "eventfd-nopin", "eventfd-nopin-mid", "eventfd-nopin-end",
              "eventfd-gap",
              "eventfd-gap-nopin", "unix-z64", "unix-z4096", "unix-z131072", "clock", "syscall"]
@@ -606,6 +607,8 @@ lines.append("| layer | round trip | added | one process, both sides |")
 lines.append("|---|---|---|---|")
 layers = [
     ("cache line bounced between two processes (hardware)", ref("cacheline"), None),
+    ("the rte_ring layout's cache lines alone (cells and index line, no code)",
+     refs.get("lines-apart-z64"), None),
     ("raw rte_ring ping-pong, 5-cell messages", ref("ring-pingpong-z64"), refs.get("ring-local")),
     ("channel library alone (shmchan_client_*, shmchan_server_*)", ref("chan-pingpong-z64"),
      refs.get("chan-local")),

@@ -44,7 +44,7 @@ r = json.loads(sys.argv[1])
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || shmt_fail "$3: $1"
 }
 
-for t in cacheline ring-pingpong ring-stream eventfd unix clock syscall; do
+for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix clock syscall; do
 	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
 	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
 		"ref_bench $t: wrong count or time"

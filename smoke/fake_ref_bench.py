@@ -22,7 +22,7 @@ import sys
 BASE_NS = {"cacheline": 80.0, "ring-pingpong": 200.0, "ring-stream": 32.0, "ring-echo": 62.0,
            "chan-pingpong": 230.0, "chan-stream": 60.0, "chan-echo": 60.0, "ring-local": 16.0,
            "chan-local": 60.0, "eventfd": 30000.0, "unix": 25000.0, "clock": 20.0,
-           "syscall": 170.0}
+           "syscall": 170.0, "lines-apart": 100.0}
 # Moved: as far off as a vCPU that changed places (well past bench.sh's 20 %).
 MOVED_FACTOR = 1.5
 # Options of ref_bench that take a value.
