@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+
+# Run pytest over the Python package's tests for meson.
+# usage: run_pytest.sh PYTHON TESTS_DIR [pytest args]
+# Exit status: pytest's, except 77 (skip) when PYTHON has no pytest, and 1
+# when pytest collected no test (its status 5): a suite that tests nothing
+# must not pass.
+set -u
+python=$1
+tests=$2
+shift 2
+
+# pytest's exit status when it collected no test.
+PYTEST_NO_TESTS=5
+
+if ! "$python" -c 'import pytest' 2>/dev/null; then
+	echo "run_pytest: $python has no pytest (scripts/deps.sh installs python3-pytest)" >&2
+	exit 77
+fi
+rc=0
+"$python" -m pytest -p no:cacheprovider -v "$tests" "$@" || rc=$?
+if [ "$rc" = "$PYTEST_NO_TESTS" ]; then
+	echo "run_pytest: no test collected in $tests" >&2
+	exit 1
+fi
+exit "$rc"

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+"""Every call of shmchan.Client against a live daemon, on both transports."""
+
+import os
+import select
+import struct
+
+import pytest
+
+import shmchan
+
+PIPELINED = 10000
+# struct gr_log_entry: name[GR_LOG_NAME_LEN], uint32_t level.
+LOG_ENTRY = struct.Struct(f"{shmchan.GR_LOG_NAME_LEN}sI")
+
+
+def pattern(i):
+    return bytes((i + k) & 0xFF for k in range(shmchan.GR_PING2_LEN))
+
+
+def test_connect_transport_and_reason(daemon):
+    with shmchan.connect(daemon.sock) as c:
+        assert c.transport == "shm"
+        assert c.transport_reason == ""
+    with shmchan.connect(daemon.sock, transport="socket") as c:
+        assert c.transport == "socket"
+        assert c.transport_reason != ""
+
+
+def test_ping_and_ping2(client):
+    client.ping()
+    for i in range(100):
+        assert client.ping2(pattern(i)) == pattern(i)
+    with pytest.raises(ValueError):
+        client.ping2(b"short")
+
+
+def test_call_returns_the_payload(client):
+    assert client.call(shmchan.GR_PING2, pattern(7)) == pattern(7)
+    assert client.call(shmchan.GR_PING) == b""
+    payload = os.urandom(100000)
+    assert client.call(shmchan.GR_SHM_ECHO, payload) == payload
+
+
+def test_pipelining_10k_requests(client):
+    ids = [client.send(shmchan.GR_PING2, pattern(i)) for i in range(PIPELINED)]
+    assert len(set(ids)) == PIPELINED
+    # Taken in reverse order: the library keeps the others for later.
+    for i in reversed(range(PIPELINED)):
+        assert client.recv(ids[i]) == pattern(i)
+
+
+def test_send_more_flush_and_try_recv(client):
+    ids = [client.send_more(shmchan.GR_PING2, pattern(i)) for i in range(64)]
+    client.flush()
+    answers = {}
+    while len(answers) < len(ids):
+        ready = client.poll_prepare()
+        if not ready:
+            readable, _, _ = select.select([client.fileno()], [], [], 10)
+            assert readable, "no wake-up within 10 s"
+        client.poll_done()
+        for i, rid in enumerate(ids):
+            if rid not in answers:
+                got = client.try_recv(rid)
+                if got is not None:
+                    answers[rid] = got
+    assert [answers[rid] for rid in ids] == [pattern(i) for i in range(len(ids))]
+    assert client.try_recv(client.send(shmchan.GR_PING)) in (None, b"")
+
+
+def test_fileno_is_stable(client):
+    fd = client.fileno()
+    assert fd >= 0 and client.fileno() == fd
+
+
+def test_stream_log_levels(client):
+    entries = [LOG_ENTRY.unpack(e) for e in client.stream(shmchan.GR_LOG_LEVEL_LIST, b"\0")]
+    assert entries, "no log type listed"
+    names = [name.rstrip(b"\0").decode() for name, _ in entries]
+    assert any(n.startswith("shmchan") or n.startswith("user") for n in names), names
+    for _, level in entries:
+        assert shmchan.GR_LOG_LEVEL_MIN <= level <= shmchan.GR_LOG_LEVEL_MAX
+
+
+def test_stream_channel_list_sees_this_client(daemon):
+    with shmchan.connect(daemon.sock, transport="shm") as c:
+        infos = list(c.stream(shmchan.GR_SHM_CHANNEL_LIST))
+        assert len(infos) >= 1
+        # An abandoned stream is drained: the next call gets its own answer.
+        it = c.stream(shmchan.GR_SHM_CHANNEL_LIST)
+        next(it)
+        it.close()
+        assert c.ping2(pattern(3)) == pattern(3)
+        assert not c.poll_prepare()
+        c.poll_done()
+
+
+def test_closed_client_refuses_calls(daemon):
+    c = shmchan.connect(daemon.sock)
+    c.close()
+    c.close()
+    with pytest.raises(ValueError):
+        c.ping()
+
+
+def test_connect_without_daemon_gives_the_reason(tmp_path):
+    path = str(tmp_path / "none.sock")
+    with pytest.raises(FileNotFoundError) as err:
+        shmchan.connect(path)
+    assert path in str(err.value)
+
+
+def test_bad_transport_name(daemon):
+    with pytest.raises(ValueError):
+        shmchan.connect(daemon.sock, transport="pipe")
