@@ -11,7 +11,8 @@ See docs/python.md. The library is loaded from SHMCHAN_LIBRARY (a path to
 the .so) when it is set, else through the dynamic loader's path.
 """
 
+from .aio import AsyncClient, connect_async
 from .client import Client, connect
 from .constants import *  # noqa: F401,F403 (the request and event types)
 
-__all__ = ["Client", "connect"]
+__all__ = ["AsyncClient", "Client", "connect", "connect_async"]
