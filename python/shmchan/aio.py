@@ -11,7 +11,7 @@ import errno
 import functools
 
 from . import constants as C
-from ._lib import EventSubscribeReq, lib
+from ._lib import EventSubscribeReq, fast
 from .client import Client, _error, connect
 
 
@@ -153,10 +153,11 @@ class AsyncClient:
     def _drain(self):
         client = self.client
         handle, rx = client._handle, client._rx
+        uint32, rx_len = ctypes.c_uint32, ctypes.c_size_t(C.GR_API_MAX_MSG_LEN)
         full = self._full_scan
         taken = 0
         for rid in list(self._pending):
-            n = lib.gr_api_client_try_recv_into(handle, rid, rx, C.GR_API_MAX_MSG_LEN)
+            n = fast.gr_api_client_try_recv_into(handle, uint32(rid), rx, rx_len)
             if n < 0 and ctypes.get_errno() == errno.EAGAIN:
                 if full:
                     continue

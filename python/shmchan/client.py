@@ -16,6 +16,7 @@ from ._lib import (
     TRANSPORT_AUTO,
     TRANSPORT_SHM,
     TRANSPORT_SOCKET,
+    fast,
     lib,
     libc,
 )
@@ -25,8 +26,14 @@ _TRANSPORT_NAMES = {TRANSPORT_SOCKET: "socket", TRANSPORT_SHM: "shm"}
 
 # Bytes of struct gr_api_event before the event payload.
 _EVENT_HEADER_LEN = ctypes.sizeof(ApiEvent)
-_PING2_TYPE = C.GR_PING2
 _PING2_LEN = C.GR_PING2_LEN
+# Arguments of the calls of _lib.fast, which ctypes does not convert.
+_uint32 = ctypes.c_uint32
+_size = ctypes.c_size_t
+_PING2_TYPE_ARG = _uint32(C.GR_PING2)
+_PING2_LEN_ARG = _size(_PING2_LEN)
+_RX_LEN_ARG = _size(C.GR_API_MAX_MSG_LEN)
+_TYPE_MAX = 0xFFFFFFFF
 
 
 def _error(what):
@@ -43,6 +50,12 @@ def _timeout_ms(timeout):
     if timeout <= 0:
         raise ValueError(f"timeout must be > 0 seconds, None or math.inf, not {timeout!r}")
     return max(1, round(timeout * 1000))
+
+
+def _type_arg(req_type):
+    if not 0 <= req_type <= _TYPE_MAX:
+        raise ValueError(f"a request type is 32 bits, not {req_type!r}")
+    return _uint32(req_type)
 
 
 def _payload(data):
@@ -99,7 +112,7 @@ class Client:
     """
 
     def __init__(self, handle):
-        self._handle = handle
+        self._handle = ctypes.c_void_p(handle)
         # One receive buffer for every response: the largest payload.
         self._rx = ctypes.create_string_buffer(C.GR_API_MAX_MSG_LEN)
         self._rx_view = memoryview(self._rx).cast("B")
@@ -118,13 +131,14 @@ class Client:
     def close(self):
         """Disconnect: detach the channel and close the socket. Idempotent."""
         handle, self._handle = self._handle, None
-        if handle and lib.gr_api_client_disconnect(handle) < 0:
+        if handle is not None and lib.gr_api_client_disconnect(handle) < 0:
             raise _error("disconnect")
 
     def _h(self):
-        if not self._handle:
+        handle = self._handle
+        if handle is None:
             raise ValueError("the client is closed")
-        return self._handle
+        return handle
 
     @property
     def transport(self):
@@ -152,7 +166,8 @@ class Client:
         Take the answer with recv(id). Many requests may be in flight.
         """
         data = _payload(payload)
-        rid = lib.gr_api_client_send(self._h(), req_type, len(data), data or None)
+        h, kind = self._h(), _type_arg(req_type)
+        rid = fast.gr_api_client_send(h, kind, _size(len(data)), data or None)
         if rid < 0:
             raise _error("send")
         return rid
@@ -161,7 +176,8 @@ class Client:
         """Like send(), in a batch: a sleeping daemon is woken by the next
         send(), flush() or receive. Returns the request's id."""
         data = _payload(payload)
-        rid = lib.gr_api_client_send_more(self._h(), req_type, len(data), data or None)
+        h, kind = self._h(), _type_arg(req_type)
+        rid = fast.gr_api_client_send_more(h, kind, _size(len(data)), data or None)
         if rid < 0:
             raise _error("send")
         return rid
@@ -177,14 +193,14 @@ class Client:
         Raises OSError with the daemon's status (for example errno ENOTSUP
         for a type it does not serve, EMSGSIZE for a short payload).
         """
-        n = lib.gr_api_client_recv_into(self._h(), rid, self._rx, C.GR_API_MAX_MSG_LEN)
+        n = fast.gr_api_client_recv_into(self._h(), _uint32(rid), self._rx, _RX_LEN_ARG)
         if n < 0:
             raise _error(f"request {rid}")
         return self._rx_view[:n].tobytes()
 
     def try_recv(self, rid):
         """The answer to request rid if it has arrived, else None. Never waits."""
-        n = lib.gr_api_client_try_recv_into(self._h(), rid, self._rx, C.GR_API_MAX_MSG_LEN)
+        n = fast.gr_api_client_try_recv_into(self._h(), _uint32(rid), self._rx, _RX_LEN_ARG)
         if n < 0:
             if ctypes.get_errno() == errno.EAGAIN:
                 return None
@@ -192,8 +208,17 @@ class Client:
         return self._rx_view[:n].tobytes()
 
     def call(self, req_type, payload=b""):
-        """Send a request, wait for its answer and return the answer's payload."""
-        return self.recv(self.send(req_type, payload))
+        """Send a request, wait for its answer and return the answer's payload.
+
+        One call of the library (gr_api_client_send_recv_into()).
+        """
+        data = _payload(payload)
+        h, kind = self._h(), _type_arg(req_type)
+        tx_len, rx = _size(len(data)), self._rx
+        n = fast.gr_api_client_send_recv_into(h, kind, tx_len, data or None, rx, _RX_LEN_ARG)
+        if n < 0:
+            raise _error(f"request of type {req_type:#x}")
+        return self._rx_view[:n].tobytes()
 
     def ping(self):
         """GR_PING: an empty request and answer."""
@@ -203,13 +228,13 @@ class Client:
         """GR_PING2: the daemon echoes the 64 bytes of data; returns them."""
         if len(data) != _PING2_LEN:
             raise ValueError(f"ping2 takes {_PING2_LEN} bytes, not {len(data)}")
-        h = self._h()
-        rid = lib.gr_api_client_send(h, _PING2_TYPE, _PING2_LEN, _payload(data))
-        if rid < 0:
-            raise _error("send")
-        n = lib.gr_api_client_recv_into(h, rid, self._rx, _PING2_LEN)
+        if type(data) is not bytes:
+            data = bytes(data)
+        n = fast.gr_api_client_send_recv_into(
+            self._h(), _PING2_TYPE_ARG, _PING2_LEN_ARG, data, self._rx, _PING2_LEN_ARG
+        )
         if n < 0:
-            raise _error(f"request {rid}")
+            raise _error("ping2")
         return self._rx_view[:n].tobytes()
 
     def stream(self, req_type, payload=b""):
@@ -243,7 +268,7 @@ class Client:
                     data.value = None
                 yield item
         finally:
-            if not done and self._handle:
+            if not done and self._handle is not None:
                 self._drain_stream(rid, data, length)
 
     def _drain_stream(self, rid, data, length):

@@ -115,3 +115,23 @@ def test_connect_without_daemon_gives_the_reason(tmp_path):
 def test_bad_transport_name(daemon):
     with pytest.raises(ValueError):
         shmchan.connect(daemon.sock, transport="pipe")
+
+
+def test_send_recv_into_refuses_a_short_buffer(client):
+    # The library's one-call request (gr_api_client_send_recv_into()), which
+    # call() and ping2() use, with a buffer shorter than the answer.
+    import ctypes
+    import errno
+
+    from shmchan import _lib
+
+    buf = ctypes.create_string_buffer(shmchan.GR_PING2_LEN)
+    payload = bytes(range(100))
+    n = _lib.lib.gr_api_client_send_recv_into(
+        client._handle, shmchan.GR_SHM_ECHO, len(payload), payload, buf, len(buf)
+    )
+    assert n == -1 and ctypes.get_errno() == errno.EMSGSIZE
+    n = _lib.lib.gr_api_client_send_recv_into(
+        client._handle, shmchan.GR_SHM_ECHO, 64, payload, buf, len(buf)
+    )
+    assert n == 64 and buf.raw == payload[:64]
