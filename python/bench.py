@@ -11,7 +11,7 @@
 
 Each is measured for --seconds, in turn, --rounds times; the median round is
 reported, with the client CPU time per call (less sensitive to other load
-than calls/s). The Python overhead per call is the shm Client's time per
+than calls/s), and the median of the rounds' ratios shm / socket. The Python overhead per call is the shm Client's time per
 call less ping2_perf's. Prints a table, and JSON with --json.
 
   PYTHONPATH=python SHMCHAN_LIBRARY=build/client/libgr_api_client.so \\
@@ -147,8 +147,12 @@ def main():
             "cpu_ns_per_call": statistics.median(r[1] for r in runs),
             "rounds_calls_per_s": [round(r[0]) for r in runs],
         }
-    result["shm_over_socket"] = result["shm"]["calls_per_s"] / result["socket"]["calls_per_s"]
-    result["shm_over_raw"] = result["shm"]["calls_per_s"] / result["raw"]["calls_per_s"]
+    # Each round's ratio, of measurements taken one after the other, under
+    # much the same load; then their median.
+    for other in ("socket", "raw"):
+        ratios = [s[0] / o[0] for s, o in zip(rounds["shm"], rounds[other])]
+        result[f"shm_over_{other}"] = statistics.median(ratios)
+        result[f"shm_over_{other}_rounds"] = [round(r, 1) for r in ratios]
     if "c" in result:
         ns = 1e9 / result["shm"]["calls_per_s"] - 1e9 / result["c"]["calls_per_s"]
         result["python_overhead_ns_per_call"] = ns
@@ -172,8 +176,9 @@ def main():
         r = result[kind]
         print(f"{names[kind]:26} {r['calls_per_s']:10.0f} {r['cpu_ns_per_call']:12.0f}  "
               f"{r['rounds_calls_per_s']}")
-    print(f"shm / socket: {result['shm_over_socket']:.1f}x; "
-          f"shm / socket module: {result['shm_over_raw']:.1f}x")
+    print(f"shm / socket, median of the rounds' ratios: {result['shm_over_socket']:.1f}x "
+          f"{result['shm_over_socket_rounds']}")
+    print(f"shm / socket module: {result['shm_over_raw']:.1f}x {result['shm_over_raw_rounds']}")
     if "c" in result:
         print(f"Python overhead per call against C: {result['python_overhead_ns_per_call']:.0f} ns "
               f"(CPU: {result['python_overhead_cpu_ns_per_call']:.0f} ns)")
