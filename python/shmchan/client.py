@@ -230,8 +230,11 @@ class Client:
             raise ValueError(f"ping2 takes {_PING2_LEN} bytes, not {len(data)}")
         if type(data) is not bytes:
             data = bytes(data)
+        handle = self._handle
+        if handle is None:
+            raise ValueError("the client is closed")
         n = fast.gr_api_client_send_recv_into(
-            self._h(), _PING2_TYPE_ARG, _PING2_LEN_ARG, data, self._rx, _PING2_LEN_ARG
+            handle, _PING2_TYPE_ARG, _PING2_LEN_ARG, data, self._rx, _PING2_LEN_ARG
         )
         if n < 0:
             raise _error("ping2")
