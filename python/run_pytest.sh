@@ -19,8 +19,11 @@ if ! "$python" -c 'import pytest' 2>/dev/null; then
 	echo "run_pytest: $python has no pytest (scripts/deps.sh installs python3-pytest)" >&2
 	exit 77
 fi
+# pytest's temporary folders (the daemons' sockets and logs), removed after.
+basetemp=$(mktemp -d "${TMPDIR:-/tmp}/shmchan-pytest.XXXXXX") || exit 1
+trap 'rm -rf "$basetemp"' EXIT
 rc=0
-"$python" -m pytest -p no:cacheprovider -v "$tests" "$@" || rc=$?
+"$python" -m pytest -p no:cacheprovider --basetemp "$basetemp/t" -v "$tests" "$@" || rc=$?
 if [ "$rc" = "$PYTEST_NO_TESTS" ]; then
 	echo "run_pytest: no test collected in $tests" >&2
 	exit 1
