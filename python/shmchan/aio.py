@@ -88,7 +88,8 @@ class AsyncClient:
         """Send a request and return the payload of its answer.
 
         Raises what Client.call() raises. Cancelling the awaiting task drops
-        the answer when it comes.
+        the answer when it comes. Not for stream requests, which have more
+        than one answer: use Client.stream() in a worker thread.
         """
         rid = self.client.send_more(req_type, payload)
         fut = self._loop.create_future()

@@ -88,3 +88,20 @@ def test_kill_9_fails_calls_in_flight(own_daemon, transport):
 
     asyncio.run(run())
     own_daemon.proc.wait(timeout=10)
+
+
+def test_answers_behind_an_unanswered_id_are_taken(daemon):
+    # A scan stops at the first id without an answer; answers stashed behind
+    # it must still be found (answers may come out of order).
+    never_sent = 0xFFFFFFF0
+
+    async def run():
+        async with await shmchan.connect_async(daemon.sock) as c:
+            c._pending[never_sent] = asyncio.get_running_loop().create_future()
+            answers = await asyncio.wait_for(
+                asyncio.gather(*(c.ping2(pattern(i)) for i in range(10))), 10
+            )
+            assert answers == [pattern(i) for i in range(10)]
+            del c._pending[never_sent]
+
+    asyncio.run(run())
