@@ -11,8 +11,9 @@
 
 Each is measured for --seconds, in turn, --rounds times; the median round is
 reported, with the client CPU time per call (less sensitive to other load
-than calls/s), and the median of the rounds' ratios shm / socket. The Python overhead per call is the shm Client's time per
-call less ping2_perf's. Prints a table, and JSON with --json.
+than calls/s), and the median of the rounds' ratios shm / socket. The
+Python overhead per call is the shm Client's time per call less
+ping2_perf's. Prints a table, and JSON with --json.
 
   PYTHONPATH=python SHMCHAN_LIBRARY=build/client/libgr_api_client.so \\
       python3 python/bench.py SOCKET [--ping2-perf build/smoke/ping2_perf]
