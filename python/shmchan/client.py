@@ -116,7 +116,6 @@ class Client:
         # One receive buffer for every response: the largest payload.
         self._rx = ctypes.create_string_buffer(C.GR_API_MAX_MSG_LEN)
         self._rx_view = memoryview(self._rx).cast("B")
-        self._subscribed = False
 
     def __enter__(self):
         return self
@@ -288,12 +287,10 @@ class Client:
         """
         req = EventSubscribeReq(suppress_self_events=suppress_self, ev_type=ev_type)
         self.call(C.GR_EVENT_SUBSCRIBE, bytes(req))
-        self._subscribed = True
 
     def unsubscribe(self):
         """Drop every subscription of this client."""
         self.call(C.GR_EVENT_UNSUBSCRIBE)
-        self._subscribed = False
 
     def _event(self, func, what):
         ev = ctypes.POINTER(ApiEvent)()
