@@ -14,6 +14,9 @@ shift 2
 
 # pytest's exit status when it collected no test.
 PYTEST_NO_TESTS=5
+# A test still running after this long prints every thread's stack, so that
+# a hang says where before meson's timeout (python/meson.build) ends it.
+PYTEST_STACKS_AFTER_S=120
 
 if ! "$python" -c 'import pytest' 2>/dev/null; then
 	echo "run_pytest: $python has no pytest (scripts/deps.sh installs python3-pytest)" >&2
@@ -23,7 +26,8 @@ fi
 basetemp=$(mktemp -d "${TMPDIR:-/tmp}/shmchan-pytest.XXXXXX") || exit 1
 trap 'rm -rf "$basetemp"' EXIT
 rc=0
-"$python" -m pytest -p no:cacheprovider --basetemp "$basetemp/t" -v "$tests" "$@" || rc=$?
+"$python" -m pytest -p no:cacheprovider -o faulthandler_timeout="$PYTEST_STACKS_AFTER_S" \
+	--basetemp "$basetemp/t" -v "$tests" "$@" || rc=$?
 if [ "$rc" = "$PYTEST_NO_TESTS" ]; then
 	echo "run_pytest: no test collected in $tests" >&2
 	exit 1
