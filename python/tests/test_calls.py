@@ -135,3 +135,18 @@ def test_send_recv_into_refuses_a_short_buffer(client):
         client._handle, shmchan.GR_SHM_ECHO, 64, payload, buf, len(buf)
     )
     assert n == 64 and buf.raw == payload[:64]
+
+
+def test_connect_options(daemon):
+    import math
+
+    # struct gr_shm_client_info starts with pid, uid, gid, transport.
+    client_info = struct.Struct("=iIII")
+    with shmchan.connect(daemon.sock, spin_us=0, version="pytest", timeout=math.inf) as c:
+        assert c.ping2(pattern(9)) == pattern(9)
+        clients = [client_info.unpack_from(i) for i in c.stream(shmchan.GR_SHM_CLIENT_LIST)]
+        me = (os.getpid(), os.getuid(), os.getgid(), shmchan.GR_SHM_TRANSPORT_SHM)
+        assert me in clients
+    for bad in (0, -1):
+        with pytest.raises(ValueError):
+            shmchan.connect(daemon.sock, timeout=bad)
