@@ -9,7 +9,6 @@ of the call: a Client waiting for its daemon lets other threads run.
 """
 
 import ctypes
-import ctypes.util
 import os
 
 # The library's soname (client/meson.build: version 0.1.0).
@@ -166,8 +165,10 @@ def load_fast():
 lib = load()
 fast = load_fast()
 
-# The C library's free(), for what gr_api_client_stream_next() and
-# gr_api_client_event_recv() malloc.
-libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+# free(), for what gr_api_client_stream_next() and gr_api_client_event_recv()
+# malloc: the one the process resolves first (CDLL(None): the global
+# namespace), as the library's malloc() is. libc's own free() would not be
+# that one under an allocator that is preloaded (jemalloc, AddressSanitizer).
+libc = ctypes.CDLL(None, use_errno=True)
 libc.free.restype = None
 libc.free.argtypes = [ctypes.c_void_p]
