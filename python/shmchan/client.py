@@ -124,8 +124,13 @@ class Client:
         self.close()
 
     def __del__(self):
-        if getattr(self, "_handle", None):
-            self.close()
+        # A Client dropped without close(): disconnect it. Nothing to raise
+        # to from a finalizer.
+        if getattr(self, "_handle", None) is not None:
+            try:
+                self.close()
+            except OSError:
+                pass
 
     def close(self):
         """Disconnect: detach the channel and close the socket. Idempotent."""
