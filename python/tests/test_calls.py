@@ -150,3 +150,27 @@ def test_connect_options(daemon):
     for bad in (0, -1):
         with pytest.raises(ValueError):
             shmchan.connect(daemon.sock, timeout=bad)
+
+
+def test_dropped_client_is_disconnected(daemon):
+    import gc
+    import time
+
+    # struct gr_shm_client_info starts with the client's pid.
+    def mine(c):
+        return sum(
+            1
+            for info in c.stream(shmchan.GR_SHM_CLIENT_LIST)
+            if struct.unpack_from("=i", info)[0] == os.getpid()
+        )
+
+    with shmchan.connect(daemon.sock) as watcher:
+        before = mine(watcher)
+        dropped = shmchan.connect(daemon.sock)
+        assert mine(watcher) == before + 1
+        del dropped
+        gc.collect()
+        deadline = time.monotonic() + 10
+        while mine(watcher) != before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mine(watcher) == before
