@@ -22,12 +22,26 @@ if ! "$python" -c 'import pytest' 2>/dev/null; then
 	echo "run_pytest: $python has no pytest (scripts/deps.sh installs python3-pytest)" >&2
 	exit 77
 fi
-# pytest's temporary folders (the daemons' sockets and logs), removed after.
+# Where the daemons' DPDK runtime folders go (tests/conftest.py), named
+# pyt-NAME-PID after the pytest process.
+if [ "$(id -u)" = 0 ]; then
+	dpdk_runtime=/var/run/dpdk
+else
+	dpdk_runtime=${XDG_RUNTIME_DIR:-/tmp}/dpdk
+fi
+pytest_pid=
+# pytest's temporary folders (the daemons' sockets and logs), removed after;
+# and the runtime folders of daemons that a crash of pytest left (they die
+# with it, by PR_SET_PDEATHSIG, without the fixtures' clean-up).
 basetemp=$(mktemp -d "${TMPDIR:-/tmp}/shmchan-pytest.XXXXXX") || exit 1
-trap 'rm -rf "$basetemp"' EXIT
+trap 'rm -rf "$basetemp"; [ -z "$pytest_pid" ] || rm -rf "$dpdk_runtime"/pyt-*-"$pytest_pid"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 rc=0
 "$python" -m pytest -p no:cacheprovider -o faulthandler_timeout="$PYTEST_STACKS_AFTER_S" \
-	--basetemp "$basetemp/t" -v "$tests" "$@" || rc=$?
+	--basetemp "$basetemp/t" -v "$tests" "$@" &
+pytest_pid=$!
+wait "$pytest_pid" || rc=$?
 if [ "$rc" = "$PYTEST_NO_TESTS" ]; then
 	echo "run_pytest: no test collected in $tests" >&2
 	exit 1
