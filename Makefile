@@ -64,6 +64,12 @@ bench-events: all hugepages
 fuzz: deps-fuzz
 	fuzz/run.sh $(FUZZ_BUILDDIR) $(FUZZ_SECONDS) $(FUZZ_MESON_OPTS)
 
+# ping2 from Python: the shmchan package on shm and on the socket, the
+# socket module, and C (docs/python.md).
+.PHONY: bench-python
+bench-python: all hugepages
+	python/bench.sh $(BUILDDIR)
+
 # The full benchmark (docs/performance.md): results/<timestamp>/, plots, goals.
 .PHONY: bench
 bench: deps-bench all hugepages

@@ -219,6 +219,21 @@ long gr_api_client_send_recv(
 	void **rx_data
 );
 
+// send + recv_into, with one timeout for both: a request and its answer in
+// one call, for a language binding that pays for every call it makes
+// (Python's ctypes: python/shmchan, docs/python.md). Returns what
+// gr_api_client_recv_into() returns; the payload is copied into buf (on shm,
+// straight from the ring: no allocation), EMSGSIZE if it exceeds buf_len.
+// Blocks; on shm, makes no system call while the daemon is busy.
+long gr_api_client_send_recv_into(
+	struct gr_api_client *,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data,
+	void *buf,
+	size_t buf_len
+);
+
 // Receive the next response of a stream request, in order. Returns 1 and the
 // payload (as gr_api_client_recv) for a data response, 0 for the empty
 // response that ends the stream, -1 with errno as gr_api_client_recv()

@@ -802,6 +802,21 @@ GR_API_EXPORT long gr_api_client_send_recv(
 	return recv_alloc(c, (uint32_t)id, true, rx_data);
 }
 
+GR_API_EXPORT long gr_api_client_send_recv_into(
+	struct gr_api_client *c,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data,
+	void *buf,
+	size_t buf_len
+) {
+	// One deadline for the send (a full ring) and the receive.
+	long id = send_common(c, req_type, tx_len, tx_data, false);
+	if (id < 0)
+		return -1;
+	return recv_copy(c, (uint32_t)id, true, buf, buf_len);
+}
+
 GR_API_EXPORT int gr_api_client_stream_next(
 	struct gr_api_client *c,
 	uint32_t for_id,

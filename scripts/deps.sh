@@ -14,9 +14,10 @@ set -eu
 # (apt-get install make first, then make). dpdk-dev: dpdk-telemetry.py,
 # which a test runs. A test checks the systemd unit with systemd-analyze
 # where systemd is installed, and skips that check elsewhere: a container
-# needs no init system to build and test.
+# needs no init system to build and test. python3-pytest: the tests of the
+# Python package (python/tests).
 base="make libdpdk-dev dpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build \
-pkg-config gcc g++ strace procps util-linux python3 scdoc"
+pkg-config gcc g++ strace procps util-linux python3 python3-pytest scdoc"
 fuzz="clang libclang-rt-14-dev"
 bench="gnuplot-nox"
 

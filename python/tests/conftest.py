@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+"""Fixtures: a shmchand of its own for each test module (or each test that
+kills it), with its own socket in a temporary folder and its own DPDK
+--file-prefix, started from SHMCHAN_DAEMON and stopped by its PID."""
+
+import ctypes
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+# EAL init takes about a second; leave room for a loaded machine.
+DAEMON_START_S = 20
+# The daemon stops its pollers and frees its channels on SIGTERM: quick.
+DAEMON_STOP_S = 10
+START_POLL_S = 0.05
+# prctl(PR_SET_PDEATHSIG): the daemon dies with the test process.
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _dpdk_runtime_dir(prefix):
+    if os.getuid() == 0:
+        base = "/var/run/dpdk"
+    else:
+        base = os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
+    return os.path.join(base, prefix)
+
+
+def _accepts(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+class Daemon:
+    """A running shmchand: sock (its socket path), pid, log (its output)."""
+
+    def __init__(self, binary, tmpdir, name, extra_args=()):
+        self.sock = str(tmpdir / "shmchand.sock")
+        self.log = str(tmpdir / "daemon.log")
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+        self.prefix = f"pyt-{safe}-{os.getpid()}"
+        # Memfd channels, which every process that is not a DPDK secondary
+        # gets: no hugepage needed, none left behind by a kill -9.
+        args = [binary, "-s", self.sock, "--hugepages", "off", *extra_args]
+        args += ["--", "--file-prefix", self.prefix]
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                args, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            )
+        self.pid = self.proc.pid
+        deadline = time.monotonic() + DAEMON_START_S
+        while not (os.path.exists(self.sock) and _accepts(self.sock)):
+            if self.proc.poll() is not None:
+                self._cleanup()
+                rc = self.proc.returncode
+                pytest.fail(f"shmchand exited with {rc} before serving:\n{self.output()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"shmchand did not serve {self.sock} within {DAEMON_START_S} s")
+            time.sleep(START_POLL_S)
+
+    def output(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+    def pause(self):
+        """SIGSTOP, and wait until the kernel stopped it (the signal is
+        delivered asynchronously: a poller may still answer meanwhile)."""
+        os.kill(self.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + DAEMON_STOP_S
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                    return
+            time.sleep(START_POLL_S)
+        pytest.fail(f"shmchand {self.pid} did not stop on SIGSTOP")
+
+    def kill(self):
+        """SIGKILL, by PID, and reap."""
+        os.kill(self.pid, signal.SIGKILL)
+        self.proc.wait(timeout=DAEMON_STOP_S)
+        self._cleanup()
+
+    def stop(self):
+        """SIGTERM by PID; asserts a clean exit (status 0, socket removed)."""
+        if self.proc.poll() is not None:
+            self._cleanup()
+            return self.proc.returncode
+        os.kill(self.pid, signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=DAEMON_STOP_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"shmchand {self.pid} still ran {DAEMON_STOP_S} s after SIGTERM (killed)")
+        self._cleanup()
+        assert rc == 0, f"shmchand exited with {rc} on SIGTERM:\n{self.output()}"
+        assert not os.path.exists(self.sock), "shmchand left its socket behind"
+        return rc
+
+    def _cleanup(self):
+        # What a killed DPDK primary leaves: its runtime folder, unique to
+        # this prefix.
+        subprocess.run(["rm", "-rf", _dpdk_runtime_dir(self.prefix)], check=False)
+
+
+def _daemon_binary():
+    binary = os.environ.get("SHMCHAN_DAEMON")
+    if not binary:
+        pytest.skip("SHMCHAN_DAEMON (the shmchand to test against) is not set")
+    return binary
+
+
+@pytest.fixture(scope="module")
+def daemon(request, tmp_path_factory):
+    """A daemon for the whole test module."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    d = Daemon(_daemon_binary(), tmp_path_factory.mktemp(name), name)
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def own_daemon(request, tmp_path):
+    """A daemon for one test, which may kill it; its daemon options come
+    from the test's daemon_args marker."""
+    marker = request.node.get_closest_marker("daemon_args")
+    extra = marker.args if marker else ()
+    d = Daemon(_daemon_binary(), tmp_path, request.node.name[:40], extra)
+    yield d
+    if d.proc.poll() is None:
+        d.stop()
+    else:
+        d._cleanup()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "daemon_args(*args): options of own_daemon's shmchand")
+
+
+@pytest.fixture(params=["shm", "socket"])
+def client(request, daemon):
+    """A Client of the module's daemon, on each transport in turn."""
+    import shmchan
+
+    with shmchan.connect(daemon.sock, transport=request.param) as c:
+        assert c.transport == request.param
+        yield c
