@@ -53,8 +53,16 @@ enum gr_api_transport {
 };
 
 // Default client spin budget: how long a receive polls its ring before it
-// sleeps on the doorbell (see docs/spin-budgets.md).
+// sleeps on the doorbell (see docs/spin-budgets.md). The bound of the
+// adaptive spin; as gr_api_client_opts.spin_us, a fixed budget of that long.
 #define GR_API_CLIENT_SPIN_US_DEFAULT 50
+
+// gr_api_client_opts.spin_us: the adaptive spin, the default. A receive
+// spins a few times the round trip the handle has seen, at most
+// GR_API_CLIENT_SPIN_US_DEFAULT: less while its spins keep ending in long
+// sleeps (a sleeping, slow or descheduled daemon), more while its sleeps
+// keep ending soon after the spin gave up.
+#define GR_API_CLIENT_SPIN_ADAPTIVE (-1)
 
 // Default timeout of every call that waits: far above any answer of a live
 // daemon (microseconds), short enough that a controller facing a stopped
@@ -76,8 +84,11 @@ struct gr_api_client_opts {
 	// Transport to use. GR_API_TRANSPORT_AUTO lets the environment variable
 	// GR_API_TRANSPORT=auto|shm|socket decide; any other value overrides it.
 	enum gr_api_transport transport;
-	// Microseconds a receive spins before it sleeps. 0 sleeps at once.
-	// A negative value means GR_API_CLIENT_SPIN_US_DEFAULT.
+	// Microseconds a receive spins before it sleeps: a fixed budget.
+	// 0 sleeps at once. A negative value (GR_API_CLIENT_SPIN_ADAPTIVE)
+	// means the adaptive spin. A zero-initialised struct sleeps at once:
+	// set GR_API_CLIENT_SPIN_ADAPTIVE for the default of
+	// gr_api_client_connect().
 	int spin_us;
 	// Free text sent in GR_HELLO (NULL: "shmchan-client").
 	const char *version;

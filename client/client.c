@@ -32,7 +32,6 @@
 // Environment variable that sets the timeout when the options do not.
 #define CLIENT_TIMEOUT_ENV "GR_API_TIMEOUT_MS"
 
-#define NSEC_PER_USEC 1000ull
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_SEC 1000000000ull
 #define USEC_PER_MSEC 1000
@@ -95,9 +94,7 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 	c->sock = sock;
 	c->transport = GR_API_TRANSPORT_SOCKET;
 	c->next_id = 1;
-	if (spin_us < 0)
-		spin_us = GR_API_CLIENT_SPIN_US_DEFAULT;
-	c->spin_ns = (uint64_t)spin_us * NSEC_PER_USEC;
+	client_spin_init(&c->spin, spin_us);
 	c->timeout_ms = GR_API_TIMEOUT_NONE;
 	c->wait_fd = -1;
 	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++)
