@@ -182,6 +182,35 @@ long gr_api_client_send_more(
 	const void *tx_data
 );
 
+// One request of gr_api_client_send_batch(): as the arguments of
+// gr_api_client_send(). ABI: fields are only ever appended, as for
+// gr_api_client_opts.
+struct gr_api_client_req {
+	uint32_t req_type;
+	size_t tx_len;
+	const void *tx_data;
+};
+
+// Send the n requests of reqs, in order, without waiting for responses, and
+// store the id of reqs[i] in ids[i]: on the shared-memory channel, many
+// requests and one doorbell (at most one eventfd write to wake a sleeping
+// daemon, and one memory fence), as gr_api_client_send_more() for each
+// request then gr_api_client_flush(); on the socket, one sendmsg() per
+// request. Every request is checked before any is sent: a bad one (tx_len
+// over GR_API_MAX_MSG_LEN, or tx_data NULL with tx_len > 0) sends none and
+// fails with EINVAL. Returns n (0 for n 0) when all were sent; when one
+// failed after others were sent, how many were (ids of those set, errno
+// says why the next one failed, the daemon is woken for those sent); -1
+// with errno when none was: EINVAL (also a NULL handle, reqs or ids with n
+// > 0), ECONNRESET/EPIPE, ETIMEDOUT, as gr_api_client_send(). May wait
+// while the request ring is full (a full ring wakes the daemon first).
+long gr_api_client_send_batch(
+	struct gr_api_client *,
+	size_t n,
+	const struct gr_api_client_req *reqs,
+	long *ids
+);
+
 // Wake the daemon, if it sleeps, for the requests sent with
 // gr_api_client_send_more(). Returns 0, or -1 with errno EINVAL (NULL
 // handle). Makes a system call only when the daemon sleeps.
