@@ -63,11 +63,17 @@ void client_spin_slept(struct client_spin *s, uint64_t spun_ns, uint64_t slept_n
 	s->sleeps++;
 	if (!s->adaptive)
 		return;
-	if (spun_ns + slept_ns < s->max_ns) {
+	uint64_t wait_ns = spun_ns + slept_ns;
+	if (wait_ns < s->max_ns) {
 		// Short: a spin within the bound would have caught the answer,
 		// for less than the sleep and the daemon's doorbell cost. Spin
-		// longer.
-		s->slack_ns = spin_clamp(2 * s->slack_ns + CLIENT_SPIN_FLOOR_NS, 0, s->max_ns);
+		// longer: at once twice as long as this wait lasted (the next
+		// hiccup of the daemon is likely as long), and twice as long
+		// again for each short sleep that still comes.
+		uint64_t grown = 2 * s->slack_ns + CLIENT_SPIN_FLOOR_NS;
+		if (grown < 2 * wait_ns)
+			grown = 2 * wait_ns;
+		s->slack_ns = spin_clamp(grown, 0, s->max_ns);
 		s->long_sleeps = 0;
 	} else if (++s->long_sleeps >= SPIN_SHRINK_AFTER) {
 		// Long: no spin within the bound would have caught it: the

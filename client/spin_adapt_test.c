@@ -99,8 +99,15 @@ static void long_sleeps_shrink_short_sleeps_grow(void **state) {
 	for (unsigned i = 0; i < CONVERGE_SAMPLES; i++)
 		client_spin_caught(&s, 0);
 	assert_int_equal(s.budget_ns, CLIENT_SPIN_FLOOR_NS);
-	// Its daemon's hiccups outlast the floor: short sleeps, up to the
-	// bound.
+	// Its daemon's hiccups outlast the floor: a short sleep, and the
+	// next wait spins twice as long as that one lasted ...
+	client_spin_slept(&s, s.budget_ns, SHORT_SLEEP_NS);
+	assert_in_range(
+		s.budget_ns,
+		2 * (CLIENT_SPIN_FLOOR_NS + SHORT_SLEEP_NS),
+		2 * (CLIENT_SPIN_FLOOR_NS + SHORT_SLEEP_NS) + RTT_MULT * RTT_SLACK_NS
+	);
+	// ... and more short sleeps take it up to the bound.
 	unsigned steps = 0;
 	while (s.budget_ns < BOUND_NS && steps < 2 * STEPS_MAX) {
 		client_spin_slept(&s, s.budget_ns, SHORT_SLEEP_NS);
