@@ -21,6 +21,13 @@
 // caught waits) keeps its clients spinning; a sleeping or slow one (every
 // wait a long sleep) has them sleep at once within a few calls.
 #define SPIN_SHRINK_AFTER 4
+// A sleep is long when the whole wait lasted this many times the bound.
+// Between the bound and that, the sleep says nothing: on a loaded machine a
+// woken client waits tens of µs for a CPU, so a wait that slept lasts
+// longer than one that spun, and counting it as long would have a busy
+// client sleep more and more. A slow handler or a daemon woken from its
+// sleep on every request waits far longer.
+#define SPIN_LONG_FACTOR 10
 
 static uint64_t spin_clamp(uint64_t v, uint64_t lo, uint64_t hi) {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -75,7 +82,7 @@ void client_spin_slept(struct client_spin *s, uint64_t spun_ns, uint64_t slept_n
 			grown = 2 * wait_ns;
 		s->slack_ns = spin_clamp(grown, 0, s->max_ns);
 		s->long_sleeps = 0;
-	} else if (++s->long_sleeps >= SPIN_SHRINK_AFTER) {
+	} else if (wait_ns >= SPIN_LONG_FACTOR * s->max_ns && ++s->long_sleeps >= SPIN_SHRINK_AFTER) {
 		// Long: no spin within the bound would have caught it: the
 		// daemon sleeps, is slow, or had no CPU for that long. Spin
 		// less: the round trips the spin caught are not this one's.
