@@ -18,15 +18,14 @@
 #define SPIN_EWMA_SHIFT 3
 // Long sleeps in a row before the budget shrinks: a busy daemon that lost
 // its CPU for a while (a long sleep now and then, between thousands of
-// caught waits) keeps its clients spinning; a sleeping or slow one (every
-// wait a long sleep) has them sleep at once within a few calls.
+// caught waits) keeps its clients spinning; a slow one (every wait a long
+// sleep) has them sleep at once within a few calls.
 #define SPIN_SHRINK_AFTER 4
 // A sleep is long when the whole wait lasted this many times the bound.
 // Between the bound and that, the sleep says nothing: on a loaded machine a
 // woken client waits tens of µs for a CPU, so a wait that slept lasts
 // longer than one that spun, and counting it as long would have a busy
-// client sleep more and more. A slow handler or a daemon woken from its
-// sleep on every request waits far longer.
+// client sleep more and more. A slow handler's client waits far longer.
 #define SPIN_LONG_FACTOR 10
 
 static uint64_t spin_clamp(uint64_t v, uint64_t lo, uint64_t hi) {
@@ -58,9 +57,9 @@ void client_spin_caught(struct client_spin *s, uint64_t wait_ns) {
 	if (!s->adaptive)
 		return;
 	s->long_sleeps = 0;
-	// Signed: the sample may be below the estimate. A shift of a negative
-	// value rounds towards minus infinity; a division rounds towards zero,
-	// so the estimate never undershoots a steady sample.
+	// Signed: the sample may be below the estimate. A division rounds
+	// towards zero, so the estimate settles within 2^SPIN_EWMA_SHIFT - 1 ns
+	// of a steady sample, on the side it came from.
 	int64_t diff = (int64_t)wait_ns - (int64_t)s->rtt_ns;
 	s->rtt_ns = (uint64_t)((int64_t)s->rtt_ns + diff / (1 << SPIN_EWMA_SHIFT));
 	spin_budget_update(s);
@@ -83,8 +82,8 @@ void client_spin_slept(struct client_spin *s, uint64_t spun_ns, uint64_t slept_n
 		s->slack_ns = spin_clamp(grown, 0, s->max_ns);
 		s->long_sleeps = 0;
 	} else if (wait_ns >= SPIN_LONG_FACTOR * s->max_ns && ++s->long_sleeps >= SPIN_SHRINK_AFTER) {
-		// Long: no spin within the bound would have caught it: the
-		// daemon sleeps, is slow, or had no CPU for that long. Spin
+		// Long, and again: no spin within the bound would have caught
+		// it: the daemon is slow, or had no CPU for that long. Spin
 		// less: the round trips the spin caught are not this one's.
 		s->rtt_ns /= 2;
 		s->slack_ns /= 2;
