@@ -53,8 +53,16 @@ enum gr_api_transport {
 };
 
 // Default client spin budget: how long a receive polls its ring before it
-// sleeps on the doorbell (see docs/spin-budgets.md).
+// sleeps on the doorbell (see docs/spin-budgets.md). The bound of the
+// adaptive spin; as gr_api_client_opts.spin_us, a fixed budget of that long.
 #define GR_API_CLIENT_SPIN_US_DEFAULT 50
+
+// gr_api_client_opts.spin_us: the adaptive spin, the default. A receive
+// spins a few times the round trip the handle has seen, at most
+// GR_API_CLIENT_SPIN_US_DEFAULT: less while its spins keep ending in long
+// sleeps (a sleeping, slow or descheduled daemon), more while its sleeps
+// keep ending soon after the spin gave up.
+#define GR_API_CLIENT_SPIN_ADAPTIVE (-1)
 
 // Default timeout of every call that waits: far above any answer of a live
 // daemon (microseconds), short enough that a controller facing a stopped
@@ -76,8 +84,11 @@ struct gr_api_client_opts {
 	// Transport to use. GR_API_TRANSPORT_AUTO lets the environment variable
 	// GR_API_TRANSPORT=auto|shm|socket decide; any other value overrides it.
 	enum gr_api_transport transport;
-	// Microseconds a receive spins before it sleeps. 0 sleeps at once.
-	// A negative value means GR_API_CLIENT_SPIN_US_DEFAULT.
+	// Microseconds a receive spins before it sleeps: a fixed budget.
+	// 0 sleeps at once. A negative value (GR_API_CLIENT_SPIN_ADAPTIVE)
+	// means the adaptive spin. A zero-initialised struct sleeps at once:
+	// set GR_API_CLIENT_SPIN_ADAPTIVE for the default of
+	// gr_api_client_connect().
 	int spin_us;
 	// Free text sent in GR_HELLO (NULL: "shmchan-client").
 	const char *version;
@@ -169,6 +180,35 @@ long gr_api_client_send_more(
 	uint32_t req_type,
 	size_t tx_len,
 	const void *tx_data
+);
+
+// One request of gr_api_client_send_batch(): as the arguments of
+// gr_api_client_send(). ABI: fields are only ever appended, as for
+// gr_api_client_opts.
+struct gr_api_client_req {
+	uint32_t req_type;
+	size_t tx_len;
+	const void *tx_data;
+};
+
+// Send the n requests of reqs, in order, without waiting for responses, and
+// store the id of reqs[i] in ids[i]: on the shared-memory channel, many
+// requests and one doorbell (at most one eventfd write to wake a sleeping
+// daemon, and one memory fence), as gr_api_client_send_more() for each
+// request then gr_api_client_flush(); on the socket, one sendmsg() per
+// request. Every request is checked before any is sent: a bad one (tx_len
+// over GR_API_MAX_MSG_LEN, or tx_data NULL with tx_len > 0) sends none and
+// fails with EINVAL. Returns n (0 for n 0) when all were sent; when one
+// failed after others were sent, how many were (ids of those set, errno
+// says why the next one failed, the daemon is woken for those sent); -1
+// with errno when none was: EINVAL (also a NULL handle, reqs or ids with n
+// > 0), ECONNRESET/EPIPE, ETIMEDOUT, as gr_api_client_send(). May wait
+// while the request ring is full (a full ring wakes the daemon first).
+long gr_api_client_send_batch(
+	struct gr_api_client *,
+	size_t n,
+	const struct gr_api_client_req *reqs,
+	long *ids
 );
 
 // Wake the daemon, if it sleeps, for the requests sent with

@@ -32,7 +32,6 @@
 // Environment variable that sets the timeout when the options do not.
 #define CLIENT_TIMEOUT_ENV "GR_API_TIMEOUT_MS"
 
-#define NSEC_PER_USEC 1000ull
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_SEC 1000000000ull
 #define USEC_PER_MSEC 1000
@@ -95,9 +94,7 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 	c->sock = sock;
 	c->transport = GR_API_TRANSPORT_SOCKET;
 	c->next_id = 1;
-	if (spin_us < 0)
-		spin_us = GR_API_CLIENT_SPIN_US_DEFAULT;
-	c->spin_ns = (uint64_t)spin_us * NSEC_PER_USEC;
+	client_spin_init(&c->spin, spin_us);
 	c->timeout_ms = GR_API_TIMEOUT_NONE;
 	c->wait_fd = -1;
 	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++)
@@ -665,6 +662,50 @@ GR_API_EXPORT long gr_api_client_send_more(
 	const void *tx_data
 ) {
 	return send_common(c, req_type, tx_len, tx_data, true);
+}
+
+GR_API_EXPORT long gr_api_client_send_batch(
+	struct gr_api_client *c,
+	size_t n,
+	const struct gr_api_client_req *reqs,
+	long *ids
+) {
+	if (c == NULL || (n > 0 && (reqs == NULL || ids == NULL))) {
+		errno = EINVAL;
+		return -1;
+	}
+	// All or nothing for bad arguments: check them all first.
+	for (size_t i = 0; i < n; i++) {
+		if (reqs[i].tx_len > GR_API_MAX_MSG_LEN ||
+		    (reqs[i].tx_data == NULL && reqs[i].tx_len > 0)) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	client_call_start(c);
+	size_t sent = 0;
+	long id = 0;
+	for (; sent < n; sent++) {
+		id = client_send_batch(
+			c,
+			reqs[sent].req_type,
+			reqs[sent].tx_len,
+			reqs[sent].tx_data,
+			true
+		);
+		if (id < 0)
+			break;
+		ids[sent] = id;
+	}
+	// The one doorbell of the batch, also for the part sent before a
+	// failure.
+	if (sent > 0 && c->transport == GR_API_TRANSPORT_SHM && c->chan != NULL)
+		client_shm_flush(c);
+	if (id < 0) {
+		errno = (int)-id;
+		return sent > 0 ? (long)sent : -1;
+	}
+	return (long)sent;
 }
 
 GR_API_EXPORT int gr_api_client_flush(struct gr_api_client *c) {

@@ -82,6 +82,48 @@ struct client_into {
 
 struct shmchan_client;
 
+// Shortest adaptive spin budget: a few round trips of a busy channel (0.3-1
+// µs), so that an answer late by a cache miss or a short interrupt of the
+// daemon is still caught without a sleep.
+#define CLIENT_SPIN_FLOOR_NS 2000ull
+
+// The spin budget of a handle's waits (spin.c). Fixed: budget_ns is
+// gr_api_client_opts.spin_us for ever. Adaptive: budget_ns is
+// SPIN_RTT_MULT x rtt_ns + slack_ns, within [CLIENT_SPIN_FLOOR_NS, max_ns].
+// Written by the thread that owns the handle only.
+struct client_spin {
+	bool adaptive;
+	uint64_t max_ns; // the bound (fixed: the budget)
+	uint64_t budget_ns; // how long the next wait spins before it sleeps
+	// Weighted mean of the waits a spin caught (adaptive only): the round
+	// trip as this handle sees it.
+	uint64_t rtt_ns;
+	// Added by short sleeps (a spin within max_ns would have caught the
+	// answer), taken back by long ones (adaptive only).
+	uint64_t slack_ns;
+	// Long sleeps since the last caught wait or short sleep (adaptive
+	// only): the budget shrinks once they keep coming.
+	unsigned long_sleeps;
+	// Waits a spin caught, and waits that slept (fixed and adaptive):
+	// counters for the tests.
+	uint64_t caught;
+	uint64_t sleeps;
+};
+
+// ---- spin.c ----
+
+// spin_us as in gr_api_client_opts: > 0 fixed, 0 sleep at once, negative
+// adaptive, bounded by GR_API_CLIENT_SPIN_US_DEFAULT.
+void client_spin_init(struct client_spin *, int spin_us);
+
+// A wait's spin found the answer wait_ns after it started (0 when it was
+// found before the spin read the clock).
+void client_spin_caught(struct client_spin *, uint64_t wait_ns);
+
+// A wait spun spun_ns, found nothing, and slept slept_ns until the answer
+// came (or the doorbell's re-check found it: slept_ns 0).
+void client_spin_slept(struct client_spin *, uint64_t spun_ns, uint64_t slept_ns);
+
 // A handle. Used by one thread at a time (gr_api_client.h), so no field
 // needs a lock.
 struct gr_api_client {
@@ -91,7 +133,7 @@ struct gr_api_client {
 	// later call fails ECONNRESET, even for a response already stashed.
 	bool dead;
 	uint32_t next_id; // id of the next request; never 0
-	uint64_t spin_ns; // receive spin budget, 0: sleep at once
+	struct client_spin spin; // spin budget of the waits on the channel
 	char reason[CLIENT_REASON_LEN]; // why not on shm, "" when on shm
 
 	// Timeout of every call that waits, in ms; -1: none.

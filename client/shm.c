@@ -66,6 +66,7 @@ struct shm_spin {
 	unsigned polls; // empty polls so far
 	uint64_t start_ns;
 	uint64_t lease_ns; // last lease check (or start)
+	uint64_t now_ns; // last clock read (or start)
 };
 
 // Peek at the socket without blocking. The daemon never writes there after
@@ -93,16 +94,17 @@ static int shm_lease_check(struct gr_api_client *c) {
 // thus counts from there, and so does the call's deadline if it has not
 // started: -ETIMEDOUT once it passed.
 static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
-	if (c->spin_ns == 0)
+	if (c->spin.budget_ns == 0)
 		return SHM_WAIT_SLEEP;
 	if (s->polls % SHM_CLOCK_EVERY == 0 && s->polls > 0) {
 		uint64_t now = client_clock_ns();
 		if (client_deadline_passed(c, now))
 			return -ETIMEDOUT;
+		s->now_ns = now;
 		if (s->polls == SHM_CLOCK_EVERY) {
 			s->start_ns = now;
 			s->lease_ns = now;
-		} else if (now - s->start_ns >= c->spin_ns) {
+		} else if (now - s->start_ns >= c->spin.budget_ns) {
 			return SHM_WAIT_SLEEP;
 		} else if (now - s->lease_ns >= SHM_LEASE_CHECK_NS) {
 			s->lease_ns = now;
@@ -114,6 +116,21 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
 	s->polls++;
 	rte_pause();
 	return SHM_WAIT_POLL;
+}
+
+// How long the spin of s lasted by its last clock read: 0 when it read none.
+static uint64_t shm_spun_ns(const struct shm_spin *s) {
+	return s->polls > SHM_CLOCK_EVERY ? s->now_ns - s->start_ns : 0;
+}
+
+// The spin of s caught what the wait waited for: tell the budget how long
+// it took. A wait that ended before the spin read the clock took a few
+// polls: a sample of 0, and no clock read on the busy channel's path.
+static void shm_spin_caught(struct gr_api_client *c, const struct shm_spin *s) {
+	uint64_t wait_ns = 0;
+	if (s->polls > SHM_CLOCK_EVERY)
+		wait_ns = client_clock_ns() - s->start_ns;
+	client_spin_caught(&c->spin, wait_ns);
 }
 
 // Arm the response doorbell, then re-check: the one place that arms, for
@@ -150,14 +167,20 @@ static void shm_disarm(struct gr_api_client *c, bool rung) {
 // Sleep until the daemon rings the response doorbell, the socket stirs, or
 // the call's deadline passes. The daemon rings when it publishes a response
 // or frees room in the request ring. want_room: the length of a request
-// waiting for room, or 0. Returns an enum shm_wait or -errno (-ETIMEDOUT).
-static int shm_sleep(struct gr_api_client *c, size_t want_room) {
+// waiting for room, or 0. *slept_ns: how long it slept (0 when the re-check
+// after arming found what we wait for). Returns an enum shm_wait or -errno
+// (-ETIMEDOUT).
+static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_ns) {
 	int ms;
+	*slept_ns = 0;
 	int ret = client_wait_ms(c, &ms);
 	if (ret < 0)
 		return ret;
 	if (!shm_arm(c, want_room))
 		return SHM_WAIT_POLL;
+	// Two vDSO clock reads around a system call that sleeps: the adaptive
+	// budget learns from how long the sleep lasted.
+	uint64_t sleep_start_ns = client_clock_ns();
 	if (ms < 0 || ms > SHM_SLEEP_SAFETY_MS)
 		ms = SHM_SLEEP_SAFETY_MS;
 	struct pollfd pfd[] = {
@@ -168,6 +191,7 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room) {
 	int n = poll(pfd, 2, ms);
 	if (n < 0 && errno != EINTR)
 		ret = -errno;
+	*slept_ns = client_clock_ns() - sleep_start_ns;
 	shm_disarm(c, n > 0 && (pfd[0].revents & POLLIN));
 	if (n > 0 && pfd[1].revents != 0)
 		ret = shm_lease_check(c);
@@ -253,13 +277,15 @@ int client_shm_next_msg(
 	const struct client_into *into
 ) {
 	struct shm_spin spin = {0};
-	bool waiting = false;
+	bool waiting = false, slept = false;
 	for (;;) {
 		if (client_sock_buffered(c))
 			return shm_sock_msg(c, msg);
 		int n = into != NULL ? shm_recv_into(c, into, msg)
 				     : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
 		if (n != 0) {
+			if (waiting && wait && !slept)
+				shm_spin_caught(c, &spin);
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
 			// line that changes only when the daemon sleeps or wakes).
@@ -274,7 +300,12 @@ int client_shm_next_msg(
 			return -EAGAIN;
 		int ret = shm_spin(c, &spin);
 		if (ret == SHM_WAIT_SLEEP) {
-			ret = shm_sleep(c, 0);
+			uint64_t slept_ns;
+			ret = shm_sleep(c, 0, &slept_ns);
+			if (ret == SHM_WAIT_POLL && !slept) {
+				client_spin_slept(&c->spin, shm_spun_ns(&spin), slept_ns);
+				slept = true;
+			}
 			spin = (struct shm_spin){0};
 		}
 		if (ret == SHM_WAIT_SOCKET) {
@@ -398,7 +429,10 @@ int client_shm_send(
 		ret = shm_spin(c, &spin);
 		if (ret == SHM_WAIT_SLEEP) {
 			// The daemon rings when it frees room in the request ring.
-			ret = shm_sleep(c, sizeof(*hdr) + len);
+			// A wait for room teaches the budget nothing about round
+			// trips.
+			uint64_t slept_ns;
+			ret = shm_sleep(c, sizeof(*hdr) + len, &slept_ns);
 			spin = (struct shm_spin){0};
 		}
 		if (ret == SHM_WAIT_SOCKET) {
