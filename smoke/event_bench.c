@@ -10,7 +10,7 @@
 // percentiles over every delivery, and the events lost to full backlogs.
 //
 // usage: event_bench -s SOCK [-t shm|socket] [-n SUBSCRIBERS] [-z BYTES]
-//                    [-c EVENTS] [-d DEPTH] [--json]
+//                    [-c EVENTS] [-d DEPTH] [--spin US] [--json]
 
 #include "bench_util.h"
 
@@ -35,6 +35,8 @@ const char *log_prefix = "event_bench";
 #define MAX_EVENTS 10000000
 // The payload starts with the publish time (and a sequence number).
 #define MIN_PAYLOAD 16
+// Bound of --spin: a fixed spin budget of up to one second.
+#define MAX_SPIN_US 1000000
 
 struct options {
 	const char *sock;
@@ -43,6 +45,9 @@ struct options {
 	size_t payload;
 	uint64_t events;
 	unsigned depth;
+	// The subscribers' client spin budget (gr_api_client_opts.spin_us):
+	// GR_API_CLIENT_SPIN_ADAPTIVE, or a fixed budget (0 sleeps at once).
+	int sub_spin_us;
 	bool json;
 };
 
@@ -54,10 +59,11 @@ struct sub_report {
 	uint64_t last_ns; // when it took its last event
 };
 
-static struct gr_api_client *bench_connect(const struct options *o) {
+// Connect with the spin budget spin_us (gr_api_client_opts.spin_us).
+static struct gr_api_client *bench_connect(const struct options *o, int spin_us) {
 	struct gr_api_client_opts opts = {
 		.transport = o->transport,
-		.spin_us = -1,
+		.spin_us = spin_us,
 		.version = "event_bench",
 	};
 	struct gr_api_client *c = gr_api_client_connect_opts(o->sock, &opts);
@@ -91,7 +97,7 @@ static void read_all(int fd, void *buf, size_t len) {
 // sequence number (or everything but what was lost) arrived, report.
 static void subscriber(const struct options *o, int ready_fd, int report_fd) {
 	struct gr_event_subscribe_req req = {.ev_type = GR_SHM_EVENT_TEST};
-	struct gr_api_client *c = bench_connect(o);
+	struct gr_api_client *c = bench_connect(o, o->sub_spin_us);
 	uint64_t *lat = calloc(o->events, sizeof(*lat));
 	struct sub_report r = {0};
 	struct gr_api_event *ev;
@@ -162,21 +168,26 @@ static uint64_t percentile(const uint64_t *sorted, uint64_t n, double f) {
 
 static void usage(void) {
 	printf("usage: event_bench -s SOCK [-t shm|socket] [-n SUBSCRIBERS] [-z BYTES]\n"
-	       "                   [-c EVENTS] [-d DEPTH] [--json]\n"
-	       "  -t  transport of every client (default shm)\n"
-	       "  -n  subscriber processes, 1..%d (default 1)\n"
-	       "  -z  event payload, %d..%d bytes (default 64)\n"
-	       "  -c  events published (default 100000)\n"
-	       "  -d  publish requests in flight, 1..%d (default 16)\n",
+	       "                   [-c EVENTS] [-d DEPTH] [--spin US] [--json]\n"
+	       "  -t      transport of every client (default shm)\n"
+	       "  -n      subscriber processes, 1..%d (default 1)\n"
+	       "  -z      event payload, %d..%d bytes (default 64)\n"
+	       "  -c      events published (default 100000)\n"
+	       "  -d      publish requests in flight, 1..%d (default 16)\n"
+	       "  --spin  microseconds a subscriber's receive spins before it sleeps,\n"
+	       "          0..%d; 0 sleeps at once (default: the library's adaptive\n"
+	       "          spin; the publisher always uses it)\n",
 	       MAX_SUBSCRIBERS,
 	       MIN_PAYLOAD,
 	       GR_API_MAX_MSG_LEN,
-	       MAX_DEPTH);
+	       MAX_DEPTH,
+	       MAX_SPIN_US);
 }
 
 static void parse(int argc, char **argv, struct options *o) {
 	static const struct option longs[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"spin", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -188,6 +199,7 @@ static void parse(int argc, char **argv, struct options *o) {
 		.payload = 64,
 		.events = 100000,
 		.depth = 16,
+		.sub_spin_us = GR_API_CLIENT_SPIN_ADAPTIVE,
 	};
 	while ((opt = getopt_long(argc, argv, "s:t:n:z:c:d:h", longs, NULL)) != -1) {
 		switch (opt) {
@@ -213,6 +225,9 @@ static void parse(int argc, char **argv, struct options *o) {
 			break;
 		case 'd':
 			o->depth = (unsigned)parse_number("-d", optarg, 1, MAX_DEPTH);
+			break;
+		case 'S':
+			o->sub_spin_us = (int)parse_number("--spin", optarg, 0, MAX_SPIN_US);
 			break;
 		case 'j':
 			o->json = true;
@@ -261,7 +276,7 @@ int main(int argc, char **argv) {
 	for (unsigned i = 0; i < o.subscribers; i++)
 		read_all(ready[0], &byte, 1);
 
-	struct gr_api_client *pub = bench_connect(&o);
+	struct gr_api_client *pub = bench_connect(&o, GR_API_CLIENT_SPIN_ADAPTIVE);
 	uint64_t start = now_ns();
 	publish(&o, pub);
 
@@ -284,15 +299,20 @@ int main(int argc, char **argv) {
 	qsort(all, n, sizeof(*all), cmp_u64);
 	double s = (double)(end - start) / 1e9;
 	const char *t = o.transport == GR_API_TRANSPORT_SHM ? "shm" : "socket";
+	char spin[32] = "adaptive";
+	if (o.sub_spin_us >= 0)
+		snprintf(spin, sizeof(spin), "%d us", o.sub_spin_us);
 	if (o.json)
 		printf("{\"transport\": \"%s\", \"subscribers\": %u, \"payload\": %zu, "
-		       "\"depth\": %u, \"published\": %llu, \"delivered\": %llu, \"lost\": %llu, "
+		       "\"depth\": %u, \"sub_spin_us\": %d, \"published\": %llu, "
+		       "\"delivered\": %llu, \"lost\": %llu, "
 		       "\"events_per_s\": %.0f, \"p50_ns\": %llu, \"p99_ns\": %llu, "
 		       "\"max_ns\": %llu}\n",
 		       t,
 		       o.subscribers,
 		       o.payload,
 		       o.depth,
+		       o.sub_spin_us,
 		       (unsigned long long)o.events,
 		       (unsigned long long)n,
 		       (unsigned long long)lost,
@@ -301,12 +321,13 @@ int main(int argc, char **argv) {
 		       (unsigned long long)percentile(all, n, 0.99),
 		       (unsigned long long)(n > 0 ? all[n - 1] : 0));
 	else
-		printf("%-6s %2u subscribers %6zu B depth %3u: %llu delivered, %llu lost,"
+		printf("%-6s %2u subscribers %6zu B depth %3u spin %s: %llu delivered, %llu lost,"
 		       " %.0f events/s, latency p50 %.1f us p99 %.1f us max %.1f us\n",
 		       t,
 		       o.subscribers,
 		       o.payload,
 		       o.depth,
+		       spin,
 		       (unsigned long long)n,
 		       (unsigned long long)lost,
 		       (double)n / s,

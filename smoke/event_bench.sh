@@ -9,11 +9,15 @@
 # flight (publish-to-receive latency with little queueing). The daemon runs
 # with its defaults (a 1024-event backlog per subscriber).
 #
-#   smoke/event_bench.sh BUILDDIR [EVENTS]
+#   [EVENT_BENCH_SPIN=US] smoke/event_bench.sh BUILDDIR [EVENTS]
+#
+# EVENT_BENCH_SPIN: the subscribers' client spin budget in microseconds,
+# passed to event_bench --spin (0 sleeps at once); unset or empty: the
+# library's adaptive spin. E.g. EVENT_BENCH_SPIN=0 make bench-events.
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: $0 BUILDDIR [EVENTS]" >&2
+	echo "usage: [EVENT_BENCH_SPIN=US] $0 BUILDDIR [EVENTS]" >&2
 	exit 2
 fi
 builddir=$1
@@ -21,6 +25,10 @@ events=${2:-20000}
 SHMT_DAEMON=$builddir/main/shmchand
 SHMT_NAME=event-bench
 bench=$builddir/smoke/event_bench
+spin_args=()
+if [ -n "${EVENT_BENCH_SPIN:-}" ]; then
+	spin_args=(--spin "$EVENT_BENCH_SPIN")
+fi
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../test/lib.sh"
 
@@ -31,7 +39,7 @@ for transport in shm socket; do
 		for subs in 1 4 16; do
 			for depth in 16 1; do
 				"$bench" -s "$SHMT_SOCK" -t "$transport" -n "$subs" -z "$size" \
-					-c "$events" -d "$depth" ||
+					-c "$events" -d "$depth" "${spin_args[@]}" ||
 					shmt_fail "event_bench -t $transport -n $subs -z $size -d $depth failed"
 			done
 		done
