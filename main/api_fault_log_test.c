@@ -11,6 +11,7 @@
 // a bounded number of lines.
 
 #include "api.h"
+#include "log_capture_test.h"
 #include "shmchand.h"
 
 #include <gr_shm.h>
@@ -51,29 +52,6 @@ static int counting_send(struct api_ctx *ctx, uint32_t for_id, const struct api_
 
 static const struct api_transport counting_transport = {.name = "test", .send = counting_send};
 
-// The daemon's log, as written.
-static char *log_buf;
-static size_t log_len;
-static FILE *log_stream;
-
-static int setup(void **state) {
-	(void)state;
-	log_stream = open_memstream(&log_buf, &log_len);
-	assert_non_null(log_stream);
-	assert_int_equal(rte_openlog_stream(log_stream), 0);
-	rte_log_set_global_level(RTE_LOG_DEBUG);
-	assert_int_equal(rte_log_set_level(shmchand_logtype, RTE_LOG_DEBUG), 0);
-	return 0;
-}
-
-static int teardown(void **state) {
-	(void)state;
-	rte_openlog_stream(NULL);
-	fclose(log_stream);
-	free(log_buf);
-	return 0;
-}
-
 static void client_init(struct counting_client *c, pid_t pid) {
 	struct gr_hello_req hello = {.api_version = GR_API_VERSION, .version = "test"};
 	struct gr_api_request req = {.id = 1, .type = GR_HELLO, .payload_len = sizeof(hello)};
@@ -87,30 +65,6 @@ static void client_init(struct counting_client *c, pid_t pid) {
 	assert_int_equal(c->answers[0], 1);
 }
 
-// Lines of the log holding every one of the given strings.
-static unsigned log_lines(const char *a, const char *b) {
-	unsigned n = 0;
-
-	fflush(log_stream);
-	for (const char *line = log_buf; line != NULL && *line != '\0';) {
-		const char *end = strchr(line, '\n');
-		size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
-		char copy[512];
-
-		snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
-		if (strstr(copy, a) != NULL && (b == NULL || strstr(copy, b) != NULL))
-			n++;
-		line = end != NULL ? end + 1 : NULL;
-	}
-	return n;
-}
-
-static uint64_t now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static void flood_logged_once_per_interval(void **state) {
 	uint8_t payload[SHORT_PAYLOAD_LEN] = {0};
 	struct counting_client c, other;
@@ -119,7 +73,7 @@ static void flood_logged_once_per_interval(void **state) {
 	(void)state;
 	client_init(&c, 4242);
 	client_init(&other, 4343);
-	uint64_t start = now_ns();
+	uint64_t start = log_capture_now_ns();
 	for (uint32_t i = 0; i < FLOOD; i++) {
 		struct gr_api_request req = {
 			.id = 2 + i,
@@ -131,7 +85,7 @@ static void flood_logged_once_per_interval(void **state) {
 		assert_int_equal(api_dispatch(&c.ctx, &unknown, NULL), 0);
 	}
 	// One line a second may come while the loop runs on a loaded machine.
-	unsigned seconds = (unsigned)((now_ns() - start) / NSEC_PER_SEC);
+	unsigned seconds = (unsigned)((log_capture_now_ns() - start) / NSEC_PER_SEC);
 	assert_int_equal(c.answers[EMSGSIZE], FLOOD);
 	assert_int_equal(c.answers[ENOTSUP], FLOOD);
 	unsigned short_lines = log_lines("client pid 4242: ", "payload is");
@@ -200,7 +154,7 @@ static void log_requests_logged_once_per_interval(void **state) {
 
 	(void)state;
 	client_init(&c, 4545);
-	uint64_t start = now_ns();
+	uint64_t start = log_capture_now_ns();
 	log_level_set_flood(&c, GR_LOG_LEVEL_MAX + 1, pattern);
 	log_level_set_flood(&c, RTE_LOG_INFO, "");
 	log_level_set_flood(&c, RTE_LOG_INFO, pattern);
@@ -208,7 +162,7 @@ static void log_requests_logged_once_per_interval(void **state) {
 		req.id = 2 + i;
 		assert_int_equal(api_dispatch(&c.ctx, &req, &packets), 0);
 	}
-	unsigned seconds = (unsigned)((now_ns() - start) / NSEC_PER_SEC);
+	unsigned seconds = (unsigned)((log_capture_now_ns() - start) / NSEC_PER_SEC);
 	assert_int_equal(c.answers[EINVAL], 2 * FLOOD);
 	assert_int_equal(c.answers[0], 1 + FLOOD); // hello and the good sets
 	assert_int_equal(c.answers[ENOTSUP], FLOOD);
@@ -243,5 +197,5 @@ int main(void) {
 		cmocka_unit_test(flood_logged_once_per_interval),
 		cmocka_unit_test(log_requests_logged_once_per_interval),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, log_capture_setup, log_capture_teardown);
 }

@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "event.h"
+#include "log_capture_test.h"
 #include "shmchand.h"
 
 #include <gr_shm.h>
@@ -39,36 +40,8 @@ struct shmchand_config shmchand_config = {
 };
 int shmchand_logtype = RTE_LOGTYPE_USER1;
 
-static char *log_buf;
-static size_t log_len;
-static FILE *log_stream;
-
 static void count_wake(void *arg) {
 	(void)arg;
-}
-
-// Lines of the log holding a and b (b NULL: any).
-static unsigned log_lines(const char *a, const char *b) {
-	unsigned n = 0;
-
-	fflush(log_stream);
-	for (const char *line = log_buf; line != NULL && *line != '\0';) {
-		const char *end = strchr(line, '\n');
-		size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
-		char copy[512];
-
-		snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
-		if (strstr(copy, a) != NULL && (b == NULL || strstr(copy, b) != NULL))
-			n++;
-		line = end != NULL ? end + 1 : NULL;
-	}
-	return n;
-}
-
-static uint64_t now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 // One more event than the backlog holds (a run of drops begins), then take
@@ -108,12 +81,12 @@ static void drops_logged_by_the_main_loop_at_a_bounded_rate(void **state) {
 
 	// The others: a line a second at most, the main loop's turn
 	// included.
-	uint64_t start = now_ns();
+	uint64_t start = log_capture_now_ns();
 	for (unsigned i = 1; i < FLOOD; i++)
 		fill_and_empty(sub);
 	assert_int_equal(log_lines("backlog", NULL), 1);
 	assert_int_equal(event_base_loop(base, EVLOOP_NONBLOCK), 0);
-	unsigned seconds = (unsigned)((now_ns() - start) / NSEC_PER_SEC);
+	unsigned seconds = (unsigned)((log_capture_now_ns() - start) / NSEC_PER_SEC);
 	event_totals_get(&t);
 	assert_int_equal(t.dropped, FLOOD);
 	unsigned lines = log_lines("backlog", NULL);
@@ -130,27 +103,9 @@ static void drops_logged_by_the_main_loop_at_a_bounded_rate(void **state) {
 	event_base_free(base);
 }
 
-static int setup(void **state) {
-	(void)state;
-	log_stream = open_memstream(&log_buf, &log_len);
-	assert_non_null(log_stream);
-	assert_int_equal(rte_openlog_stream(log_stream), 0);
-	rte_log_set_global_level(RTE_LOG_DEBUG);
-	assert_int_equal(rte_log_set_level(shmchand_logtype, RTE_LOG_DEBUG), 0);
-	return 0;
-}
-
-static int teardown(void **state) {
-	(void)state;
-	rte_openlog_stream(NULL);
-	fclose(log_stream);
-	free(log_buf);
-	return 0;
-}
-
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(drops_logged_by_the_main_loop_at_a_bounded_rate),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, log_capture_setup, log_capture_teardown);
 }
