@@ -173,6 +173,10 @@ run_tool() {
 	fi
 	# No result: the folder keeps the tool's error output only.
 	[ -s "$out" ] || rm -f "$out"
+	# A tool that lost the daemon may end before the kernel has finished
+	# the daemon's exit (a large address space takes a while to unmap, as
+	# under AddressSanitizer): give it a second to be seen gone.
+	[ -z "$SHMT_PID" ] || shmt_wait_gone "$SHMT_PID" 1 || true
 	daemon_check "$what"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		how="hung: no result within $TOOL_BOUND_S s"

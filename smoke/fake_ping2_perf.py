@@ -17,12 +17,26 @@ import json
 import os
 import signal
 import sys
+import time
 
 # Options of ping2_perf that take a value.
 VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin",
           "--idle-channels"}
 # A rate for every cell: any positive value will do.
 CALLS_PER_S = 1e6
+
+
+def wait_gone(pid, seconds=5.0):
+    """Wait until pid has ended (a zombie or reaped), at most seconds."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
 
 
 def matches(var, cmdline):
@@ -42,7 +56,11 @@ def main():
         print("fake ping2_perf: crashing as asked", file=sys.stderr)
         os.kill(os.getpid(), signal.SIGSEGV)
     if matches("FAKE_PERF_KILL_DAEMON", cmdline):
-        os.kill(int(os.environ["SHMT_PID"]), signal.SIGKILL)
+        pid = int(os.environ["SHMT_PID"])
+        os.kill(pid, signal.SIGKILL)
+        # As a real client, see the reset only once the daemon is gone (its
+        # sockets close at the end of its exit).
+        wait_gone(pid)
         print("fake ping2_perf: connection reset by peer", file=sys.stderr)
         return 1
     clients = int(opts.get("-c", 1))
