@@ -101,6 +101,11 @@ GR_REQ_STREAM(GR_SHM_CHANNEL_LIST, struct gr_empty, struct gr_shm_channel_info);
 #define GR_SHM_VERSION_LEN 32
 #define GR_SHM_INFO_HUGEPAGES (1u << 0) // EAL runs on hugepages: memzones offered
 #define GR_SHM_INFO_TELEMETRY (1u << 1) // DPDK telemetry runs: /shmchan/ endpoints served
+// poller_nice and poller_nice_wanted are filled (a daemon without it sends
+// neither).
+#define GR_SHM_INFO_POLLER_NICE (1u << 2)
+// poller_nice_wanted when the daemon leaves its pollers' nice value alone.
+#define GR_SHM_POLLER_NICE_OFF INT32_MAX
 struct gr_shm_daemon_info {
 	int32_t pid;
 	uint32_t pollers;
@@ -127,12 +132,17 @@ struct gr_shm_daemon_info {
 	uint32_t max_conn_per_uid; // the processes of one uid other than root, together
 	uint32_t event_backlog; // events queued per subscriber before it loses events
 	uint32_t event_backlog_bytes; // bytes of events queued per subscriber
+	// The pollers' nice value (GR_SHM_INFO_POLLER_NICE): what the first
+	// poller runs at now, and what the daemon's options ask for.
+	int32_t poller_nice;
+	int32_t poller_nice_wanted; // -20..19 or GR_SHM_POLLER_NICE_OFF
 };
-// The first release's 80 bytes keep their layout, and so do the 168 of the
-// next; the rest is appended.
+// The first release's 80 bytes keep their layout, and so do the 168 and the
+// 184 of the next ones; the rest is appended.
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, max_conn_per_pid) == 168, "appended only");
-GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 184, "no hidden padding");
+GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, poller_nice) == 184, "appended only");
+GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 192, "no hidden padding");
 GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).

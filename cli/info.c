@@ -61,6 +61,13 @@ static void info_json(const struct gr_shm_daemon_info *info) {
 		json_string(&j, NULL, "memzone");
 	json_array_end(&j);
 	json_u64(&j, "pollers", info->pollers);
+	if (info->flags & GR_SHM_INFO_POLLER_NICE) {
+		json_i64(&j, "poller_nice", info->poller_nice);
+		if (info->poller_nice_wanted == GR_SHM_POLLER_NICE_OFF)
+			json_null(&j, "poller_nice_wanted");
+		else
+			json_i64(&j, "poller_nice_wanted", info->poller_nice_wanted);
+	}
 	json_object_begin(&j, "spin_us");
 	json_u64(&j, "poller", info->poller_spin_us);
 	json_u64(&j, "client_default", GR_API_CLIENT_SPIN_US_DEFAULT);
@@ -111,6 +118,20 @@ static int info_table(const struct gr_shm_daemon_info *info) {
 	table_cell(t, "%s", info->flags & GR_SHM_INFO_TELEMETRY ? "on" : "off");
 	table_cell(t, "pollers");
 	table_cell(t, "%u", info->pollers);
+	if (info->flags & GR_SHM_INFO_POLLER_NICE) {
+		table_cell(t, "poller nice");
+		if (info->poller_nice_wanted == GR_SHM_POLLER_NICE_OFF)
+			table_cell(t, "%d (the daemon's own)", info->poller_nice);
+		else if (info->poller_nice_wanted != info->poller_nice)
+			table_cell(
+				t,
+				"%d (asked %d: not permitted, see the daemon's log)",
+				info->poller_nice,
+				info->poller_nice_wanted
+			);
+		else
+			table_cell(t, "%d", info->poller_nice);
+	}
 	table_cell(t, "spin budgets");
 	table_cell(
 		t,

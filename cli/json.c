@@ -113,6 +113,11 @@ void json_bool(struct json *j, const char *key, bool value) {
 	fputs(value ? "true" : "false", j->f);
 }
 
+void json_null(struct json *j, const char *key) {
+	json_key(j, key);
+	fputs("null", j->f);
+}
+
 void json_end(struct json *j) {
 	fputc('\n', j->f);
 }

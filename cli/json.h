@@ -30,5 +30,6 @@ void json_string(struct json *, const char *key, const char *value);
 void json_u64(struct json *, const char *key, uint64_t value);
 void json_i64(struct json *, const char *key, int64_t value);
 void json_bool(struct json *, const char *key, bool value);
+void json_null(struct json *, const char *key);
 // Ends the document with a newline once the outermost value is closed.
 void json_end(struct json *);

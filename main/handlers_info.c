@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +71,15 @@ void shmchand_daemon_info(struct gr_shm_daemon_info *info) {
 	info->event_backlog = cfg->event_backlog_msgs;
 	// At most EVENT_BACKLOG_BYTES_MAX (1 GiB), which the option checks.
 	info->event_backlog_bytes = (uint32_t)cfg->event_backlog_bytes;
+	info->flags |= GR_SHM_INFO_POLLER_NICE;
+	info->poller_nice_wanted = cfg->poller_nice;
+	// As getpriority() reads it now: --poller-nice if the poller could
+	// take it, or whatever renice set since. Before the pollers run: the
+	// daemon's own. On Linux the nice value is each thread's.
+	int tid = atomic_load_explicit(&cfg->poller0_tid, memory_order_acquire);
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, (id_t)(tid != 0 ? tid : getpid()));
+	info->poller_nice = nice == -1 && errno != 0 ? 0 : nice;
 }
 
 // Main thread or poller, under the handler lock.

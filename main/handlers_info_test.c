@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -123,7 +124,10 @@ static void info_reports_version_uptime_limits(void **state) {
 	assert_string_equal(info->version, SHMCHAN_VERSION);
 	assert_in_range(info->uptime_ms, 5000, 5000 + 60000);
 	assert_int_equal(info->start_time, 1700000000);
-	assert_int_equal(info->flags, GR_SHM_INFO_HUGEPAGES | GR_SHM_INFO_TELEMETRY);
+	assert_int_equal(
+		info->flags,
+		GR_SHM_INFO_HUGEPAGES | GR_SHM_INFO_TELEMETRY | GR_SHM_INFO_POLLER_NICE
+	);
 	assert_int_equal(info->memzone_channels, 7);
 	assert_int_equal(info->max_clients, SOCK_MAX_CLIENTS);
 	assert_int_equal(info->max_msg_len, GR_API_MAX_MSG_LEN);
@@ -140,7 +144,7 @@ static void info_reports_version_uptime_limits(void **state) {
 
 	shmchand_config.have_hugepages = false;
 	shmchand_config.telemetry = false;
-	assert_int_equal(daemon_info()->flags, 0);
+	assert_int_equal(daemon_info()->flags, GR_SHM_INFO_POLLER_NICE);
 }
 
 static void echo_any_length(void **state) {
@@ -168,12 +172,33 @@ static int free_last(void **state) {
 	return 0;
 }
 
+// The pollers' nice value: what the first poller's thread runs at, read
+// from the kernel (here this thread stands for it, at a nice value anyone
+// may take), and what the options asked for.
+static void info_reports_poller_nice(void **state) {
+	const struct gr_shm_daemon_info *info;
+
+	(void)state;
+	config_defaults();
+	shmchand_config.poller_nice = -20;
+	assert_int_equal(setpriority(PRIO_PROCESS, (id_t)gettid(), 7), 0);
+	atomic_store(&shmchand_config.poller0_tid, (int)gettid());
+	info = daemon_info();
+	assert_true(info->flags & GR_SHM_INFO_POLLER_NICE);
+	assert_int_equal(info->poller_nice, 7);
+	assert_int_equal(info->poller_nice_wanted, -20);
+	shmchand_config.poller_nice = SHMCHAND_POLLER_NICE_OFF;
+	assert_int_equal(daemon_info()->poller_nice_wanted, GR_SHM_POLLER_NICE_OFF);
+	atomic_store(&shmchand_config.poller0_tid, 0);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(info_reports_config),
 		cmocka_unit_test(info_backings_follow_hugepages),
 		cmocka_unit_test(info_no_shm_offers_nothing),
 		cmocka_unit_test(info_reports_version_uptime_limits),
+		cmocka_unit_test(info_reports_poller_nice),
 		cmocka_unit_test(echo_any_length),
 	};
 

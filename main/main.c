@@ -78,6 +78,7 @@ struct shmchand_config shmchand_config = {
 	.sock_gid = (gid_t)-1,
 	.pollers = SHMCHAND_DEFAULT_POLLERS,
 	.spin_us = SHMCHAND_DEFAULT_SPIN_US,
+	.poller_nice = SHMCHAND_DEFAULT_POLLER_NICE,
 	.shm_enabled = true,
 	.max_conn_per_pid = SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
 	.max_conn_per_uid = SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
@@ -102,6 +103,10 @@ static void usage(void) {
 	       "  -p, --pollers N            Poller threads serving channels, 1..%d (default %d).\n"
 	       "  -S, --spin-us US           Microseconds a poller spins before it sleeps\n"
 	       "                             (default %d, 0: always sleep, at most %d).\n"
+	       "      --poller-nice N|off    Nice value of the poller threads, -20..19 (default\n"
+	       "                             %d). Needs CAP_SYS_NICE or RLIMIT_NICE below 0;\n"
+	       "                             without, the pollers keep the daemon's and it logs\n"
+	       "                             why. off: leave them at the daemon's.\n"
 	       "      --no-shm               Offer no shared-memory channel; clients stay on the\n"
 	       "                             socket.\n"
 	       "      --max-conn-per-pid N   Socket connections one client process may hold\n"
@@ -166,6 +171,7 @@ static void usage(void) {
 	       SHMCHAND_DEFAULT_POLLERS,
 	       SHMCHAND_DEFAULT_SPIN_US,
 	       MAX_SPIN_US,
+	       SHMCHAND_DEFAULT_POLLER_NICE,
 	       SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
 	       SOCK_MAX_CLIENTS,
 	       SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
@@ -195,6 +201,26 @@ static int parse_uint(const char *arg, int base, unsigned long max, unsigned lon
 	return 0;
 }
 
+// A nice value, -20..19, or "off" (SHMCHAND_POLLER_NICE_OFF).
+static int parse_nice(const char *arg, int32_t *nice) {
+	char *end;
+	long value;
+
+	if (strcmp(arg, "off") == 0) {
+		*nice = SHMCHAND_POLLER_NICE_OFF;
+		return 0;
+	}
+	// strtol() would take leading blanks and a '+'.
+	if (arg[0] != '-' && (arg[0] < '0' || arg[0] > '9'))
+		return -EINVAL;
+	errno = 0;
+	value = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || value < -20 || value > 19)
+		return -EINVAL;
+	*nice = (int32_t)value;
+	return 0;
+}
+
 static int parse_group(const char *arg, gid_t *gid) {
 	const struct group *gr = getgrnam(arg);
 	unsigned long value;
@@ -217,6 +243,7 @@ enum {
 	OPT_TELEMETRY,
 	OPT_EVENT_BACKLOG,
 	OPT_EVENT_BACKLOG_BYTES,
+	OPT_POLLER_NICE,
 };
 
 static const struct option long_options[] = {
@@ -225,6 +252,7 @@ static const struct option long_options[] = {
 	{"socket-group", required_argument, NULL, 'g'},
 	{"pollers", required_argument, NULL, 'p'},
 	{"spin-us", required_argument, NULL, 'S'},
+	{"poller-nice", required_argument, NULL, OPT_POLLER_NICE},
 	{"no-shm", no_argument, NULL, OPT_NO_SHM},
 	{"hugepages", required_argument, NULL, OPT_HUGEPAGES},
 	{"max-conn-per-pid", required_argument, NULL, OPT_MAX_CONN_PER_PID},
@@ -291,6 +319,14 @@ static int parse_options(int argc, char **argv) {
 				return -EINVAL;
 			}
 			cfg->spin_us = (unsigned)value;
+			break;
+		case OPT_POLLER_NICE:
+			if (parse_nice(optarg, &cfg->poller_nice) < 0) {
+				fprintf(stderr,
+					"shmchand: --poller-nice takes -20..19 or off, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_NO_SHM:
 			cfg->shm_enabled = false;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 // Empty passes over the channels made inside one RCU read-side critical
@@ -93,6 +94,27 @@ void poller_wake(unsigned id) {
 		LOG(ERR, "poller %u: wake: %s", id, strerror(errno));
 }
 
+// Give the calling poller thread the nice value asked for (shmchand.h: a
+// server must not lose its CPUs to the clients that spin waiting for it).
+// Without the right to, the thread keeps the daemon's, and the log says
+// why: the daemon still serves, only slower on CPUs it shares.
+static void poller_set_nice(const struct poller *p, int32_t nice) {
+	if (nice == SHMCHAND_POLLER_NICE_OFF)
+		return;
+	// On Linux the nice value is the thread's: PRIO_PROCESS with a
+	// thread id sets that thread's alone.
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0) {
+		LOG(WARNING,
+		    "poller %u: cannot take nice %d (%s; needs CAP_SYS_NICE or RLIMIT_NICE): it "
+		    "keeps the daemon's, and shares its CPU with spinning clients as their equal",
+		    p->id,
+		    nice,
+		    strerror(errno));
+		return;
+	}
+	LOG(DEBUG, "poller %u: nice %d", p->id, nice);
+}
+
 static void *poller_main(void *arg) {
 	struct epoll_event events[POLLER_MAX_EVENTS];
 	struct poller *p = arg;
@@ -101,6 +123,13 @@ static void *poller_main(void *arg) {
 
 	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
 	pthread_setname_np(pthread_self(), name);
+	poller_set_nice(p, shmchand_config.poller_nice);
+	if (p->id == 0)
+		atomic_store_explicit(
+			&shmchand_config.poller0_tid,
+			(int)gettid(),
+			memory_order_release
+		);
 	rcu_register_thread();
 	last_work = rte_rdtsc();
 
@@ -218,7 +247,14 @@ int poller_start(unsigned n, unsigned spin_us) {
 		}
 		n_pollers = i + 1;
 	}
-	LOG(INFO, "%u poller(s), spin budget %u us", n, spin_us);
+	if (shmchand_config.poller_nice == SHMCHAND_POLLER_NICE_OFF)
+		LOG(INFO, "%u poller(s), spin budget %u us, the daemon's nice", n, spin_us);
+	else
+		LOG(INFO,
+		    "%u poller(s), spin budget %u us, nice %d",
+		    n,
+		    spin_us,
+		    shmchand_config.poller_nice);
 	return 0;
 fail:
 	poller_stop();
@@ -239,4 +275,5 @@ void poller_stop(void) {
 		poller_free_one(&pollers[i]);
 	}
 	n_pollers = 0;
+	atomic_store_explicit(&shmchand_config.poller0_tid, 0, memory_order_release);
 }

@@ -5,8 +5,10 @@
 
 #pragma once
 
+#include <gr_shm.h>
 #include <rte_log.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,13 @@
 // tight loop, short enough that an idle daemon sleeps (docs/spin-budgets.md).
 #define SHMCHAND_DEFAULT_SPIN_US 100
 #define SHMCHAND_MAX_POLLERS 16
+// Nice value the pollers take when the daemon may set it (CAP_SYS_NICE or
+// RLIMIT_NICE): a poller is the server its clients spin-wait on, so on CPUs
+// it shares with them it must not get only its 1/(n+1) share of them
+// (docs/spin-budgets.md). SHMCHAND_POLLER_NICE_OFF: leave them at the
+// daemon's own.
+#define SHMCHAND_DEFAULT_POLLER_NICE (-20)
+#define SHMCHAND_POLLER_NICE_OFF GR_SHM_POLLER_NICE_OFF
 // Socket connections one client process may hold at once, and all the
 // processes of one uid other than root: far below the daemon's
 // SOCK_MAX_CLIENTS, so one process, or one user, cannot lock everyone else
@@ -38,6 +47,7 @@ struct shmchand_config {
 	gid_t sock_gid; // (gid_t)-1: leave the group alone
 	unsigned pollers;
 	unsigned spin_us;
+	int32_t poller_nice; // or SHMCHAND_POLLER_NICE_OFF
 	bool shm_enabled; // false: --no-shm, every client stays on the socket
 	unsigned max_conn_per_pid; // 0: no limit
 	unsigned max_conn_per_uid; // 0: no limit; never applied to root
@@ -52,6 +62,9 @@ struct shmchand_config {
 	uint64_t start_ns; // CLOCK_MONOTONIC when main() began
 	time_t start_time; // the same instant, wall clock
 	unsigned memzone_channels; // reserved by channel_module_init()
+	// Thread id of the first poller once it runs, 0 before and after:
+	// GR_SHM_DAEMON_INFO reads the pollers' nice value from it.
+	_Atomic int poller0_tid;
 };
 
 extern struct shmchand_config shmchand_config;

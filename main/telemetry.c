@@ -70,6 +70,9 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "max_conn_per_uid", info.max_conn_per_uid);
 	rte_tel_data_add_dict_u64(d, "event_backlog", info.event_backlog);
 	rte_tel_data_add_dict_u64(d, "event_backlog_bytes", info.event_backlog_bytes);
+	rte_tel_data_add_dict_int(d, "poller_nice", info.poller_nice);
+	if (info.poller_nice_wanted != GR_SHM_POLLER_NICE_OFF)
+		rte_tel_data_add_dict_int(d, "poller_nice_wanted", info.poller_nice_wanted);
 	return 0;
 }
 

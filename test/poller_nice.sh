@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The shmchan authors
+#
+# The pollers' nice value (--poller-nice): values out of -20..19 are refused
+# with a message. As root, the poller threads take the default (-20), a value
+# given, or keep the daemon's with "off", as the kernel reports for the
+# thread named shmchan-poll0, and shmchanctl info says the same. A user
+# without CAP_SYS_NICE gets a daemon that serves anyway, keeps its pollers at
+# its own nice value, logs why, and shmchanctl info shows what was asked and
+# what it got. Run as root, the script runs the part of a user who is not
+# root as nobody (setpriv); as another user, only that part runs, and the
+# root part is skipped.
+#
+#   poller_nice.sh SHMCHAND SHMCHANCTL PING2_PERF
+set -eu
+
+# The user a root run becomes for its part without privilege.
+NONROOT_USER=nobody
+CTL_TIMEOUT_S=10
+# The default of the daemon's option (main/shmchand.h).
+DEFAULT_NICE=-20
+
+SHMT_NAME=poller_nice
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/lib.sh"
+shmt_args "SHMCHAND SHMCHANCTL PING2_PERF" "$@"
+ctl=$2
+perf=$3
+
+# nice_of_thread PID COMM: the nice value (field 19 of /proc/PID/task/TID/stat)
+# of the daemon's thread named COMM.
+nice_of_thread() {
+	local t comm stat fields
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[ "$comm" = "$2" ] || continue
+		read -r stat <"$t/stat"
+		# After the ") " that ends the command name: field 3 on.
+		read -ra fields <<<"${stat##*) }"
+		echo "${fields[16]}"
+		return 0
+	done
+	return 1
+}
+
+# The poller thread exists once the daemon serves; its nice value is set
+# before it polls. A request through its channel says it serves.
+poller_nice_now() {
+	shmt_run_bounded 20 "$perf" -s "$SHMT_SOCK" -t shm -n 100 -w 0 -q >/dev/null ||
+		shmt_fail "ping2_perf -t shm failed against the daemon"
+	nice_of_thread "$SHMT_PID" shmchan-poll0 ||
+		shmt_fail "the daemon (pid $SHMT_PID) has no thread shmchan-poll0"
+}
+
+# ctl_info_nice: "NICE WANTED" from shmchanctl info -j (WANTED: null for off).
+ctl_info_nice() {
+	local out
+	out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$ctl" -s "$SHMT_SOCK" -j info) ||
+		shmt_fail "shmchanctl info failed"
+	python3 -c 'import json, sys
+i = json.loads(sys.argv[1])
+print(i["poller_nice"], json.dumps(i["poller_nice_wanted"]))' "$out" ||
+		shmt_fail "shmchanctl info -j: no poller_nice: $out"
+}
+
+expect_refused() {
+	local out rc=0
+	# Its own file prefix too, should it start.
+	out=$(shmt_run_bounded 10 "$SHMT_DAEMON" -s "$SHMT_TMPDIR/refused.sock" --poller-nice "$1" -- \
+		--file-prefix "shmt-$SHMT_NAME-$$-refused" 2>&1) || rc=$?
+	[ "$rc" = 1 ] || shmt_fail "--poller-nice '$1': exit status $rc, expected 1: $out"
+	grep -qF -- "--poller-nice takes -20..19 or off, not '$1'" <<<"$out" ||
+		shmt_fail "--poller-nice '$1': no reason given: $out"
+	[ ! -e "$SHMT_TMPDIR/refused.sock" ] || shmt_fail "--poller-nice '$1' left a socket"
+}
+
+shmt_tmpdir
+
+if [ "${POLLER_NICE_PART:-}" = nonroot ]; then
+	# EAL's runtime folder of this user, in the test's own folder.
+	export XDG_RUNTIME_DIR=$SHMT_TMPDIR/run
+	mkdir -m 0700 "$XDG_RUNTIME_DIR"
+	own=$(ps -o ni= -p $$ | tr -d ' ')
+	start_daemon -S 100 --hugepages off
+	got=$(poller_nice_now)
+	[ "$got" = "$own" ] ||
+		shmt_fail "uid $(id -u): poller at nice $got, expected the daemon's own ($own)"
+	grep -qF "poller 0: cannot take nice $DEFAULT_NICE (Permission denied; needs CAP_SYS_NICE or RLIMIT_NICE)" \
+		"$SHMT_LOG" || shmt_fail "uid $(id -u): the daemon does not say why its poller keeps nice $got"
+	[ "$(ctl_info_nice)" = "$own $DEFAULT_NICE" ] ||
+		shmt_fail "uid $(id -u): shmchanctl info says '$(ctl_info_nice)', expected '$own $DEFAULT_NICE'"
+	shmt_run_bounded "$CTL_TIMEOUT_S" "$ctl" -s "$SHMT_SOCK" info |
+		grep -q "^poller nice  *$own (asked $DEFAULT_NICE: not permitted" ||
+		shmt_fail "uid $(id -u): shmchanctl info's table does not say the nice value was refused"
+	stop_daemon
+	shmt_log "uid $(id -u): poller kept nice $own, and the log and shmchanctl info say why"
+	exit 0
+fi
+
+for bad in -21 20 x "" 1.5 " -3" +3 -; do
+	expect_refused "$bad"
+done
+shmt_log "out-of-range values refused"
+
+if [ "$(id -u)" != 0 ]; then
+	shmt_log "not root: the part with CAP_SYS_NICE is skipped"
+	POLLER_NICE_PART=nonroot "$0" "$@"
+	exit 0
+fi
+
+start_daemon -S 100 --hugepages off
+got=$(poller_nice_now)
+[ "$got" = "$DEFAULT_NICE" ] || shmt_fail "default: poller at nice $got, expected $DEFAULT_NICE"
+[ "$(ctl_info_nice)" = "$DEFAULT_NICE $DEFAULT_NICE" ] ||
+	shmt_fail "default: shmchanctl info says '$(ctl_info_nice)'"
+main=$(nice_of_thread "$SHMT_PID" shmchand)
+[ "$main" = 0 ] || shmt_fail "default: the main thread took nice $main: only the pollers change"
+stop_daemon
+
+start_daemon -S 100 --hugepages off --poller-nice -7 -p 2
+[ "$(poller_nice_now)" = -7 ] || shmt_fail "--poller-nice -7: poller 0 at nice $(poller_nice_now)"
+[ "$(nice_of_thread "$SHMT_PID" shmchan-poll1)" = -7 ] ||
+	shmt_fail "--poller-nice -7: poller 1 at nice $(nice_of_thread "$SHMT_PID" shmchan-poll1)"
+[ "$(ctl_info_nice)" = "-7 -7" ] || shmt_fail "--poller-nice -7: shmchanctl info says '$(ctl_info_nice)'"
+stop_daemon
+
+# off: the daemon's own nice value, here the one nice(1) gave it (a
+# wrapper that execs: the daemon keeps the pid start_daemon knows).
+daemon=$SHMT_DAEMON
+SHMT_DAEMON=$SHMT_TMPDIR/niced-shmchand
+printf '#!/bin/sh\nexec nice -n 3 "%s" "$@"\n' "$daemon" >"$SHMT_DAEMON"
+chmod +x "$SHMT_DAEMON"
+start_daemon -S 100 --hugepages off --poller-nice off
+got=$(poller_nice_now)
+[ "$got" = 3 ] || shmt_fail "--poller-nice off under nice -n 3: poller at nice $got"
+[ "$(ctl_info_nice)" = "3 null" ] || shmt_fail "--poller-nice off: shmchanctl info says '$(ctl_info_nice)'"
+stop_daemon
+SHMT_DAEMON=$daemon
+shmt_log "as root: default $DEFAULT_NICE, -7 on both pollers, off keeps the daemon's (3)"
+
+# The part of a user without CAP_SYS_NICE, as nobody.
+if ! uid=$(id -u "$NONROOT_USER" 2>/dev/null) || ! gid=$(id -g "$NONROOT_USER"); then
+	shmt_log "no user $NONROOT_USER: the part without privilege is skipped"
+	exit 0
+fi
+as_user=(setpriv --reuid="$uid" --regid="$gid" --clear-groups --)
+for f in "$0" "$SHMT_DAEMON" "$ctl" "$perf"; do
+	if ! "${as_user[@]}" test -x "$f"; then
+		shmt_log "user $NONROOT_USER cannot run $f: the part without privilege is skipped"
+		exit 0
+	fi
+done
+rc=0
+# TMPDIR: the child's folder must be one nobody may create in.
+env POLLER_NICE_PART=nonroot TMPDIR=/tmp "${as_user[@]}" "$0" "$@" || rc=$?
+[ "$rc" = 0 ] || shmt_fail "the part as $NONROOT_USER failed (status $rc)"
