@@ -348,11 +348,14 @@ ncpus=$(nproc)
 pinned_cells=$((${#depths[@]} * ${#clients[@]}))
 [ "$ncpus" -ge 2 ] || pinned_cells=0
 matrix_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]}))
+# The shared-CPU cells of the 16-client goals: 1 and 16 clients, the daemon
+# with its default poller nice value, then with --poller-nice off.
+shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples, the matrix, the cell with both ends sleeping, the idle
 # cost, the pinned cells, the idle channels, the two strace runs, the report.
 n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * ${#goal_specs[@]} +
-	matrix_cells + 1 + 1 + pinned_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
+	matrix_cells + 1 + 1 + pinned_cells + shared_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
 	2 + 1))
 memzone_reason=
 
@@ -497,6 +500,40 @@ if [ "$pinned_cells" -gt 0 ]; then
 	client_cpus=()
 	stop_daemon
 fi
+
+# ---- 16 clients and the poller on shared CPUs ----
+
+# The clients and the daemon wherever the scheduler puts them, over the
+# fairness window: the daemon as it starts by default (its pollers at nice
+# -20 when it may set that), then with --poller-nice off (the pollers at the
+# daemon's own nice value, the clients' equal), to show what the nice value
+# buys. poller-nice.txt says which nice value each daemon's poller had.
+: >"$results/poller-nice.txt"
+for nice_mode in default off; do
+	nice_args=()
+	cell_mode=shared
+	if [ "$nice_mode" = off ]; then
+		nice_args=(--poller-nice off)
+		cell_mode=sharednice0
+	fi
+	start_daemon -S "$SPINNING_US" "${nice_args[@]}"
+	echo "bench: daemon -S $SPINNING_US ${nice_args[*]}, pid $SHMT_PID, for the shared-CPU cells" >&2
+	for n in 1 16; do
+		window=()
+		[ "$n" != 16 ] || window=(-T "$FAIR_CELL_S")
+		run_cell "$cell_mode" memfd 1 "$n" 64 "${window[@]}"
+	done
+	poller_nice=?
+	for t in /proc/"$SHMT_PID"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = shmchan-poll0 ] || continue
+		stat=$(<"$t/stat")
+		read -ra fields <<<"${stat##*) }"
+		poller_nice=${fields[16]}
+	done
+	echo "$nice_mode $poller_nice" >>"$results/poller-nice.txt"
+	echo "bench:   poller 0 at nice $poller_nice" >&2
+	stop_daemon
+done
 
 # ---- idle channels beside a busy one ----
 
