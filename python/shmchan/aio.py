@@ -42,6 +42,9 @@ class AsyncClient:
         self._fd = client.fileno()
         self._pending = {}  # request id -> future, in send order
         self._events = None  # asyncio.Queue of events once subscribed
+        # What ended the subscription (the connection's error): raised by
+        # every later next_event().
+        self._failed = None
         self._reading = False
         self._armed = False
         self._scheduled = False
@@ -108,11 +111,17 @@ class AsyncClient:
         req = EventSubscribeReq(suppress_self_events=suppress_self, ev_type=ev_type)
         if self._events is None:
             self._events = asyncio.Queue()
+            self._failed = None
         await self.call(C.GR_EVENT_SUBSCRIBE, bytes(req))
 
     async def next_event(self):
-        """The next event, (ev_type, payload), once subscribed."""
+        """The next event, (ev_type, payload), once subscribed.
+
+        Once the connection failed (the daemon gone, say), this and every
+        later call raise its error (a ConnectionError)."""
         if self._events is None:
+            if self._failed is not None:
+                raise self._failed
             raise RuntimeError("not subscribed")
         self._schedule()
         item = await self._events.get()
@@ -128,6 +137,7 @@ class AsyncClient:
         if self._events is not None:
             self._events.put_nowait(exc)
             self._events = None
+            self._failed = exc
 
     def _pump(self):
         self._scheduled = False

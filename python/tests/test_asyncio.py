@@ -90,6 +90,27 @@ def test_kill_9_fails_calls_in_flight(own_daemon, transport):
     own_daemon.proc.wait(timeout=10)
 
 
+@pytest.mark.parametrize("transport", ["shm", "socket"])
+def test_kill_9_fails_every_later_next_event(own_daemon, transport):
+    # The subscriber waiting when the daemon dies gets the connection's
+    # error, and so does every later next_event(): the subscription did not
+    # end by the program's choice.
+    async def run():
+        async with await shmchan.connect_async(own_daemon.sock, transport=transport) as c:
+            await c.subscribe(shmchan.GR_SHM_EVENT_TEST)
+            waiting = asyncio.ensure_future(c.next_event())
+            await asyncio.sleep(0.1)
+            os.kill(own_daemon.pid, signal.SIGKILL)
+            with pytest.raises(ConnectionError):
+                await asyncio.wait_for(waiting, BOUND_S)
+            for _ in range(2):
+                with pytest.raises(ConnectionError):
+                    await asyncio.wait_for(c.next_event(), BOUND_S)
+
+    asyncio.run(run())
+    own_daemon.proc.wait(timeout=10)
+
+
 def test_answers_behind_an_unanswered_id_are_taken(daemon):
     # A scan stops at the first id without an answer; answers stashed behind
     # it must still be found (answers may come out of order).
