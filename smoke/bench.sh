@@ -348,8 +348,8 @@ ncpus=$(nproc)
 pinned_cells=$((${#depths[@]} * ${#clients[@]}))
 [ "$ncpus" -ge 2 ] || pinned_cells=0
 matrix_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#sizes[@]}))
-# The shared-CPU cells of the 16-client goals: 1 and 16 clients, the daemon
-# with its default poller nice value, then with --poller-nice off.
+# The shared-CPU rounds of the 16-client goals (SHARED_ROUNDS with the
+# default poller nice value, SHARED_OFF_ROUNDS with --poller-nice off).
 shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples, the matrix, the cell with both ends sleeping, the idle
@@ -503,25 +503,75 @@ fi
 
 # ---- 16 clients and the poller on shared CPUs ----
 
-# The clients and the daemon wherever the scheduler puts them, over the
-# fairness window: the daemon as it starts by default (its pollers at nice
-# -20 when it may set that), then with --poller-nice off (the pollers at the
-# daemon's own nice value, the clients' equal), to show what the nice value
-# buys. poller-nice.txt says which nice value each daemon's poller had.
+# The clients and the daemon wherever the scheduler puts them: one client,
+# then 16 over the fairness window, then one client again, the daemon as it
+# starts by default (its pollers at nice -20 when it may set that). The goal
+# compares the 16 with the mean of the two single clients around them, so
+# the two must agree (within GOAL_REF_TOLERANCE, or the vCPUs moved under
+# the round: tried again as a goal triple is, on the same retry budget).
+# Then one round with --poller-nice off (the pollers at the daemon's own nice
+# value, the clients' equal), which no goal judges: it shows what the nice
+# value buys. poller-nice.txt says the nice value each daemon's poller had.
+SHARED_ROUNDS=3
+SHARED_OFF_ROUNDS=1
+
+# shared_cell OUT CLIENTS SECONDS WHAT: one ping2_perf run, timed as the goal
+# cells are (--no-stamps).
+shared_cell() {
+	run_tool "ping2_perf -c $2 ($4)" "$1" \
+		"$perf" -s "$SHMT_SOCK" -t shm -d 1 -z 64 -c "$2" -T "$3" -w "$WARMUP" -q --json --no-stamps
+	check_output cell "$1" "ping2_perf -c $2 ($4)"
+}
+
+# shared_round MODE R: shared-MODE-rR-tTRY-{one1,many,one2}.json for each
+# try, and shared-MODE-rR-tries.json as goal_triple writes its own.
+shared_round() {
+	local name=shared-$1-r$2 try prefix started verdict pct a b stopped=max-tries output_value
+	progress "16 clients on shared CPUs: $name"
+	for try in $(seq "$GOAL_TRIES"); do
+		if [ "$try" -gt 1 ] && [ "$retry_left_s" -le 0 ]; then
+			echo "bench: $name: no retry budget left ($RETRY_S s in all): kept as moved" >&2
+			stopped=budget
+			try=$((try - 1))
+			break
+		fi
+		started=$SECONDS
+		prefix=$results/$name-t$try
+		shared_cell "$prefix-one1.json" 1 "$CELL_S" "$name"
+		a=$output_value
+		shared_cell "$prefix-many.json" 16 "$FAIR_CELL_S" "$name"
+		echo "bench:   16 clients: ${output_value%.*} calls/s" >&2
+		shared_cell "$prefix-one2.json" 1 "$CELL_S" "$name"
+		b=$output_value
+		daemon_check "$name"
+		read -r verdict pct < <(awk -v a="$a" -v b="$b" -v t="$GOAL_REF_TOLERANCE" \
+			'BEGIN { lo = a < b ? a : b; s = (a > b ? a - b : b - a) / lo
+			printf "%s %.1f\n", s <= t ? "steady" : "moved", 100 * s }')
+		[ "$try" = 1 ] || retry_left_s=$((retry_left_s - (SECONDS - started)))
+		if [ "$verdict" = steady ]; then
+			stopped=steady
+			break
+		fi
+		echo "bench: $name: one client's rate moved by $pct % (${a%.*} calls/s before," \
+			"${b%.*} after) in try $try of $GOAL_TRIES" >&2
+	done
+	printf '{"tries": %d, "steady": %s, "stopped": "%s", "tolerance": %s}\n' "$try" \
+		"$([ "$stopped" = steady ] && echo true || echo false)" "$stopped" \
+		"$GOAL_REF_TOLERANCE" >"$results/$name-tries.json"
+}
+
 : >"$results/poller-nice.txt"
 for nice_mode in default off; do
 	nice_args=()
-	cell_mode=shared
+	n_rounds=$SHARED_ROUNDS
 	if [ "$nice_mode" = off ]; then
 		nice_args=(--poller-nice off)
-		cell_mode=sharednice0
+		n_rounds=$SHARED_OFF_ROUNDS
 	fi
 	start_daemon -S "$SPINNING_US" "${nice_args[@]}"
-	echo "bench: daemon -S $SPINNING_US ${nice_args[*]}, pid $SHMT_PID, for the shared-CPU cells" >&2
-	for n in 1 16; do
-		window=()
-		[ "$n" != 16 ] || window=(-T "$FAIR_CELL_S")
-		run_cell "$cell_mode" memfd 1 "$n" 64 "${window[@]}"
+	echo "bench: daemon -S $SPINNING_US ${nice_args[*]}, pid $SHMT_PID, for the shared-CPU rounds" >&2
+	for round in $(seq "$n_rounds"); do
+		shared_round "$nice_mode" "$round"
 	done
 	poller_nice=?
 	for t in /proc/"$SHMT_PID"/task/*; do

@@ -65,8 +65,12 @@ def expect(cond, what):
     if not cond:
         print(what, json.dumps(rounds, indent=1), file=sys.stderr)
         sys.exit(1)
-expect(set(rounds) == {f"{g}-r{i}" for g in ("rtt", "stream", "echo") for i in (1, 2, 3)},
-       "not the 9 rounds")
+expect(set(rounds) == {f"{g}-r{i}" for g in ("rtt", "stream", "echo", "shared-default")
+                       for i in (1, 2, 3)},
+       "not the 9 goal rounds and the 3 shared-CPU rounds")
+for i in (1, 2, 3):
+    sh = rounds[f"shared-default-r{i}"]
+    expect(sh["steady"] and sh["tries"] == 1, f"shared-default-r{i}: retried though steady")
 r1 = rounds["rtt-r1"]
 expect(r1["steady"] and r1["tries"] == 2 and r1["spreads"][0] == 0.5 and r1["spread"] == 0,
        "rtt-r1: not steady in its second try")
@@ -78,6 +82,13 @@ for i in (1, 2, 3):
 expect(all(rounds[f"stream-r{i}"]["tries"] == 3 and rounds[f"stream-r{i}"]["stopped"] == "max-tries"
            for i in (1, 2, 3)), "stream rounds: not tried 3 times")
 goals = {g["goal"]: g for g in s["goals"]}
+# The shared-CPU goals, at whatever nice value the poller could take, and
+# the round with --poller-nice off beside them.
+shared = [g for g in goals if g.startswith("16 clients aggregate / 1 client, all on shared CPUs")]
+expect(len(shared) == 1 and goals[shared[0]]["measured"] == 1.0,
+       f"no shared-CPU aggregate goal of 1.0 (the stand-in rates alike): {shared}")
+beside = [b["what"] for b in s["beside_goals"]]
+expect(any("--poller-nice off" in b for b in beside), f"no --poller-nice off row: {beside}")
 depth = goals["shm depth 32 requests/s / raw ring streaming"]
 expect(depth["detail"].startswith("**no round with steady references**"),
        "the depth-32 goal does not say that no round was steady")
