@@ -141,7 +141,11 @@ def main():
     for _ in range(args.rounds):
         for kind, run in kinds.items():
             rounds[kind].append(run())
-    result = {"load_avg_1min": os.getloadavg()[0], "cpus": os.cpu_count(), "rounds": args.rounds}
+    # Which way Client.call() and ping2() went: the package's C module, or
+    # ctypes (not built, or SHMCHAN_PURE_PYTHON set).
+    call_path = "ctypes" if shmchan.client._cfast is None else "_shmchan_fast"
+    result = {"load_avg_1min": os.getloadavg()[0], "cpus": os.cpu_count(), "rounds": args.rounds,
+              "call_path": call_path}
     for kind, runs in rounds.items():
         result[kind] = {
             "calls_per_s": statistics.median(r[0] for r in runs),
@@ -171,7 +175,8 @@ def main():
         "c": "C, ping2_perf, shm",
     }
     print(f"ping2, median of {args.rounds} rounds of {args.seconds} s; "
-          f"load average {result['load_avg_1min']:.1f} on {result['cpus']} CPUs")
+          f"load average {result['load_avg_1min']:.1f} on {result['cpus']} CPUs; "
+          f"the package's calls through {call_path}")
     print(f"{'client':26} {'calls/s':>10} {'CPU ns/call':>12}  rounds")
     for kind in kinds:
         r = result[kind]

@@ -15,9 +15,10 @@ set -eu
 # which a test runs. A test checks the systemd unit with systemd-analyze
 # where systemd is installed, and skips that check elsewhere: a container
 # needs no init system to build and test. python3-pytest: the tests of the
-# Python package (python/tests).
+# Python package (python/tests); python3-dev: the headers its C module
+# (python/shmchan_fast.c) is built with.
 base="make libdpdk-dev dpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build \
-pkg-config gcc g++ strace procps util-linux python3 python3-pytest scdoc"
+pkg-config gcc g++ strace procps util-linux python3 python3-dev python3-pytest scdoc"
 fuzz="clang libclang-rt-14-dev"
 bench="gnuplot-nox"
 

@@ -30,6 +30,7 @@ _PING2_LEN = C.GR_PING2_LEN
 # Arguments of the calls of _lib.fast, which ctypes does not convert.
 _uint32 = ctypes.c_uint32
 _size = ctypes.c_size_t
+_PING2_TYPE = C.GR_PING2
 _PING2_TYPE_ARG = _uint32(C.GR_PING2)
 _PING2_LEN_ARG = _size(_PING2_LEN)
 _RX_LEN_ARG = _size(C.GR_API_MAX_MSG_LEN)
@@ -38,8 +39,29 @@ _TYPE_MAX = 0xFFFFFFFF
 
 def _error(what):
     """The OSError (subclass chosen by errno) of a failed library call."""
-    err = ctypes.get_errno()
+    return _errno_error(ctypes.get_errno(), what)
+
+
+def _errno_error(err, what):
     return OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _load_cfast():
+    """_shmchan_fast (python/shmchan_fast.c), bound to the library ctypes
+    loaded, or None: not built (no Python headers), or SHMCHAN_PURE_PYTHON
+    set. Client.call() and ping2() go through it when there is one, else
+    through ctypes: the same library call, about 1 µs more per call."""
+    if os.environ.get("SHMCHAN_PURE_PYTHON"):
+        return None
+    try:
+        import _shmchan_fast
+    except ImportError:
+        return None
+    _shmchan_fast.bind(ctypes.cast(fast.gr_api_client_send_recv_into, ctypes.c_void_p).value)
+    return _shmchan_fast
+
+
+_cfast = _load_cfast()
 
 
 def _timeout_ms(timeout):
@@ -113,6 +135,7 @@ class Client:
 
     def __init__(self, handle):
         self._handle = ctypes.c_void_p(handle)
+        self._haddr = handle  # the same, as an int, for _cfast
         # One receive buffer for every response: the largest payload.
         self._rx = ctypes.create_string_buffer(C.GR_API_MAX_MSG_LEN)
         self._rx_view = memoryview(self._rx).cast("B")
@@ -135,6 +158,7 @@ class Client:
     def close(self):
         """Disconnect: detach the channel and close the socket. Idempotent."""
         handle, self._handle = self._handle, None
+        self._haddr = None
         if handle is not None and lib.gr_api_client_disconnect(handle) < 0:
             raise _error("disconnect")
 
@@ -217,6 +241,16 @@ class Client:
         One call of the library (gr_api_client_send_recv_into()).
         """
         data = _payload(payload)
+        if _cfast is not None:
+            haddr = self._haddr
+            if haddr is None:
+                raise ValueError("the client is closed")
+            if not 0 <= req_type <= _TYPE_MAX:
+                raise ValueError(f"a request type is 32 bits, not {req_type!r}")
+            out = _cfast.call(haddr, req_type, data, self._rx)
+            if out.__class__ is int:
+                raise _errno_error(-out, f"request of type {req_type:#x}")
+            return out
         h, kind = self._h(), _type_arg(req_type)
         tx_len, rx = _size(len(data)), self._rx
         n = fast.gr_api_client_send_recv_into(h, kind, tx_len, data or None, rx, _RX_LEN_ARG)
@@ -234,6 +268,14 @@ class Client:
             raise ValueError(f"ping2 takes {_PING2_LEN} bytes, not {len(data)}")
         if type(data) is not bytes:
             data = bytes(data)
+        if _cfast is not None:
+            haddr = self._haddr
+            if haddr is None:
+                raise ValueError("the client is closed")
+            out = _cfast.call(haddr, _PING2_TYPE, data, self._rx)
+            if out.__class__ is int:
+                raise _errno_error(-out, "ping2")
+            return out
         handle = self._handle
         if handle is None:
             raise ValueError("the client is closed")
