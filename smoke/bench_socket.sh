@@ -74,11 +74,17 @@ for round in $(seq "$ROUNDS"); do
 	fi
 	for dir in "${order[@]}"; do
 		echo "round $round: $dir" >&2
-		run_build "$dir" -n "$CALLS" --json >"$results/$dir-$round.json"
+		# Timed as the raw references are: no clock read per call,
+		# and no system call counter (its tracepoint slows every
+		# system call of the machine; strace counts them below).
+		run_build "$dir" -n "$CALLS" --json --no-stamps --no-syscall-count \
+			>"$results/$dir-$round.json"
 	done
-	echo "round $round: raw Unix socket (ref_bench unix)" >&2
+	echo "round $round: raw Unix socket (ref_bench unix, unix-epoll)" >&2
 	build-bench-opt/smoke/ref_bench --json --no-pin -z 64 unix >"$results/raw-$round.json" ||
 		shmt_fail "ref_bench unix failed"
+	build-bench-opt/smoke/ref_bench --json --no-pin -z 64 unix-epoll \
+		>"$results/raw-epoll-$round.json" || shmt_fail "ref_bench unix-epoll failed"
 done
 
 for dir in "${builds[@]}"; do
@@ -133,17 +139,22 @@ medians = {b: statistics.median(rates[b]) for b in builds}
 print(f"{'median':6}" + "".join(f"{medians[b]:20.0f}" for b in builds))
 print(f"ratio {builds[0]} / {builds[1]}: {medians[builds[0]] / medians[builds[1]]:.2f}")
 
-raw = []
-for r in range(1, rounds + 1):
-    with open(os.path.join(results, f"raw-{r}.json")) as f:
-        raw.append(json.load(f)["ns_per_op"])
-raw_ns = statistics.median(raw)
-print(f"raw Unix socket round trip (ref_bench unix, 64 B, unpinned): "
-      + ", ".join(f"{ns / 1e3:.1f}" for ns in raw) + f" us, median {raw_ns / 1e3:.1f} us")
-for b in builds:
-    rtt = 1e9 / medians[b]
-    print(f"round trip through the daemon / raw: {b} {rtt / 1e3:.1f} us / {raw_ns / 1e3:.1f} us"
-          f" = {rtt / raw_ns:.2f}")
+for name, label in (("raw", "raw Unix socket round trip (ref_bench unix, 64 B, unpinned)"),
+                    ("raw-epoll", "the same, its follower an epoll loop (ref_bench unix-epoll)")):
+    raw = []
+    for r in range(1, rounds + 1):
+        with open(os.path.join(results, f"{name}-{r}.json")) as f:
+            raw.append(json.load(f)["ns_per_op"])
+    raw_ns = statistics.median(raw)
+    print(f"{label}: " + ", ".join(f"{ns / 1e3:.1f}" for ns in raw)
+          + f" us, median {raw_ns / 1e3:.1f} us")
+    for b in builds:
+        # Each round's ratio, of runs one right after the other; their median.
+        ratios = [(1e9 / rates[b][i]) / raw[i] for i in range(rounds)]
+        print(f"round trip through the daemon / {name}: {b} "
+              f"{1e9 / medians[b] / 1e3:.1f} us / {raw_ns / 1e3:.1f} us; median of the rounds' "
+              f"ratios {statistics.median(ratios):.2f} ("
+              + ", ".join(f"{x:.2f}" for x in ratios) + ")")
 
 for who, infix in (("client", ""), ("daemon", "daemon-")):
     line = f"{who} syscalls per call (strace -c):"

@@ -44,7 +44,8 @@ r = json.loads(sys.argv[1])
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || shmt_fail "$3: $1"
 }
 
-for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix clock syscall; do
+for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix unix-epoll clock \
+	syscall; do
 	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
 	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
 		"ref_bench $t: wrong count or time"
@@ -169,6 +170,17 @@ out=$("$perf" -s "$SHMT_SOCK" -t shm -d 4 -n 1000 -w 10 -q --json --no-stamps) |
 	shmt_fail "ping2_perf --no-stamps failed"
 check "$out" "r['mode'] == 'calls' and r['count'] == 1000 and r['calls_per_s'] > 0 and \
 r['latency_ns'] is None" "ping2_perf --no-stamps"
+# System calls counted (where the tracepoint may be opened: 2 per call on
+# the socket), and not counted with --no-syscall-count.
+out=$("$perf" -s "$SHMT_SOCK" -t socket -n 1000 -w 10 -q --json) ||
+	shmt_fail "ping2_perf -t socket failed"
+check "$out" "r['client_syscalls_per_call'] is None or abs(r['client_syscalls_per_call'] - 2) < 0.1" \
+	"ping2_perf -t socket: not 2 client system calls per call"
+out=$("$perf" -s "$SHMT_SOCK" -t socket -n 1000 -w 10 -q --json --no-syscall-count) ||
+	shmt_fail "ping2_perf --no-syscall-count failed"
+check "$out" "r['count'] == 1000 and r['client_syscalls_per_call'] is None and \
+r['daemon_syscalls_per_call'] is None and r['daemon_cpu_ns_per_call'] is not None" \
+	"ping2_perf --no-syscall-count"
 # Idle channels beside the client: attached for the run, and counted against
 # the daemon's per-process connection limit (64 by default).
 out=$("$perf" -s "$SHMT_SOCK" -t shm -n 1000 -w 10 -q --json --idle-channels 8) ||

@@ -173,6 +173,10 @@ struct options {
 	uint64_t warmup; // calls per client before measuring
 	bool cdf; // --cdf: the latency distribution in the JSON
 	bool stamps; // a clock read per call, for the latency histogram (not --no-stamps)
+	// System calls counted with a tracepoint (not --no-syscall-count): while
+	// it is enabled, every system call of the machine takes the kernel's
+	// slower traced path.
+	bool count_syscalls;
 	double idle_seconds; // --idle: measure idle cost instead (0: off)
 	unsigned idle_rounds; // --idle-rounds
 	enum gr_api_transport transport;
@@ -714,7 +718,7 @@ static void __attribute__((noreturn)) client_main(
 
 	run_calls(&s, o->warmup, 0, NULL, false);
 
-	int counter = syscall_counter_open(0);
+	int counter = s.opts->count_syscalls ? syscall_counter_open(0) : -1;
 	write_all(pipes->result, &ready, sizeof(ready));
 	// The parent closes the go pipe once every client is ready: EOF is the start.
 	wait_eof(pipes->go);
@@ -986,7 +990,7 @@ static void daemon_probe_start(const struct options *o, struct daemon_probe *p, 
 		if (de->d_name[0] == '.')
 			continue;
 		int fd = -1;
-		if (p->n_syscall_fds < MAX_DAEMON_TASKS)
+		if (p->n_syscall_fds < MAX_DAEMON_TASKS && o->count_syscalls)
 			fd = syscall_counter_open((pid_t)atoi(de->d_name));
 		if (fd < 0) {
 			for (int i = 0; i < p->n_syscall_fds; i++)
@@ -1364,6 +1368,10 @@ static void usage(FILE *out) {
 		"              (the mean round trip, depth / calls/s per client), measured as\n"
 		"              ref_bench measures its references: the clock read every %d\n"
 		"              calls, for the deadline\n"
+		"  --no-syscall-count  no system call counts (reported as null): while\n"
+		"              they are counted, a tracepoint puts every system call of the\n"
+		"              machine on the kernel's slower traced path, which a socket\n"
+		"              round trip (5 system calls) feels; strace counts them instead\n"
 		"  -q          no progress on stderr\n"
 		"  --secondary each client initialises EAL as a DPDK secondary of the daemon\n"
 		"              (after it is forked) and so gets a memzone channel (or fails,\n"
@@ -1407,6 +1415,7 @@ enum long_only_option {
 	OPT_JSON,
 	OPT_CDF,
 	OPT_NO_STAMPS,
+	OPT_NO_SYSCALL_COUNT,
 	OPT_IDLE,
 	OPT_IDLE_ROUNDS,
 	OPT_SECONDARY,
@@ -1421,6 +1430,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"cdf", no_argument, NULL, OPT_CDF},
 		{"no-stamps", no_argument, NULL, OPT_NO_STAMPS},
+		{"no-syscall-count", no_argument, NULL, OPT_NO_SYSCALL_COUNT},
 		{"idle", required_argument, NULL, OPT_IDLE},
 		{"idle-rounds", required_argument, NULL, OPT_IDLE_ROUNDS},
 		{"secondary", no_argument, NULL, OPT_SECONDARY},
@@ -1452,6 +1462,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		.spin_us = -1,
 		.idle_rounds = DEFAULT_IDLE_ROUNDS,
 		.stamps = true,
+		.count_syscalls = true,
 	};
 	while ((ch = getopt_long(own_argc, argv, "s:n:T:t:d:z:c:w:qh", long_options, NULL)) != -1) {
 		switch (ch) {
@@ -1477,6 +1488,9 @@ static void parse_options(int argc, char **argv, struct options *o) {
 			break;
 		case OPT_NO_STAMPS:
 			o->stamps = false;
+			break;
+		case OPT_NO_SYSCALL_COUNT:
+			o->count_syscalls = false;
 			break;
 		case 't':
 			if (strcmp(optarg, "auto") == 0)

@@ -49,6 +49,10 @@
 //   eventfd        a wake-up each way through two blocking eventfds
 //   unix           a 12-byte header + SIZE bytes each way over a Unix stream
 //                  socketpair, blocking send and recv
+//   unix-epoll     the same, the follower serving as an event loop does:
+//                  epoll_wait on its end, recv(MSG_DONTWAIT) of what is
+//                  there, send of the answer; the 3 system calls per request
+//                  of shmchand's socket path, with none of its code
 //   clock          the cost of clock_gettime(CLOCK_MONOTONIC), one process:
 //                  ping2_perf reads it twice per call
 //   syscall        the cost of the cheapest system call (getppid), one
@@ -81,6 +85,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -710,6 +715,44 @@ static void unix_follower(struct ctx *c) {
 	c->sh->follower_ops = n;
 }
 
+// The follower of unix-epoll: each request read as it comes, one
+// recv(MSG_DONTWAIT) after each epoll_wait, a request in more than one
+// piece waiting for the next wake-up, as an event loop's reads do.
+static void unix_epoll_follower(struct ctx *c) {
+	struct epoll_event ev = {.events = EPOLLIN};
+	int fd = c->sock[1], ep = epoll_create1(EPOLL_CLOEXEC);
+	size_t got = 0;
+	uint64_t n = 0;
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		fail("epoll: %s", strerror(errno));
+	for (;;) {
+		int k = epoll_wait(ep, &ev, 1, -1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			fail("epoll_wait: %s", strerror(errno));
+		ssize_t r = recv(fd, c->msg + got, c->msg_len - got, MSG_DONTWAIT);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (r < 0)
+			fail("recv: %s", strerror(errno));
+		if (r == 0) {
+			if (got != 0)
+				fail("recv: end of file inside a message");
+			break;
+		}
+		got += (size_t)r;
+		if (got < c->msg_len)
+			continue;
+		got = 0;
+		sock_send_all(fd, c->msg, c->msg_len);
+		n++;
+	}
+	close(ep);
+	c->sh->follower_ops = n;
+}
+
 // ---- clock ----
 
 static void clock_leader_op(struct ctx *c) {
@@ -786,6 +829,16 @@ static const struct bench benches[] = {
 	 unix_leader_op,
 	 unix_leader_stop,
 	 unix_follower,
+	 NULL},
+	{"unix-epoll",
+	 "round_trip",
+	 true,
+	 true,
+	 true,
+	 false,
+	 unix_leader_op,
+	 unix_leader_stop,
+	 unix_epoll_follower,
 	 NULL},
 	{"chan-pingpong",
 	 "round_trip",
@@ -992,7 +1045,7 @@ static void usage(FILE *out) {
 		"                 [--gap-us US] [--depth N] [--json] TEST\n"
 		"  TEST        cacheline, ring-pingpong, ring-stream, ring-echo, chan-pingpong,\n"
 		"              chan-stream, chan-echo, lines-apart, lines-inline, ring-local,\n"
-		"              chan-local, eventfd, unix, clock or syscall\n"
+		"              chan-local, eventfd, unix, unix-epoll, clock or syscall\n"
 		"  -T SECONDS  measure for this long (default %.1f)\n"
 		"  -n COUNT    measure exactly COUNT operations instead\n"
 		"  -w WARMUP   operations before measuring (default %d)\n"
