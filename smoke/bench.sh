@@ -405,18 +405,25 @@ done
 # run_cell MODE TRANSPORT DEPTH CLIENTS SIZE [ping2_perf options]: one cell
 # into cell-<transport>-<mode>-d<depth>-c<clients>-z<size>.json.
 run_cell() {
-	local mode=$1 transport=$2 depth=$3 nclients=$4 size=$5 name args=() p50
+	local mode=$1 transport=$2 depth=$3 nclients=$4 size=$5 name args=() count=() p50
 	shift 5
 	name=cell-$transport-$mode-d$depth-c$nclients-z$size
 	case $transport in
-	socket) args=(-t socket) ;;
+	# No system-call counter on the socket: its tracepoint puts every
+	# system call of the machine on the kernel's traced path, 3-5 µs per
+	# socket round trip. The socket's counts come from strace (make
+	# bench-socket) and the test sock_syscall_count.
+	socket)
+		args=(-t socket)
+		count=(--no-syscall-count)
+		;;
 	memfd) args=(-t shm) ;;
 	memzone) args=(-t shm --secondary) ;;
 	esac
 	progress "$name"
 	run_tool "ping2_perf $transport $mode d$depth c$nclients z$size" "$results/$name.json" \
 		"${client_cpus[@]}" "$perf" -s "$SHMT_SOCK" "${args[@]}" -d "$depth" -c "$nclients" \
-		-z "$size" -T "$CELL_S" -w "$WARMUP" -q --json --cdf "$@"
+		-z "$size" -T "$CELL_S" -w "$WARMUP" -q --json --cdf "${count[@]}" "$@"
 	check_output cell "$results/$name.json" "ping2_perf $transport $mode d$depth c$nclients z$size"
 	daemon_check "$name"
 	p50=-

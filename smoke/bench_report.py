@@ -776,7 +776,9 @@ for size in sizes_run:
     lines.append("calls/s (all clients), p50 / p99 latency, client + daemon CPU per call, "
                  "system calls and sleeps (voluntary context switches) per call, "
                  "throughput as a fraction of the cell's reference, and the ratio of the "
-                 "fastest client's calls/s to the slowest's.")
+                 "fastest client's calls/s to the slowest's. The socket's cells count no "
+                 "system calls (the counter's tracepoint slows every system call; strace "
+                 "counts 2 client and 3 daemon calls per request, make bench-socket).")
     lines.append("")
     lines.append("| transport | daemon | depth | clients | calls/s | p50 | p99 | CPU client + daemon "
                  "| syscalls client / daemon | sleeps client / daemon | vs reference "
