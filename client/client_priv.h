@@ -57,9 +57,19 @@ struct client_stash_entry {
 	void *payload; // malloc'ed copy, NULL when hdr.payload_len is 0
 };
 
+// The events a handle holds for gr_api_client_event_recv(), as the
+// daemon's default backlog of each subscriber (--event-backlog,
+// --event-backlog-bytes): a program that takes responses and never its
+// events holds this much at most. Past either bound new events are dropped
+// and counted, and once there is room a GR_SHM_EVENT_LOST with their count
+// takes their place, as the daemon does for its own backlog.
+#define CLIENT_EVENTS_MAX 1024
+#define CLIENT_EVENTS_MAX_BYTES (4u << 20)
+
 // One event received, waiting for gr_api_client_event_recv().
 struct client_event {
 	STAILQ_ENTRY(client_event) next;
+	size_t len; // bytes of ev, header included
 	struct gr_api_event *ev; // malloc'ed header + payload, handed to the caller
 };
 
@@ -163,8 +173,14 @@ struct gr_api_client {
 	// The response doorbell is armed by gr_api_client_poll_prepare(), and
 	// gr_api_client_poll_done() has not disarmed it yet.
 	bool armed;
-	// Events received and not yet taken, oldest first.
+	// Events received and not yet taken, oldest first: at most
+	// CLIENT_EVENTS_MAX of them and CLIENT_EVENTS_MAX_BYTES together
+	// (event.c); events_lost counts those dropped since the last
+	// GR_SHM_EVENT_LOST queued in their place.
 	STAILQ_HEAD(, client_event) events;
+	unsigned n_events;
+	size_t event_bytes;
+	uint64_t events_lost;
 
 	// Socket receive. With SHMCHAN_CLIENT_READAHEAD the bytes of
 	// rbuf[rbuf_head, rbuf_tail) are received but not yet parsed.

@@ -3,35 +3,75 @@
 
 // Events of the client library: tagged events (responses with for_id 0)
 // are taken from the stream by whichever call reads it, checked, and queued
-// here until gr_api_client_event_recv() hands them out, oldest first.
+// here until gr_api_client_event_recv() hands them out, oldest first, within
+// CLIENT_EVENTS_MAX and CLIENT_EVENTS_MAX_BYTES.
 
 #include "client_priv.h"
 
 #include <gr_api_client.h>
+#include <gr_shm.h>
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int client_event_queue(struct gr_api_client *c, const struct client_msg *msg) {
-	struct gr_api_event hdr;
-	struct client_event *e;
+static int event_push(struct gr_api_client *c, struct gr_api_event *ev, size_t len) {
+	struct client_event *e = malloc(sizeof(*e));
 
-	if (msg->hdr.status != 0 || msg->hdr.payload_len < sizeof(hdr))
-		goto bad;
-	memcpy(&hdr, msg->payload, sizeof(hdr));
-	if (hdr.payload_len != msg->hdr.payload_len - sizeof(hdr))
-		goto bad;
-	e = malloc(sizeof(*e));
 	if (e == NULL)
 		return -ENOMEM;
-	e->ev = malloc(msg->hdr.payload_len);
-	if (e->ev == NULL) {
-		free(e);
+	e->ev = ev;
+	e->len = len;
+	STAILQ_INSERT_TAIL(&c->events, e, next);
+	c->n_events++;
+	c->event_bytes += len;
+	return 0;
+}
+
+// Queue a GR_SHM_EVENT_LOST with the count of the events dropped since the
+// last one, in their place: after every event kept before them. It is not
+// held to the bounds (one small event, and the count starts again).
+static void event_lost_push(struct gr_api_client *c) {
+	struct gr_shm_event_lost lost = {.count = c->events_lost};
+	struct gr_api_event hdr = {.ev_type = GR_SHM_EVENT_LOST, .payload_len = sizeof(lost)};
+	struct gr_api_event *ev = malloc(sizeof(hdr) + sizeof(lost));
+
+	if (ev == NULL)
+		return; // counted still: pushed with the next room
+	memcpy(ev, &hdr, sizeof(hdr));
+	memcpy((uint8_t *)ev + sizeof(hdr), &lost, sizeof(lost));
+	if (event_push(c, ev, sizeof(hdr) + sizeof(lost)) < 0) {
+		free(ev);
+		return;
+	}
+	c->events_lost = 0;
+}
+
+int client_event_queue(struct gr_api_client *c, const struct client_msg *msg) {
+	struct gr_api_event hdr;
+	struct gr_api_event *ev;
+	size_t len = msg->hdr.payload_len;
+
+	if (msg->hdr.status != 0 || len < sizeof(hdr))
+		goto bad;
+	memcpy(&hdr, msg->payload, sizeof(hdr));
+	if (hdr.payload_len != len - sizeof(hdr))
+		goto bad;
+	if (c->n_events >= CLIENT_EVENTS_MAX || c->event_bytes + len > CLIENT_EVENTS_MAX_BYTES) {
+		c->events_lost++;
+		return 0;
+	}
+	// Events were dropped before this one, which fits: say so first.
+	if (c->events_lost > 0)
+		event_lost_push(c);
+	ev = malloc(len);
+	if (ev == NULL)
+		return -ENOMEM;
+	memcpy(ev, msg->payload, len);
+	if (event_push(c, ev, len) < 0) {
+		free(ev);
 		return -ENOMEM;
 	}
-	memcpy(e->ev, msg->payload, msg->hdr.payload_len);
-	STAILQ_INSERT_TAIL(&c->events, e, next);
 	return 0;
 bad:
 	c->dead = true;
@@ -46,6 +86,8 @@ void client_events_free(struct gr_api_client *c) {
 		free(e->ev);
 		free(e);
 	}
+	c->n_events = 0;
+	c->event_bytes = 0;
 }
 
 // Take the next event, reading from the daemon while none is queued (wait:
@@ -82,8 +124,14 @@ static int event_take(struct gr_api_client *c, bool wait, struct gr_api_event **
 	}
 	e = STAILQ_FIRST(&c->events);
 	STAILQ_REMOVE_HEAD(&c->events, next);
+	c->n_events--;
+	c->event_bytes -= e->len;
 	*event = e->ev;
 	free(e);
+	// The room just made: the count of what was dropped goes after the
+	// events kept before it.
+	if (c->events_lost > 0)
+		event_lost_push(c);
 	return 0;
 fail:
 	errno = -ret;
@@ -98,6 +146,7 @@ gr_api_client_event_recv(const struct gr_api_client *cc, struct gr_api_event **e
 	return event_take((struct gr_api_client *)cc, true, event);
 }
 
-GR_API_EXPORT int gr_api_client_event_try_recv(struct gr_api_client *c, struct gr_api_event **event) {
+GR_API_EXPORT int
+gr_api_client_event_try_recv(struct gr_api_client *c, struct gr_api_event **event) {
 	return event_take(c, false, event);
 }

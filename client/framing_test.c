@@ -292,6 +292,93 @@ static void event_skipped(void **state) {
 	expect_str(d->client, 1, "before the event");
 }
 
+// A tagged event of len payload bytes whose first 4 bytes are seq.
+static void wire_event_seq(struct wire *w, uint32_t seq, size_t len) {
+	struct gr_api_event ev = {.ev_type = 0x12345678, .payload_len = len};
+	uint8_t *payload = calloc(1, sizeof(ev) + len);
+	assert_non_null(payload);
+	assert_true(len >= sizeof(seq));
+	memcpy(payload, &ev, sizeof(ev));
+	memcpy(payload + sizeof(ev), &seq, sizeof(seq));
+	wire_resp(w, 0, 0, payload, sizeof(ev) + len);
+	free(payload);
+}
+
+// Take the next queued event, and check it is the event seq of len bytes.
+static void expect_event_seq(struct gr_api_client *c, uint32_t seq, size_t len) {
+	struct gr_api_event *ev = NULL;
+	uint32_t got;
+	assert_int_equal(gr_api_client_event_try_recv(c, &ev), 0);
+	assert_int_equal(ev->ev_type, 0x12345678);
+	assert_int_equal(ev->payload_len, len);
+	memcpy(&got, ev + 1, sizeof(got));
+	assert_int_equal(got, seq);
+	free(ev);
+}
+
+static void expect_events_lost(struct gr_api_client *c, uint64_t count) {
+	struct gr_api_event *ev = NULL;
+	struct gr_shm_event_lost lost;
+	assert_int_equal(gr_api_client_event_try_recv(c, &ev), 0);
+	assert_int_equal(ev->ev_type, GR_SHM_EVENT_LOST);
+	assert_int_equal(ev->payload_len, sizeof(lost));
+	memcpy(&lost, ev + 1, sizeof(lost));
+	assert_int_equal(lost.count, count);
+	free(ev);
+}
+
+// n events of len bytes from seq first, then the string response for id,
+// written from a thread (more than the socket buffers hold), received with
+// gr_api_client_recv(): the events it reads on its way are queued.
+static void events_then_response(struct fake_daemon *d, uint32_t first, unsigned n, size_t len) {
+	struct writer wr = {0};
+	for (unsigned i = 0; i < n; i++)
+		wire_event_seq(&wr.wire, first + i, len);
+	wire_str(&wr.wire, 1, "after the events");
+	writer_start(&wr, d->sock, false);
+	expect_str(d->client, 1, "after the events");
+	writer_join(&wr);
+}
+
+// A program that takes its responses and not its events holds at most
+// CLIENT_EVENTS_MAX of them: the next are dropped and counted, and once it
+// takes one a GR_SHM_EVENT_LOST with the count follows the events kept.
+static void events_bounded_by_count(void **state) {
+	struct fake_daemon *d = *state;
+	const unsigned extra = 5;
+	struct gr_api_event *ev = NULL;
+
+	events_then_response(d, 0, CLIENT_EVENTS_MAX + extra, 8);
+	assert_int_equal(d->client->n_events, CLIENT_EVENTS_MAX);
+	for (unsigned i = 0; i < CLIENT_EVENTS_MAX; i++)
+		expect_event_seq(d->client, i, 8);
+	expect_events_lost(d->client, extra);
+	assert_int_equal(gr_api_client_event_try_recv(d->client, &ev), -EAGAIN);
+	assert_int_equal(d->client->n_events, 0);
+	assert_int_equal(d->client->event_bytes, 0);
+}
+
+// The same by bytes: events of 64 KiB fill CLIENT_EVENTS_MAX_BYTES long
+// before the count. Events that come once there is room again follow the
+// count of the lost ones.
+static void events_bounded_by_bytes(void **state) {
+	struct fake_daemon *d = *state;
+	const size_t len = 64 * 1024;
+	const unsigned fit = CLIENT_EVENTS_MAX_BYTES / (sizeof(struct gr_api_event) + len);
+	const unsigned extra = 7;
+
+	events_then_response(d, 0, fit + extra, len);
+	assert_int_equal(d->client->n_events, fit);
+	expect_event_seq(d->client, 0, len);
+	// Room for one: the count of the lost ones is queued at once.
+	events_then_response(d, 1000, 1, len);
+	for (unsigned i = 1; i < fit; i++)
+		expect_event_seq(d->client, i, len);
+	expect_events_lost(d->client, extra);
+	expect_event_seq(d->client, 1000, len);
+	assert_int_equal(d->client->n_events, 0);
+}
+
 static void event_malformed(void **state) {
 	struct fake_daemon *d = *state;
 	struct wire w = {0};
@@ -500,6 +587,8 @@ int main(void) {
 		FRAMING_TEST(stream_interleaved),
 		FRAMING_TEST(event_skipped),
 		FRAMING_TEST(event_malformed),
+		FRAMING_TEST(events_bounded_by_count),
+		FRAMING_TEST(events_bounded_by_bytes),
 		FRAMING_TEST(eof_mid_message),
 		FRAMING_TEST(eof_before_response),
 		FRAMING_TEST(send_after_peer_closed),
