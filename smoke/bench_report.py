@@ -162,6 +162,17 @@ def strace_per_call(who):
 
 strace = {"client": strace_per_call("client"), "daemon": strace_per_call("daemon")}
 
+
+def strace_text(v):
+    # The difference of a short and a long run: below 0 when the longer run
+    # happened to make fewer calls outside its loop (startup, exit), i.e.
+    # none per call within what the two runs can tell.
+    if v is None:
+        return "n/a"
+    if v < 0:
+        return f"0 within the runs' difference ({v:.5f})"
+    return f"{v:.5f}"
+
 # ---- every cell beside its reference ----
 
 cell_rows = []
@@ -342,8 +353,8 @@ if shm1:
     c, d = shm1["client_syscalls_per_call"], shm1["daemon_syscalls_per_call"]
     worst = None if c is None or d is None else max(c, d)
     goal("syscalls per call, busy channel (client, daemon)", worst, "<", 0.01,
-         f"client {c}, daemon {d} (tracepoint); strace: client {strace['client']}, "
-         f"daemon {strace['daemon']}")
+         f"client {c}, daemon {d} (tracepoint); strace: client {strace_text(strace['client'])}, "
+         f"daemon {strace_text(strace['daemon'])}")
 stream_rounds, echo_rounds = rounds("stream"), rounds("echo")
 rs = ref("ring-stream-z64")
 if stream_rounds:
