@@ -276,6 +276,28 @@ goal_specs=("rtt|cacheline|-d 1 -z 64" "stream|-z 64 ring-stream|-d 32 -z 64"
 	"echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
 GOAL_ROUNDS=3
 
+# retry_spent WHAT TRY: true, saying so, when try TRY (a retry) of WHAT finds
+# the run's retry budget spent.
+retry_spent() {
+	[ "$2" -gt 1 ] && [ "$retry_left_s" -le 0 ] || return 1
+	echo "bench: $1: no retry budget left ($RETRY_S s in all): kept as moved" >&2
+}
+
+# spread_verdict A B: "steady PCT" or "moved PCT", how far apart the two
+# measurements are in % of the lower (bench_check.py spread()).
+spread_verdict() {
+	awk -v a="$1" -v b="$2" -v t="$GOAL_REF_TOLERANCE" \
+		'BEGIN { lo = a < b ? a : b; s = (a > b ? a - b : b - a) / lo
+		printf "%s %.1f\n", s <= t ? "steady" : "moved", 100 * s }'
+}
+
+# tries_record FILE TRIES STOPPED: the tries a round took and why they
+# stopped, for the report.
+tries_record() {
+	printf '{"tries": %d, "steady": %s, "stopped": "%s", "tolerance": %s}\n' "$2" \
+		"$([ "$3" = steady ] && echo true || echo false)" "$3" "$GOAL_REF_TOLERANCE" >"$1"
+}
+
 # goal_triple "NAME|REF_BENCH ARGS|PING2_PERF ARGS" ROUND: on the spinning
 # daemon, goal-NAME-rROUND-tTRY-{ref1,cell,ref2}.json for each try, and
 # goal-NAME-rROUND-tries.json: the tries made, whether the last was steady,
@@ -289,8 +311,7 @@ goal_triple() {
 	name=$name-r$2
 	progress "goal $name"
 	for try in $(seq "$GOAL_TRIES"); do
-		if [ "$try" -gt 1 ] && [ "$retry_left_s" -le 0 ]; then
-			echo "bench: goal $name: no retry budget left ($RETRY_S s in all): kept as moved" >&2
+		if retry_spent "goal $name" "$try"; then
 			stopped=budget
 			try=$((try - 1))
 			break
@@ -313,9 +334,9 @@ goal_triple() {
 		check_output ref "$prefix-ref2.json" "ref_bench $refargs (goal $name)"
 		ns2=$output_value
 		# How far apart, in % of the lower (bench_check.py spread()).
-		read -r verdict pct ns1 ns2 < <(awk -v a="$ns1" -v b="$ns2" -v t="$GOAL_REF_TOLERANCE" \
-			'BEGIN { lo = a < b ? a : b; s = (a > b ? a - b : b - a) / lo
-			printf "%s %.1f %.0f %.0f\n", s <= t ? "steady" : "moved", 100 * s, a, b }')
+		read -r verdict pct < <(spread_verdict "$ns1" "$ns2")
+		printf -v ns1 '%.0f' "$ns1"
+		printf -v ns2 '%.0f' "$ns2"
 		[ "$try" = 1 ] || retry_left_s=$((retry_left_s - (SECONDS - started)))
 		if [ "$verdict" = steady ]; then
 			stopped=steady
@@ -325,9 +346,7 @@ goal_triple() {
 			"$ns2 ns after) in try $try of $GOAL_TRIES; $((retry_left_s > 0 ? retry_left_s : 0)) s" \
 			"of retries left" >&2
 	done
-	printf '{"tries": %d, "steady": %s, "stopped": "%s", "tolerance": %s}\n' "$try" \
-		"$([ "$stopped" = steady ] && echo true || echo false)" "$stopped" \
-		"$GOAL_REF_TOLERANCE" >"$results/goal-$name-tries.json"
+	tries_record "$results/goal-$name-tries.json" "$try" "$stopped"
 }
 
 # goal_round N: one round of every hardware-bound goal.
@@ -536,8 +555,7 @@ shared_round() {
 	local name=shared-$1-r$2 try prefix started verdict pct a b stopped=max-tries output_value
 	progress "16 clients on shared CPUs: $name"
 	for try in $(seq "$GOAL_TRIES"); do
-		if [ "$try" -gt 1 ] && [ "$retry_left_s" -le 0 ]; then
-			echo "bench: $name: no retry budget left ($RETRY_S s in all): kept as moved" >&2
+		if retry_spent "$name" "$try"; then
 			stopped=budget
 			try=$((try - 1))
 			break
@@ -551,9 +569,7 @@ shared_round() {
 		shared_cell "$prefix-one2.json" 1 "$CELL_S" "$name"
 		b=$output_value
 		daemon_check "$name"
-		read -r verdict pct < <(awk -v a="$a" -v b="$b" -v t="$GOAL_REF_TOLERANCE" \
-			'BEGIN { lo = a < b ? a : b; s = (a > b ? a - b : b - a) / lo
-			printf "%s %.1f\n", s <= t ? "steady" : "moved", 100 * s }')
+		read -r verdict pct < <(spread_verdict "$a" "$b")
 		[ "$try" = 1 ] || retry_left_s=$((retry_left_s - (SECONDS - started)))
 		if [ "$verdict" = steady ]; then
 			stopped=steady
@@ -562,9 +578,7 @@ shared_round() {
 		echo "bench: $name: one client's rate moved by $pct % (${a%.*} calls/s before," \
 			"${b%.*} after) in try $try of $GOAL_TRIES" >&2
 	done
-	printf '{"tries": %d, "steady": %s, "stopped": "%s", "tolerance": %s}\n' "$try" \
-		"$([ "$stopped" = steady ] && echo true || echo false)" "$stopped" \
-		"$GOAL_REF_TOLERANCE" >"$results/$name-tries.json"
+	tries_record "$results/$name-tries.json" "$try" "$stopped"
 }
 
 : >"$results/poller-nice.txt"

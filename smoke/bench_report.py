@@ -255,11 +255,13 @@ def one_try(prefix):
             "ref2_ns": b, "spread": spread(a, b)}
 
 
-def triple(name):
+def triple(name, try_of=one_try, prefix="goal-"):
     # A goal measured side by side (bench.sh goal_triple), one try or more:
     # the first steady try, else the one whose references agree best, with
-    # every try's spread. None if the run has no such round.
-    info_path = os.path.join(results, f"goal-{name}-tries.json")
+    # every try's spread. None if the run has no such round. try_of reads
+    # one try from the path of its files (one_try; shared_try for bench.sh's
+    # shared_round, whose files have no prefix).
+    info_path = os.path.join(results, f"{prefix}{name}-tries.json")
     info = {}
     if os.path.exists(info_path):
         try:
@@ -270,13 +272,13 @@ def triple(name):
     tolerance = info.get("tolerance", GOAL_REF_TOLERANCE)
     tries = []
     for i in range(1, 100):
-        t = one_try(os.path.join(results, f"goal-{name}-t{i}"))
+        t = try_of(os.path.join(results, f"{prefix}{name}-t{i}"))
         if t is None:
             break
         tries.append(t)
     if not tries:
         # A run of before the tries had files of their own: the last try only.
-        t = one_try(os.path.join(results, f"goal-{name}"))
+        t = try_of(os.path.join(results, f"{prefix}{name}"))
         if t is None:
             return None
         tries = [t]
@@ -442,36 +444,8 @@ def shared_try(prefix):
 
 
 def shared_rounds(mode):
-    # bench.sh shared_round: the chosen try of each round, as triple() chooses.
-    out = []
-    for r in range(1, 10):
-        name = f"shared-{mode}-r{r}"
-        tries = []
-        for i in range(1, 100):
-            t = shared_try(os.path.join(results, f"{name}-t{i}"))
-            if t is None:
-                break
-            tries.append(t)
-        if not tries:
-            break
-        info_path = os.path.join(results, f"{name}-tries.json")
-        info = {}
-        if os.path.exists(info_path):
-            try:
-                with open(info_path) as f:
-                    info = json.load(f)
-            except (OSError, json.JSONDecodeError) as e:
-                fail(f"bad output: {info_path}: {e}")
-        tolerance = info.get("tolerance", GOAL_REF_TOLERANCE)
-        for t in tries:
-            t["steady"] = t["spread"] <= tolerance
-        steady = [t for t in tries if t["steady"]]
-        chosen = dict(steady[0] if steady else min(tries, key=lambda t: t["spread"]))
-        chosen.update({"name": name, "tries": len(tries), "stable": bool(steady),
-                       "stopped": info.get("stopped"), "tolerance": tolerance,
-                       "spreads": [t["spread"] for t in tries]})
-        out.append(chosen)
-    return out
+    # bench.sh shared_round: the chosen try of each round, as for a goal.
+    return [t for t in (triple(f"shared-{mode}-r{r}", shared_try, "") for r in range(1, 10)) if t]
 
 
 def shared_text(value, t, what):
