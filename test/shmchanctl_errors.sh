@@ -55,33 +55,8 @@ expect "$EX_UNAVAILABLE" "cannot connect to $stale: Connection refused" "$stale"
 # A fake daemon on $2 that answers GR_HELLO with status $1 (0, or EBADMSG:
 # another API version) and every other request with ENOTSUP, until SIGTERM.
 fake_daemon_start() {
-	shmt_client_start "fake-$1" python3 -c '
-import errno, os, signal, socket, struct, sys, threading
-hello_status, path = int(sys.argv[1]), sys.argv[2]
-HELLO = 0xcafe1981
-def serve(c):
-    buf = b""
-    while True:
-        data = c.recv(65536)
-        if not data:
-            return
-        buf += data
-        while len(buf) >= 12:
-            req_id, req_type, plen = struct.unpack("<III", buf[:12])
-            if len(buf) < 12 + plen:
-                break
-            buf = buf[12 + plen:]
-            status = hello_status if req_type == HELLO else errno.ENOTSUP
-            c.sendall(struct.pack("<III", req_id, status, 0))
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
-s.listen()
-print("ready", flush=True)
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-' "$1" "$2"
+	shmt_client_start "fake-$1" "$(dirname "$0")/fake_ctl_daemon.py" "$2" \
+		--status "0xcafe1981=$1" --default ENOTSUP
 }
 fake_daemon_start 74 "$SHMT_TMPDIR/other-version.sock" # EBADMSG
 fake_daemon_start 0 "$SHMT_TMPDIR/serves-nothing.sock"

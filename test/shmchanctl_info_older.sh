@@ -21,38 +21,8 @@ OLDER_INFO_LEN=168
 
 shmt_tmpdir
 sock=$SHMT_TMPDIR/older.sock
-shmt_client_start older python3 -c '
-import errno, os, signal, socket, struct, sys
-path, pid, info_len = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-HELLO, INFO = 0xcafe1981, 0x53480004
-# pid, pollers, spin, backings, file prefix[64], version[32]; the rest zero.
-info = struct.pack("<iIII64s32s", pid, 1, 100, 1, b"older", b"0.9").ljust(info_len, b"\0")
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
-s.listen()
-print("ready", flush=True)
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-while True:
-    c, _ = s.accept()
-    buf = b""
-    while True:
-        data = c.recv(65536)
-        if not data:
-            break
-        buf += data
-        while len(buf) >= 12:
-            req_id, req_type, plen = struct.unpack("<III", buf[:12])
-            if len(buf) < 12 + plen:
-                break
-            buf = buf[12 + plen:]
-            if req_type == HELLO:
-                c.sendall(struct.pack("<III", req_id, 0, 0))
-            elif req_type == INFO:
-                c.sendall(struct.pack("<III", req_id, 0, len(info)) + info)
-            else:
-                c.sendall(struct.pack("<III", req_id, errno.ENOTSUP, 0))
-    c.close()
-' "$sock" "$FAKE_PID" "$OLDER_INFO_LEN"
+shmt_client_start older "$(dirname "$0")/fake_ctl_daemon.py" "$sock" \
+	--info "$FAKE_PID" "$OLDER_INFO_LEN" --default ENOTSUP
 shmt_clients_wait_ready "$READY_WAIT_S"
 
 rc=0

@@ -87,30 +87,7 @@ stop_daemon
 
 # A fake daemon that says hello and refuses every other request with EINVAL.
 fake=$SHMT_TMPDIR/refuses.sock
-shmt_client_start fake python3 -c '
-import errno, os, signal, socket, struct, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1])
-s.listen()
-print("ready", flush=True)
-signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
-while True:
-    c, _ = s.accept()
-    buf = b""
-    while True:
-        data = c.recv(65536)
-        if not data:
-            break
-        buf += data
-        while len(buf) >= 12:
-            req_id, req_type, plen = struct.unpack("<III", buf[:12])
-            if len(buf) < 12 + plen:
-                break
-            buf = buf[12 + plen:]
-            status = 0 if req_type == 0xcafe1981 else errno.EINVAL
-            c.sendall(struct.pack("<III", req_id, status, 0))
-    c.close()
-' "$fake"
+shmt_client_start fake "$(dirname "$0")/fake_ctl_daemon.py" "$fake" --default EINVAL
 shmt_clients_wait_ready "$READY_WAIT_S"
 for cmd in "log level set shmchand info" "log level list"; do
 	# shellcheck disable=SC2086
