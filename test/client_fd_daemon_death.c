@@ -46,16 +46,9 @@ static int fd_wait(int ep, int ms) {
 int main(int argc, char **argv) {
 	CHECK(argc == 3, "usage: %s SOCK socket|shm", argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
-	struct gr_api_client_opts opts = {
-		.transport = transport_arg(argv[2]),
-		.spin_us = -1,
-		.version = "client_fd_daemon_death",
-	};
 	pid_t daemon = daemon_pid_from_env();
 
-	struct gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
-	CHECK(c != NULL, "connect %s: %s", argv[1], strerror(errno));
-	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", argv[2]);
+	struct gr_api_client *c = connect_forced(argv[1], argv[2], "client_fd_daemon_death");
 	int fd = gr_api_client_fd(c);
 	CHECK(fd >= 0, "gr_api_client_fd: %s", strerror(errno));
 	int ep = epoll_create1(EPOLL_CLOEXEC);

@@ -45,10 +45,7 @@ static void check_ping2(struct gr_api_client *c, uint8_t salt) {
 int main(int argc, char **argv) {
 	CHECK(argc == 3, "usage: %s SOCK socket|shm", argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
-	const struct gr_api_client_opts opts = {.transport = transport_arg(argv[2]), .spin_us = -1};
-	struct gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
-	CHECK(c != NULL, "connect %s: %s", argv[1], gr_api_client_last_error());
-	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", argv[2]);
+	struct gr_api_client *c = connect_forced(argv[1], argv[2], NULL);
 
 	for (unsigned i = 0; i < 1000; i++)
 		check_ping2(c, (uint8_t)i);

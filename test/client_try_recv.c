@@ -65,15 +65,8 @@ static void check_echo(const struct gr_ping2 *rx, long len, uint8_t salt, const 
 int main(int argc, char **argv) {
 	CHECK(argc == 3, "usage: %s SOCK socket|shm", argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
-	struct gr_api_client_opts opts = {
-		.transport = transport_arg(argv[2]),
-		.spin_us = -1,
-		.version = "client_try_recv",
-	};
 	pid_t daemon = daemon_pid_from_env();
-	struct gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
-	CHECK(c != NULL, "connect %s: %s", argv[1], strerror(errno));
-	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", argv[2]);
+	struct gr_api_client *c = connect_forced(argv[1], argv[2], "client_try_recv");
 	int fd = gr_api_client_fd(c);
 	CHECK(fd >= 0, "gr_api_client_fd: %s", strerror(errno));
 
@@ -128,7 +121,7 @@ int main(int argc, char **argv) {
 	// read-ahead buffer, which the socket's readability does not show. (A
 	// build without read-ahead, for the benchmark, reads one at a time.)
 #ifdef SHMCHAN_CLIENT_READAHEAD
-	if (opts.transport == GR_API_TRANSPORT_SOCKET) {
+	if (gr_api_client_transport(c) == GR_API_TRANSPORT_SOCKET) {
 		daemon_stop(daemon);
 		uint32_t e = send_ping2(c, 'e');
 		uint32_t f = send_ping2(c, 'f');

@@ -10,6 +10,8 @@
 
 #include <gr_api_client.h>
 
+#include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 // "socket" or "shm" as the client library's transport; anything else fails
@@ -19,4 +21,21 @@ static inline enum gr_api_transport transport_arg(const char *arg) {
 		return GR_API_TRANSPORT_SOCKET;
 	CHECK(strcmp(arg, "shm") == 0, "transport '%s' is not socket or shm", arg);
 	return GR_API_TRANSPORT_SHM;
+}
+
+// Connect to sock on the transport named (as transport_arg() reads it),
+// with the adaptive spin and, unless NULL, the given version in the hello;
+// fails the test, with the library's reason, unless the connection is up on
+// that transport.
+static inline struct gr_api_client *
+connect_forced(const char *sock, const char *transport, const char *version) {
+	struct gr_api_client_opts opts = {
+		.transport = transport_arg(transport),
+		.spin_us = GR_API_CLIENT_SPIN_ADAPTIVE,
+		.version = version,
+	};
+	struct gr_api_client *c = gr_api_client_connect_opts(sock, &opts);
+	CHECK(c != NULL, "connect %s: %s", sock, gr_api_client_last_error());
+	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", transport);
+	return c;
 }
