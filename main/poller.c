@@ -115,10 +115,32 @@ static void poller_set_nice(const struct poller *p, int32_t nice) {
 	LOG(DEBUG, "poller %u: nice %d", p->id, nice);
 }
 
+// Whether the work a pass just did keeps the poller spinning: the spin
+// follows work, never wake-ups. Work that comes within a spin budget of the
+// work before it (a client calling back to back, a pipeline, a stream) opens
+// or extends a spin window of one budget, in which the poller catches the
+// next request without a doorbell. Work after a longer silence (an
+// occasional call, the first call of a burst) opens none: the poller serves
+// it, arms and sleeps at once. On a machine where the scheduler wakes the
+// poller on the CPU of the client that rang it (docs/performance.md, "The
+// occasional call"), a poller that spun after an occasional call would hold
+// that CPU at its nice value for its whole budget while the client, whose
+// answer is already in its ring, waited for it. And a wake-up that finds
+// nothing (a client ringing with no request) costs the poller one pass and
+// its re-arm, never a spin budget. Returns the new end of the spin window.
+static uint64_t spin_window_after_work(uint64_t *last_work, uint64_t spin_until, uint64_t now) {
+	if (now - *last_work <= spin_cycles)
+		spin_until = now + spin_cycles;
+	*last_work = now;
+	return spin_until;
+}
+
 static void *poller_main(void *arg) {
 	struct epoll_event events[POLLER_MAX_EVENTS];
 	struct poller *p = arg;
-	uint64_t last_work;
+	// TSC of the last pass that moved a message (0: none yet), and the end
+	// of the spin window (spin_window_after_work()).
+	uint64_t last_work = 0, spin_until = 0;
 	char name[16];
 
 	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
@@ -131,7 +153,6 @@ static void *poller_main(void *arg) {
 			memory_order_release
 		);
 	rcu_register_thread();
-	last_work = rte_rdtsc();
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
 		bool idle = false;
@@ -140,10 +161,14 @@ static void *poller_main(void *arg) {
 		rcu_read_lock();
 		for (unsigned pass = 0; pass < POLLER_PASSES_PER_LOCK; pass++) {
 			if (channel_poll(p->id, p->req_buf) > 0) {
-				last_work = rte_rdtsc();
+				spin_until =
+					spin_window_after_work(&last_work, spin_until, rte_rdtsc());
 				break;
 			}
-			if (rte_rdtsc() - last_work >= spin_cycles) {
+			// Past the spin window (or none was open): one pass found
+			// nothing after the last work, so everything that work
+			// made is served.
+			if (rte_rdtsc() >= spin_until) {
 				idle = true;
 				break;
 			}
@@ -153,7 +178,7 @@ static void *poller_main(void *arg) {
 		if (!idle)
 			continue;
 
-		// Idle past the spin budget: arm every doorbell, then re-check
+		// Idle: arm every doorbell, then re-check
 		// every ring (channel_arm does both, one fence in between). A
 		// client that published before seeing the flag is caught by the
 		// re-check; one that publishes after sees the flag and rings.
@@ -178,7 +203,6 @@ static void *poller_main(void *arg) {
 		rcu_read_lock();
 		channel_disarm(p->id);
 		rcu_read_unlock();
-		last_work = rte_rdtsc();
 	}
 
 	rcu_unregister_thread();

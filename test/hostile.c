@@ -42,6 +42,10 @@
 //                        writes its request doorbell in a tight loop for
 //                        HOSTILE_FLOOD_MS (it prints "flooding" first, and the
 //                        rate at the end); must still be served after it
+//   ring_empty_20us      writes its request doorbell every 20 us (300 us) for
+//   ring_empty_300us     HOSTILE_FLOOD_MS, sending no request; prints "ringing"
+//                        first, then "ringer cpu_s S rings N", its own CPU time
+//                        (test/shm_empty_wakes.sh compares the poller's with it)
 //   sock_never_reads     no channel: 128 KiB echoes on the socket, responses
 //                        never read: the daemon closes the connection after
 //                        its output stall limit (5 s)
@@ -71,8 +75,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 // The daemon detaches a corrupt client as soon as its poller reads the ring:
@@ -772,6 +778,55 @@ static enum outcome case_doorbell_flood(struct hostile *h) {
 	return OUTCOME_SERVED;
 }
 
+// The CPU time this process has used, user and system, in seconds.
+static double self_cpu_s(void) {
+	struct rusage ru;
+
+	CHECK(getrusage(RUSAGE_SELF, &ru) == 0, "getrusage: %s", strerror(errno));
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// Ring the request doorbell every interval_us for HOSTILE_FLOOD_MS, with no
+// request in the ring: each ring is an empty wake-up of the poller, which
+// must cost it no more than the ring costs us.
+static enum outcome ring_empty(struct hostile *h, unsigned interval_us) {
+	uint64_t one = 1, rings = 0;
+	struct timespec next;
+	double cpu_start;
+
+	ping2_round_trip(h, 1);
+	printf("ringing\n");
+	fflush(stdout);
+	cpu_start = self_cpu_s();
+	CHECK(clock_gettime(CLOCK_MONOTONIC, &next) == 0, "clock_gettime");
+	uint64_t end = monotonic_ns() + HOSTILE_FLOOD_MS * 1000000ull;
+	while (monotonic_ns() < end) {
+		next.tv_nsec += (long)interval_us * 1000;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		CHECK(write(h->req_doorbell, &one, sizeof(one)) == sizeof(one),
+		      "doorbell: %s",
+		      strerror(errno));
+		rings++;
+	}
+	printf("ringer cpu_s %.3f rings %" PRIu64 "\n", self_cpu_s() - cpu_start, rings);
+	for (unsigned i = 0; i < HOSTILE_PINGS; i++)
+		ping2_round_trip(h, i);
+	return OUTCOME_SERVED;
+}
+
+static enum outcome case_ring_empty_20us(struct hostile *h) {
+	return ring_empty(h, 20);
+}
+
+static enum outcome case_ring_empty_300us(struct hostile *h) {
+	return ring_empty(h, 300);
+}
+
 // Socket only: 128 KiB echoes pushed as far as the daemon takes them, no
 // response ever read; the daemon must close the connection.
 static enum outcome case_sock_never_reads(struct hostile *h) {
@@ -876,6 +931,8 @@ static const struct {
 	{"truncate_memfd", case_truncate_memfd, true},
 	{"never_reads", case_never_reads, true},
 	{"doorbell_flood", case_doorbell_flood, true},
+	{"ring_empty_20us", case_ring_empty_20us, true},
+	{"ring_empty_300us", case_ring_empty_300us, true},
 	{"sock_never_reads", case_sock_never_reads, false},
 };
 
