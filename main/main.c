@@ -5,6 +5,7 @@
 
 #include "channel.h"
 #include "eal_files.h"
+#include "eal_memcfg.h"
 #include "event.h"
 #include "shmchand.h"
 #include "sock.h"
@@ -67,6 +68,11 @@
 // file prefix's files before it leaves them, and how often it looks.
 #define SECONDARY_EXIT_WAIT_MS 2000
 #define SECONDARY_EXIT_POLL_MS 20
+// How long the daemon waits at exit for EAL's memory hotplug lock before it
+// gives up on rte_eal_cleanup(): a secondary in its EAL init holds it for
+// reading for milliseconds; one that died there holds it for ever. With
+// SECONDARY_EXIT_WAIT_MS and the pollers' stop, SIGTERM ends within 5 s.
+#define EAL_LOCK_EXIT_WAIT_MS 1000
 // Options shmchand may add to the EAL arguments, and the program name.
 #define EAL_OWN_ARGS_MAX 14
 // EAL base address in sanitized builds (see eal_args_build()).
@@ -159,7 +165,9 @@ static void usage(void) {
 	       "\n"
 	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket,\n"
 	       "removes the hugepage files and EAL runtime folder of its file prefix once no\n"
-	       "DPDK secondary maps them (it waits %d s for them), and exits 0. Any startup\n"
+	       "DPDK secondary maps them (it waits %d s for them), and exits 0, within 5 s\n"
+	       "whatever a secondary did: if one died inside EAL's memory hotplug lock, the\n"
+	       "daemon skips EAL's cleanup after %d s and says so. Any startup\n"
 	       "error exits 1; another daemon answering on the socket is found before EAL\n"
 	       "starts, so that a failed start creates nothing.\n"
 	       "\n"
@@ -188,7 +196,8 @@ static void usage(void) {
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
 	       HUGE_MEM_MB,
-	       SECONDARY_EXIT_WAIT_MS / 1000);
+	       SECONDARY_EXIT_WAIT_MS / 1000,
+	       EAL_LOCK_EXIT_WAIT_MS / 1000);
 }
 
 static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
@@ -754,6 +763,47 @@ static void raise_fd_limit(void) {
 		    SOCK_MAX_CLIENTS);
 }
 
+// Find EAL's memory hotplug lock (eal_memcfg.h), to try it at exit. Without
+// it (a DPDK whose layout differs), rte_eal_cleanup() is called blind.
+static void eal_lock_find(struct eal_memcfg *memcfg) {
+	const char *dir = rte_eal_get_runtime_dir();
+	int ret;
+
+	ret = eal_memcfg_find(dir, memcfg);
+	if (ret == -ENOENT)
+		return; // no shared config (--in-memory, --no-shconf): no secondary
+	if (ret == 0 && eal_memcfg_verify(memcfg) < 0) {
+		eal_memcfg_close(memcfg);
+		ret = -EPROTO;
+	}
+	if (ret < 0)
+		LOG(WARNING,
+		    "cannot find EAL's memory hotplug lock in %s/config (%s): a DPDK secondary"
+		    " that dies inside its EAL init would make the daemon's stop wait for ever",
+		    dir,
+		    ret == -EPROTO ? "not DPDK 22.11's layout" : strerror(-ret));
+}
+
+// Whether rte_eal_cleanup() may run: its memory detach takes EAL's memory
+// hotplug lock for writing, and spins for ever if a process died holding
+// it. Then the daemon leaves EAL's memory to the kernel, which unmaps it at
+// exit, and removes the files as usual: a dead holder keeps none of them.
+static bool eal_cleanup_may_run(const struct eal_memcfg *memcfg) {
+	int32_t word;
+
+	if (memcfg->head == NULL ||
+	    eal_memcfg_hotplug_wait(memcfg, EAL_LOCK_EXIT_WAIT_MS, &word) == 0)
+		return true;
+	LOG(WARNING,
+	    "EAL's memory hotplug lock is still held %d ms after shutdown (%d readers%s): a DPDK"
+	    " secondary died or stopped inside EAL (its init, or a walk of the memory);"
+	    " skipping rte_eal_cleanup(), which would wait on it for ever",
+	    EAL_LOCK_EXIT_WAIT_MS,
+	    (int)(word / RTE_RWLOCK_READ),
+	    word & RTE_RWLOCK_WRITE ? ", a writer" : "");
+	return false;
+}
+
 // Remove the file prefix's hugepage files and runtime folder once EAL is
 // done with them, waiting a little for the DPDK secondaries that still map
 // them: each learns from its socket's EOF that the daemon is gone.
@@ -837,6 +887,7 @@ int main(int argc, char **argv) {
 	int own_argc = argc, ret, status = EXIT_FAILURE;
 	struct eal_args eal = {0};
 	struct eal_files files = {0};
+	struct eal_memcfg memcfg = {0};
 	struct event_base *base;
 	bool restore_cpus = false;
 	bool shared_files, telemetry;
@@ -929,6 +980,7 @@ int main(int argc, char **argv) {
 		goto free_args;
 	}
 	snprintf(files.runtime_dir, sizeof(files.runtime_dir), "%s", rte_eal_get_runtime_dir());
+	eal_lock_find(&memcfg);
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
@@ -945,7 +997,9 @@ int main(int argc, char **argv) {
 		event_base_free(base);
 	}
 cleanup:
-	rte_eal_cleanup();
+	if (eal_cleanup_may_run(&memcfg))
+		rte_eal_cleanup();
+	eal_memcfg_close(&memcfg);
 	eal_files_release(&files);
 free_args:
 	free(eal.argv);
