@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,8 @@
 #define EVENT_BACKLOG_BYTES_MIN 4096
 #define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
 // Default EAL file prefix, so the daemon never collides with another DPDK
-// application's default "rte".
+// application's default "rte": root's, and, with the uid appended, another
+// user's (default_file_prefix()).
 #define DEFAULT_FILE_PREFIX "shmchand"
 // Where the kernel counts free 2 MB hugepages, and how many --hugepages auto
 // wants to see before it uses them: EAL itself maps a few, and each memzone
@@ -145,7 +147,7 @@ static void usage(void) {
 	       "\n"
 	       "Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
 	       "defaults, each only if that option is not given after --:\n"
-	       "  --file-prefix %s\n"
+	       "  --file-prefix %s         (root; another user's: %s-UID)\n"
 	       "  -l 0                       (unless -l, -c or --lcores is given)\n"
 	       "  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
 	       "  --no-telemetry             (--telemetry without shmchand's --telemetry; unless\n"
@@ -193,6 +195,7 @@ static void usage(void) {
 	       EVENT_BACKLOG_BYTES_MIN,
 	       EVENT_BACKLOG_BYTES_MAX,
 	       EVENT_BACKLOG_BYTES_DEFAULT,
+	       DEFAULT_FILE_PREFIX,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
 	       HUGE_MEM_MB,
@@ -604,6 +607,20 @@ static bool want_no_huge(enum hugepage_mode mode, const char *huge_dir) {
 	return true;
 }
 
+// The default file prefix: DEFAULT_FILE_PREFIX as root, DEFAULT_FILE_PREFIX-UID
+// for any other user. Hugepage files are named after the prefix alone, in a
+// hugetlbfs mount every user shares: two users' daemons on one prefix would
+// share their names, and each would find the other's files in use at exit.
+// The real uid decides, as it decides where EAL puts its runtime folder.
+static const char *default_file_prefix(void) {
+	static char prefix[sizeof(DEFAULT_FILE_PREFIX "-4294967295")];
+
+	if (getuid() == 0)
+		return DEFAULT_FILE_PREFIX;
+	snprintf(prefix, sizeof(prefix), DEFAULT_FILE_PREFIX "-%u", (unsigned)getuid());
+	return prefix;
+}
+
 // Build the EAL arguments: program name, our defaults unless the user gave
 // the same option, then the user's arguments. Returns 0 or -ENOMEM.
 static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv) {
@@ -617,7 +634,7 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	argv[argc++] = "shmchand";
 	if (!has_long_opt(user_argc, user_argv, "file-prefix")) {
 		argv[argc++] = "--file-prefix";
-		argv[argc++] = DEFAULT_FILE_PREFIX;
+		argv[argc++] = (char *)default_file_prefix();
 	}
 	if (!has_short_opt(user_argc, user_argv, 'l') &&
 	    !has_short_opt(user_argc, user_argv, 'c') &&
@@ -707,6 +724,31 @@ static unsigned eal_print_secondaries(const char *dir) {
 	return n;
 }
 
+// Whether the folder holding the runtime folder dir (<base>/dpdk) is
+// another user's that this one cannot write: EAL makes it 0700, and in
+// /tmp the first user's keeps every other user out. Says so.
+static bool eal_runtime_parent_foreign(const char *dir) {
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if ((size_t)snprintf(parent, sizeof(parent), "%s", dir) >= sizeof(parent))
+		return false;
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		return false;
+	*slash = '\0';
+	if (stat(parent, &st) < 0 || st.st_uid == geteuid() || dir_writable(parent))
+		return false;
+	fprintf(stderr,
+		"shmchand: %s belongs to uid %u and this user cannot write it: EAL cannot make"
+		" its runtime folder there; set XDG_RUNTIME_DIR to a folder of this user's (a"
+		" login session has one)\n",
+		parent,
+		(unsigned)st.st_uid);
+	return true;
+}
+
 // Say why rte_eal_init() failed and what to do about it.
 static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	char dir[PATH_MAX];
@@ -719,6 +761,8 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 		fprintf(stderr, "shmchand: EAL init failed (see the EAL messages above)\n");
 
 	eal_runtime_dir(prefix, dir, sizeof(dir));
+	if (eal_runtime_parent_foreign(dir))
+		return;
 	primary = eal_primary_pid(dir);
 	if (primary != 0)
 		fprintf(stderr, "shmchand: process %d holds the EAL lock of %s\n", (int)primary, dir
@@ -942,7 +986,7 @@ int main(int argc, char **argv) {
 		cfg->file_prefix,
 		sizeof(cfg->file_prefix),
 		"%s",
-		long_opt_value(eal.argc, eal.argv, "file-prefix", DEFAULT_FILE_PREFIX)
+		long_opt_value(eal.argc, eal.argv, "file-prefix", default_file_prefix())
 	);
 	if (ret < 0 || (size_t)ret >= sizeof(cfg->file_prefix)) {
 		fprintf(stderr,
@@ -962,6 +1006,7 @@ int main(int argc, char **argv) {
 	files.huge_dir = long_opt_value(eal.argc, eal.argv, "huge-dir", NULL);
 	files.shared = !has_long_opt(eal.argc, eal.argv, "in-memory") &&
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	files.hugepages = !has_long_opt(eal.argc, eal.argv, "no-huge");
 	eal_runtime_dir(cfg->file_prefix, files.runtime_dir, sizeof(files.runtime_dir));
 	// EAL pins this thread to its main lcore. The daemon runs no data-plane
 	// lcore: give the main thread (and the pollers it starts) back every CPU
