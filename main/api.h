@@ -91,6 +91,7 @@ enum api_fault {
 	API_FAULT_CHANNEL_ATTACHED, // text: which, how (done)
 	API_FAULT_CHANNEL_GIVEN_BACK, // text: which (done)
 	API_FAULT_MEMZONES_IN_USE, // args: memzone channels in the pool
+	API_FAULT_ATTACH_FDS, // args: descriptors held for clients, the room for this one's
 	API_FAULTS,
 };
 

@@ -28,6 +28,7 @@
 #include "channel.h"
 #include "channel_priv.h"
 #include "event.h"
+#include "fd_budget.h"
 #include "poller.h"
 #include "shmchand.h"
 
@@ -150,6 +151,11 @@ static struct {
 	unsigned n_held;
 	unsigned n_zones; // reserved at startup
 } memzone_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+// The descriptors a channel of this backing holds (channel.h).
+static unsigned channel_fds(enum shmchan_backing backing) {
+	return backing == SHMCHAN_BACKING_MEMFD ? CHANNEL_FDS_MAX : CHANNEL_FDS_MEMZONE;
+}
 
 static CDS_LIST_HEAD(registry);
 // The channels of each poller, in the order they attached (main thread
@@ -801,8 +807,10 @@ static void memzone_pool_reclaim_locked(void) {
 		}
 		LOG(INFO, "memzone %s back in the pool: pid %d has exited", h->mz->name, (int)h->pid
 		);
-		if (h->pidfd >= 0)
+		if (h->pidfd >= 0) {
 			close(h->pidfd);
+			fd_budget_give(1);
+		}
 		memzone_pool_put_locked(h->mz);
 		*h = memzone_pool.held[--memzone_pool.n_held];
 	}
@@ -912,8 +920,10 @@ static void memzone_pool_init(void) {
 static void memzone_pool_fini(void) {
 	pthread_mutex_lock(&memzone_pool.lock);
 	for (unsigned i = 0; i < memzone_pool.n_held; i++)
-		if (memzone_pool.held[i].pidfd >= 0)
+		if (memzone_pool.held[i].pidfd >= 0) {
 			close(memzone_pool.held[i].pidfd);
+			fd_budget_give(1);
+		}
 	memzone_pool.n_held = 0;
 	pthread_mutex_unlock(&memzone_pool.lock);
 }
@@ -943,6 +953,8 @@ static void channel_zone_hold(struct channel *ch) {
 		    ch->name,
 		    (int)pid,
 		    strerror(errno));
+	else
+		fd_budget_take(1);
 	ch->holder_pid = pid;
 	ch->holder_pidfd = fd;
 	LOG(INFO, "channel %s: memzone held out of the pool until pid %d exits", ch->name, (int)pid
@@ -961,6 +973,7 @@ static void channel_free(struct rcu_head *head) {
 	event_sub_free(ch->ctx.events);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
+	fd_budget_give(channel_fds(ch->mem.backing));
 	channel_mem_free(&ch->mem, ch->holder_pid, ch->holder_pidfd);
 	if (ch->lease_fd >= 0)
 		close(ch->lease_fd);
@@ -1084,6 +1097,7 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 	ch->ctx.sock_fd = -1;
 	ch->poller = next_poller++ % poller_count();
 	atomic_init(&ch->state, CHANNEL_UP);
+	fd_budget_take(channel_fds(backing));
 	return ch;
 fail:
 	if (ch->server != NULL)
@@ -1133,6 +1147,16 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	} else {
 		api_fault(ctx, API_FAULT_ATTACH_BACKINGS, NULL, req->backings, offered);
 		return api_out(ENOTSUP, 0, NULL);
+	}
+	if (!fd_budget_admits(channel_fds(backing), ctx->peer_uid == 0)) {
+		api_fault(
+			ctx,
+			API_FAULT_ATTACH_FDS,
+			NULL,
+			fd_budget_held(),
+			fd_budget_room(ctx->peer_uid == 0)
+		);
+		return api_out(ENFILE, 0, NULL);
 	}
 	if (backing == SHMCHAN_BACKING_MEMFD && req->backings & offered & GR_SHM_BACKING_MEMZONE)
 		api_fault(ctx, API_FAULT_MEMZONES_IN_USE, NULL, memzone_pool.n_zones, 0);

@@ -7,6 +7,7 @@
 #include "eal_files.h"
 #include "eal_memcfg.h"
 #include "event.h"
+#include "fd_budget.h"
 #include "shmchand.h"
 #include "sock.h"
 #include "telemetry.h"
@@ -780,16 +781,17 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	}
 }
 
-// Descriptors the daemon needs at most: per connection its socket, and per
-// channel a dup of it, two eventfds and a memfd; the refused connections
-// waiting; and a margin for EAL, libevent and the pollers.
-#define FDS_PER_CLIENT 5
-#define FDS_MARGIN 128
-#define FDS_NEEDED (SOCK_MAX_CLIENTS * FDS_PER_CLIENT + SOCK_REFUSED_MAX + FDS_MARGIN)
+// Descriptors the daemon wants at most: per connection with a channel
+// FD_BUDGET_PER_CLIENT, the spare of its budget (fd_budget.h), the pidfds of
+// held memzones, and FDS_OWN_MAX for EAL, libevent and the pollers.
+#define FDS_OWN_MAX 128
+#define FDS_NEEDED                                                                                 \
+	(SOCK_MAX_CLIENTS * FD_BUDGET_PER_CLIENT + FD_BUDGET_SPARE + CHANNEL_MEMZONE_POOL +        \
+	 FDS_OWN_MAX)
 
 // The soft limit of open files is often 1024, which SOCK_MAX_CLIENTS
-// connections alone would use up (accept() then fails for everyone): raise
-// it to the hard limit, as far as FDS_NEEDED.
+// connections alone would use up: raise it to the hard limit, as far as
+// FDS_NEEDED. fd_budget_init() says what the limit lets the daemon serve.
 static void raise_fd_limit(void) {
 	struct rlimit lim;
 
@@ -798,13 +800,6 @@ static void raise_fd_limit(void) {
 	lim.rlim_cur = lim.rlim_max < FDS_NEEDED ? lim.rlim_max : FDS_NEEDED;
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
 		LOG(WARNING, "cannot raise the open files limit: %s", strerror(errno));
-	if (lim.rlim_cur < FDS_NEEDED)
-		LOG(WARNING,
-		    "open files limited to %llu, under the %d that %d clients with channels"
-		    " need: past it, accept() fails and clients wait",
-		    (unsigned long long)lim.rlim_cur,
-		    FDS_NEEDED,
-		    SOCK_MAX_CLIENTS);
 }
 
 // Find EAL's memory hotplug lock (eal_memcfg.h), to try it at exit. Without
@@ -902,6 +897,7 @@ static int serve(struct event_base *base) {
 		shmchand_config.sock_gid
 	);
 	if (ret == 0) {
+		fd_budget_init();
 		LOG(NOTICE,
 		    "shmchand %s ready: socket %s, file prefix %s, hugepages %s, channels %s",
 		    SHMCHAN_VERSION,

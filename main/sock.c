@@ -42,8 +42,9 @@
 
 #include "sock.h"
 #include "api.h"
-#include "log_limit.h"
 #include "event.h"
+#include "fd_budget.h"
+#include "log_limit.h"
 #include "shmchand.h"
 
 #include <shmchan.h>
@@ -126,6 +127,15 @@ struct refusal {
 	size_t got; // bytes of hdr read so far
 	struct gr_api_request hdr;
 };
+
+// Why a connection is refused (sock.h), and the status its hello gets.
+enum refusal_why {
+	REFUSE_NONE,
+	REFUSE_PID, // EMFILE
+	REFUSE_UID, // EUSERS
+	REFUSE_CONNS, // ENFILE: the connections served
+	REFUSE_FDS, // ENFILE: the open files (fd_budget.h)
+};
 #define COUNTER_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
 static struct {
@@ -144,7 +154,7 @@ static struct {
 	struct log_limit refused_log;
 	struct event *refused_log_timer;
 	struct ucred refused_last;
-	uint32_t refused_last_status;
+	enum refusal_why refused_last_why;
 	pthread_mutex_t conns_lock;
 	bool bound; // path holds our socket file
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -358,6 +368,7 @@ static void conn_free(struct conn *conn) {
 	event_free(conn->stall_timer);
 	evbuffer_free(conn->staged);
 	bufferevent_free(conn->bev);
+	fd_budget_give(1);
 	free(conn);
 }
 
@@ -844,9 +855,10 @@ static const struct api_transport sock_transport = {
 };
 
 // Why a connection of a peer with these credentials is refused now
-// (sock.h), 0 if it is not. Walks the connections: at most SOCK_MAX_CLIENTS
+// (sock.h), REFUSE_NONE if it is not. Its socket is open already, not yet
+// counted in the fd budget. Walks the connections: at most SOCK_MAX_CLIENTS
 // comparisons per accept, and nothing to keep in step with them.
-static uint32_t sock_admit(const struct ucred *cred) {
+static enum refusal_why sock_admit(const struct ucred *cred) {
 	const struct shmchand_config *cfg = &shmchand_config;
 	unsigned same_pid = 0, same_uid = 0;
 	bool root = cred->uid == 0;
@@ -854,25 +866,40 @@ static uint32_t sock_admit(const struct ucred *cred) {
 
 	if (server.n_conns >= SOCK_MAX_CLIENTS ||
 	    (!root && server.n_conns >= SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED))
-		return ENFILE;
+		return REFUSE_CONNS;
+	if (!fd_budget_admits(1, root))
+		return REFUSE_FDS;
 	TAILQ_FOREACH (conn, &server.conns, next) {
 		same_pid += conn->ctx.peer_pid == cred->pid;
 		same_uid += conn->ctx.peer_uid == cred->uid;
 	}
 	// A peer of another pid namespace shows as pid 0: not one process.
 	if (cfg->max_conn_per_pid != 0 && cred->pid != 0 && same_pid >= cfg->max_conn_per_pid)
-		return EMFILE;
+		return REFUSE_PID;
 	if (cfg->max_conn_per_uid != 0 && !root && same_uid >= cfg->max_conn_per_uid)
-		return EUSERS;
-	return 0;
+		return REFUSE_UID;
+	return REFUSE_NONE;
 }
 
-static const char *refusal_reason(uint32_t status) {
-	switch (status) {
-	case EMFILE:
+static uint32_t refusal_status(enum refusal_why why) {
+	switch (why) {
+	case REFUSE_PID:
+		return EMFILE;
+	case REFUSE_UID:
+		return EUSERS;
+	default:
+		return ENFILE;
+	}
+}
+
+static const char *refusal_reason(enum refusal_why why) {
+	switch (why) {
+	case REFUSE_PID:
 		return "its process holds --max-conn-per-pid connections";
-	case EUSERS:
+	case REFUSE_UID:
 		return "its uid holds --max-conn-per-uid connections";
+	case REFUSE_FDS:
+		return "the daemon's open files limit leaves no room for it (the rest is root's)";
 	default:
 		return "the daemon holds all the connections it serves";
 	}
@@ -888,8 +915,8 @@ static void refused_log_flush(bool final) {
 		    "refusing client pid %d uid %d (%s): %s",
 		    (int)server.refused_last.pid,
 		    (int)server.refused_last.uid,
-		    strerror((int)server.refused_last_status),
-		    refusal_reason(server.refused_last_status));
+		    strerror((int)refusal_status(server.refused_last_why)),
+		    refusal_reason(server.refused_last_why));
 	else if (n > 1)
 		LOG(WARNING,
 		    "refused %" PRIu64 " more connections since the last line, the last of"
@@ -897,8 +924,8 @@ static void refused_log_flush(bool final) {
 		    n,
 		    (int)server.refused_last.pid,
 		    (int)server.refused_last.uid,
-		    strerror((int)server.refused_last_status),
-		    refusal_reason(server.refused_last_status));
+		    strerror((int)refusal_status(server.refused_last_why)),
+		    refusal_reason(server.refused_last_why));
 }
 
 // Those still pending are written when the interval ends, whether or not
@@ -925,9 +952,9 @@ static void refused_log_on_timer(evutil_socket_t fd, short what, void *arg) {
 	refused_log_arm();
 }
 
-static void refused_log_count(const struct ucred *cred, uint32_t status) {
+static void refused_log_count(const struct ucred *cred, enum refusal_why why) {
 	server.refused_last = *cred;
-	server.refused_last_status = status;
+	server.refused_last_why = why;
 	log_limit_count(&server.refused_log);
 	refused_log_flush(false);
 	refused_log_arm();
@@ -979,16 +1006,17 @@ static void refusal_on_event(evutil_socket_t fd, short what, void *arg) {
 // (sock.h). A client that sent its hello right after connect, as the client
 // library does, is answered at once; another one waits for it, unless
 // SOCK_REFUSED_MAX refusals wait already: then it is closed at once.
-static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, uint32_t status) {
+static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, enum refusal_why why) {
 	struct timeval wait = {
 		.tv_sec = SOCK_REFUSE_WAIT_MS / 1000,
 		.tv_usec = SOCK_REFUSE_WAIT_MS % 1000 * 1000,
 	};
+	uint32_t status = refusal_status(why);
 	struct gr_api_request hdr;
 	struct refusal *r = NULL;
 	size_t got = 0;
 
-	refused_log_count(cred, status);
+	refused_log_count(cred, why);
 	if (refusal_answer(fd, status, &hdr, &got)) {
 		close(fd);
 		return;
@@ -1021,8 +1049,8 @@ static void sock_on_accept(
 ) {
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cred_len = sizeof(cred);
+	enum refusal_why refused;
 	struct conn *conn;
-	uint32_t refused;
 
 	(void)listener;
 	(void)addr;
@@ -1031,7 +1059,7 @@ static void sock_on_accept(
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
 		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
 	refused = sock_admit(&cred);
-	if (refused != 0) {
+	if (refused != REFUSE_NONE) {
 		sock_refuse(fd, &cred, refused);
 		return;
 	}
@@ -1075,6 +1103,7 @@ static void sock_on_accept(
 	TAILQ_INSERT_TAIL(&server.conns, conn, next);
 	server.n_conns++;
 	pthread_mutex_unlock(&server.conns_lock);
+	fd_budget_take(1);
 	LOG(INFO,
 	    "client connected: pid %d uid %d gid %d",
 	    (int)cred.pid,
