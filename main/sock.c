@@ -54,6 +54,7 @@
 #include <event2/listener.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -112,6 +113,9 @@ struct conn {
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
 	uint64_t accepted_ns; // setup only
+	// Start time of the peer process (proc_start_time()), 0 if unknown:
+	// with its pid, which process connected, even once the pid is reused.
+	uint64_t peer_start;
 	// Written by the main thread alone, read by sock_clients_walk() on any
 	// thread: relaxed atomic stores and loads, no locked instruction.
 	struct sock_conn_counters counters;
@@ -854,11 +858,48 @@ static const struct api_transport sock_transport = {
 	.events_open = sock_events_open,
 };
 
+// Field of /proc/PID/stat that holds the process's start time (clock ticks
+// since boot), counted from the state, the first field after the command.
+#define PROC_STAT_START_TIME_FIELD (22 - 3)
+
+// When process pid started (clock ticks since boot), 0 if unknown (gone, or
+// pid 0: another pid namespace). A pid and its start time name one process
+// for good: a pid the kernel gives again goes to a process that started
+// later.
+static uint64_t proc_start_time(pid_t pid) {
+	char path[64], buf[1024], *fields, *save = NULL;
+	uint64_t start = 0;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	// The command, in parentheses, may hold spaces and parentheses.
+	fields = strrchr(buf, ')');
+	if (fields == NULL)
+		return 0;
+	char *f = strtok_r(fields + 1, " ", &save);
+	for (unsigned i = 0; f != NULL && i < PROC_STAT_START_TIME_FIELD; i++)
+		f = strtok_r(NULL, " ", &save);
+	if (f != NULL)
+		start = strtoull(f, NULL, 10);
+	return start;
+}
+
 // Why a connection of a peer with these credentials is refused now
 // (sock.h), REFUSE_NONE if it is not. Its socket is open already, not yet
 // counted in the fd budget. Walks the connections: at most SOCK_MAX_CLIENTS
 // comparisons per accept, and nothing to keep in step with them.
-static enum refusal_why sock_admit(const struct ucred *cred) {
+static enum refusal_why sock_admit(const struct ucred *cred, uint64_t start) {
 	const struct shmchand_config *cfg = &shmchand_config;
 	unsigned same_pid = 0, same_uid = 0;
 	bool root = cred->uid == 0;
@@ -869,8 +910,10 @@ static enum refusal_why sock_admit(const struct ucred *cred) {
 		return REFUSE_CONNS;
 	if (!fd_budget_admits(1, root))
 		return REFUSE_FDS;
+	// A connection opened by an earlier process of the same pid (the pid
+	// was given again) is not this process's.
 	TAILQ_FOREACH (conn, &server.conns, next) {
-		same_pid += conn->ctx.peer_pid == cred->pid;
+		same_pid += conn->ctx.peer_pid == cred->pid && conn->peer_start == start;
 		same_uid += conn->ctx.peer_uid == cred->uid;
 	}
 	// A peer of another pid namespace shows as pid 0: not one process.
@@ -1051,6 +1094,7 @@ static void sock_on_accept(
 	socklen_t cred_len = sizeof(cred);
 	enum refusal_why refused;
 	struct conn *conn;
+	uint64_t start;
 
 	(void)listener;
 	(void)addr;
@@ -1058,7 +1102,8 @@ static void sock_on_accept(
 	(void)arg;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
 		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
-	refused = sock_admit(&cred);
+	start = shmchand_config.max_conn_per_pid != 0 ? proc_start_time(cred.pid) : 0;
+	refused = sock_admit(&cred, start);
 	if (refused != REFUSE_NONE) {
 		sock_refuse(fd, &cred, refused);
 		return;
@@ -1086,6 +1131,7 @@ static void sock_on_accept(
 		return;
 	}
 	conn->accepted_ns = shmchand_monotonic_ns();
+	conn->peer_start = start;
 	conn->ctx = (struct api_ctx){
 		.transport = &sock_transport,
 		.priv = conn,
