@@ -122,8 +122,11 @@ struct api_ctx {
 	gid_t peer_gid;
 	int sock_fd; // the socket of this client, -1 on a channel
 	// Called once when the socket connection closes (the lease of a channel
-	// attached over it). Main thread.
-	void (*lease_lost)(void *arg);
+	// attached over it). peer_closed: the client closed its end (EOF, or
+	// a reset); else the daemon ended the connection while the client's
+	// end was open (a bad request, a stall, a failed send, shutdown), and
+	// the client may still run. Main thread.
+	void (*lease_lost)(void *arg, bool peer_closed);
 	void *lease_arg;
 	// Faults recorded and not logged yet: written and read only by the
 	// thread that serves this client.

@@ -112,6 +112,7 @@ struct conn {
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
+	bool peer_closed; // the client closed its end: EOF, or a socket error
 	uint64_t accepted_ns; // setup only
 	// Start time of the peer process (proc_start_time()), 0 if unknown:
 	// with its pid, which process connected, even once the pid is reused.
@@ -387,7 +388,7 @@ static void conn_end_lease(struct conn *conn) {
 	conn->lease_ended = true;
 	pthread_mutex_unlock(&server.conns_lock);
 	if (conn->ctx.lease_lost != NULL)
-		conn->ctx.lease_lost(conn->ctx.lease_arg);
+		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -556,6 +557,7 @@ static void conn_serve(struct conn *conn) {
 // The client closed its end: at a request's boundary, a normal disconnect
 // (its last responses still go out); in the middle of one, it vanished.
 static void conn_on_eof(struct conn *conn) {
+	conn->peer_closed = true;
 	if (conn->state == CONN_READ_PAYLOAD || conn_input_len(conn) > 0)
 		conn_close(conn, "vanished in the middle of a request");
 	else
@@ -581,8 +583,10 @@ static void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
 	}
 	n = recv(fd, conn->in + conn->in_end, room, MSG_DONTWAIT);
 	if (n < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			conn->peer_closed = true;
 			conn_close(conn, "socket error: %s", strerror(errno));
+		}
 		return;
 	}
 	if (n == 0) {
@@ -653,9 +657,10 @@ static void conn_on_event(struct bufferevent *bev, short events, void *arg) {
 	struct conn *conn = arg;
 
 	(void)bev;
-	if (events & BEV_EVENT_ERROR)
+	if (events & BEV_EVENT_ERROR) {
+		conn->peer_closed = true;
 		conn_close(conn, "socket error: %s", strerror(EVUTIL_SOCKET_ERROR()));
-	else if (events & BEV_EVENT_EOF)
+	} else if (events & BEV_EVENT_EOF)
 		conn_on_eof(conn);
 }
 
