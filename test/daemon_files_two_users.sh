@@ -74,6 +74,7 @@ stop_quickly() {
 	took_ms=$((($(date +%s%N) - start_ns) / 1000000))
 	[ "$took_ms" -lt "$QUICK_STOP_MS" ] ||
 		shmt_fail "$1: the daemon of uid $(id -u) took $took_ms ms to stop"
+	stopped_in_ms=$took_ms
 }
 
 # 1. The default prefix: a daemon without --file-prefix (lib.sh always
@@ -112,7 +113,7 @@ step_beside() {
 	stop_quickly "$1"
 	expect_no_foreign_lines "$1"
 	expect_runtime_base_empty "$1"
-	shmt_log "$1: uid $(id -u) on root's prefix $prefix: stopped at once, nothing left"
+	shmt_log "$1: uid $(id -u) on root's prefix $prefix: stopped in $stopped_in_ms ms, nothing left"
 }
 
 case $step in
