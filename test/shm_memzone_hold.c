@@ -111,34 +111,12 @@ static void end_wait(int rd) {
 	(void)!read(rd, &byte, 1);
 }
 
-// 1. The client lives on after the cut, until told.
-static void cut(void) {
-	int up[2], end[2];
-	char byte;
-
-	CHECK(pipe(up) == 0 && pipe(end) == 0, "pipe");
-	pid_t client = child_fork();
-	if (client == 0) {
-		close(end[1]);
-		int fd = attach_memzone();
-		get_cut(fd);
-		CHECK(write(up[1], "c", 1) == 1, "write");
-		end_wait(end[0]);
-		_exit(EXIT_SUCCESS);
-	}
-	CHECK(read(up[0], &byte, 1) == 1, "cut: the client died");
-	expect_held(1, "cut, client alive");
-	close(end[1]);
-	CHECK(child_reap(client) == 0, "cut: the client failed");
-	expect_in_use(0, "cut, client exited");
-	printf("cut: memzone back once the client exited\n");
-	close(up[0]);
-	close(up[1]);
-	close(end[0]);
-}
-
-// 2. The client forks a child that keeps its socket, is cut, and exits.
-static void forked(void) {
+// 1. (keeper false) The client lives on after the cut, until told.
+// 2. (keeper true) The client forks a child that keeps its socket, is cut,
+//    and exits; the child lives on, until told.
+// Either way the zone stays held until the last of them has gone.
+static void cut(bool keeper) {
+	const char *what = keeper ? "forked" : "cut";
 	int up[2], end[2];
 	char byte;
 
@@ -149,24 +127,36 @@ static void forked(void) {
 		int fd = attach_memzone();
 		// Not child_fork(): it outlives its parent, and ends when this
 		// test closes end[1] (or dies).
-		pid_t keeper = fork();
-		CHECK(keeper >= 0, "fork: %s", strerror(errno));
-		if (keeper == 0) {
-			close(up[0]);
+		pid_t child = keeper ? fork() : 0;
+		CHECK(child >= 0, "fork: %s", strerror(errno));
+		if (keeper && child == 0) {
 			end_wait(end[0]);
 			close(fd);
 			CHECK(write(up[1], "k", 1) == 1, "write");
 			_exit(EXIT_SUCCESS);
 		}
 		get_cut(fd);
+		CHECK(write(up[1], "c", 1) == 1, "write");
+		if (!keeper)
+			end_wait(end[0]);
 		_exit(EXIT_SUCCESS);
 	}
-	CHECK(child_reap(client) == 0, "forked: the client failed");
-	expect_held(1, "forked, client exited, its child holds the socket");
+	CHECK(read(up[0], &byte, 1) == 1 && byte == 'c', "%s: the client died", what);
+	if (keeper)
+		CHECK(child_reap(client) == 0, "%s: the client failed", what);
+	expect_held(
+		1,
+		keeper ? "forked, client exited, its child holds the socket" : "cut, client alive"
+	);
 	close(end[1]);
-	CHECK(read(up[0], &byte, 1) == 1 && byte == 'k', "forked: the child died");
-	expect_in_use(0, "forked, the child closed the socket");
-	printf("forked: memzone back once the socket was closed everywhere\n");
+	if (keeper)
+		CHECK(read(up[0], &byte, 1) == 1 && byte == 'k', "%s: the child died", what);
+	else
+		CHECK(child_reap(client) == 0, "%s: the client failed", what);
+	expect_in_use(0, keeper ? "forked, the child closed the socket" : "cut, client exited");
+	printf("%s: memzone back once %s\n",
+	       what,
+	       keeper ? "the socket was closed everywhere" : "the client exited");
 	close(up[0]);
 	close(up[1]);
 	close(end[0]);
@@ -187,8 +177,8 @@ int main(int argc, char **argv) {
 	watchdog_start(TEST_WATCHDOG_S);
 	children_guard();
 	expect_in_use(0, "start");
-	cut();
-	forked();
+	cut(false);
+	cut(true);
 	disconnect();
 	return EXIT_SUCCESS;
 }
