@@ -148,7 +148,7 @@ static void usage(void) {
 	       "\n"
 	       "Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
 	       "defaults, each only if that option is not given after --:\n"
-	       "  --file-prefix %s         (root; another user's: %s-UID)\n"
+	       "  --file-prefix %s     (as root; for another user %s-UID)\n"
 	       "  -l 0                       (unless -l, -c or --lcores is given)\n"
 	       "  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
 	       "  --no-telemetry             (--telemetry without shmchand's --telemetry; unless\n"
