@@ -13,7 +13,9 @@
 //     then exited: the zone stays held while the child holds the socket, and
 //     goes back once it has closed it;
 //  3. disconnect: a client that closes its own connection is let go at
-//     once: its zone goes back while it still runs.
+//     once: its zone goes back while it still runs. Meanwhile it cost the
+//     daemon the descriptors the daemon counts for it (main/fd_budget.h):
+//     its connection's and a memzone channel's, in /proc/PID/fd.
 //
 // usage: shm_memzone_hold SOCK (against a daemon with --hugepages on)
 
@@ -37,6 +39,10 @@
 #define SETTLE_MS 3000
 #define HELD_WATCH_MS 500
 #define POLL_US 10000
+#define SETTLE_STEP_US 100000
+// What a client with a memzone channel costs the daemon: its connection and
+// CHANNEL_FDS_MEMZONE (main/channel.h).
+#define MEMZONE_CLIENT_FDS (1 + 4)
 
 static const char *sock_path;
 
@@ -164,8 +170,17 @@ static void cut(bool keeper) {
 
 // 3. A client that disconnects itself, and lives on.
 static void disconnect(void) {
+	pid_t daemon = daemon_pid_from_env();
+	// The connections of memzones_in_use() and the channels freed before
+	// end a little later.
+	unsigned before = proc_count_settled(daemon, "fd", SETTLE_STEP_US);
 	int fd = attach_memzone();
+	unsigned held = proc_count_entries(daemon, "fd");
 
+	CHECK(held == before + MEMZONE_CLIENT_FDS,
+	      "a client with a memzone channel holds %u of the daemon's descriptors, expected %d",
+	      held - before,
+	      MEMZONE_CLIENT_FDS);
 	close(fd);
 	expect_in_use(0, "disconnect, client alive");
 	printf("disconnect: memzone back while the client runs on\n");
