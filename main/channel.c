@@ -826,11 +826,16 @@ static void memzone_pool_reclaim_locked(void) {
 			i++;
 			continue;
 		}
-		LOG(INFO,
-		    "memzone %s back in the pool: pid %d has exited%s",
-		    h->mz->name,
-		    (int)h->holder.pid,
-		    h->holder.peer_known ? ", and no process holds its socket" : "");
+		if (h->holder.pid == 0)
+			LOG(INFO,
+			    "memzone %s back in the pool: no process holds its socket",
+			    h->mz->name);
+		else
+			LOG(INFO,
+			    "memzone %s back in the pool: pid %d has exited%s",
+			    h->mz->name,
+			    (int)h->holder.pid,
+			    h->holder.peer_known ? ", and no process holds its socket" : "");
 		if (h->holder.pidfd >= 0) {
 			close(h->holder.pidfd);
 			fd_budget_give(1);
@@ -987,18 +992,26 @@ static void channel_zone_hold(struct channel *ch) {
 		h->pid = err == ESRCH ? 0 : pid;
 	}
 	if (h->pid == 0 && !h->peer_known) {
-		LOG(NOTICE,
-		    "channel %s: neither the client (pid %d) nor its socket can be watched: memzone"
-		    " back in the pool after the grace period",
-		    ch->name,
-		    (int)pid);
+		// Gone, and its socket closed everywhere: nothing writes into
+		// the zone any more. Else it cannot be watched at all.
+		if (pid <= 0 || ret != -ENOTCONN)
+			LOG(NOTICE,
+			    "channel %s: neither the client (pid %d) nor its socket can be watched:"
+			    " memzone back in the pool after the grace period",
+			    ch->name,
+			    (int)pid);
 		return;
 	}
-	LOG(INFO,
-	    "channel %s: memzone held out of the pool until pid %d exits%s",
-	    ch->name,
-	    (int)pid,
-	    h->peer_known ? " and no process holds its socket" : "");
+	if (h->pid == 0)
+		LOG(INFO,
+		    "channel %s: memzone held out of the pool until no process holds its socket",
+		    ch->name);
+	else
+		LOG(INFO,
+		    "channel %s: memzone held out of the pool until pid %d exits%s",
+		    ch->name,
+		    (int)pid,
+		    h->peer_known ? " and no process holds its socket" : "");
 }
 
 // After the grace period: nothing can reach the channel any more.
