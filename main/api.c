@@ -229,6 +229,7 @@ static const struct {
 	[API_FAULT_CHANNEL_ATTACHED] = {RTE_LOG_INFO, "channels attached"},
 	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
 	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
+	[API_FAULT_ATTACH_FDS] = {RTE_LOG_WARNING, "attaches past the open files limit"},
 };
 
 // Longest detail of one fault (fault_detail()).
@@ -321,6 +322,16 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 			FAULT_DETAIL_LEN,
 			"all %u memzone channels in use: memfd instead",
 			a[0]
+		);
+		break;
+	case API_FAULT_ATTACH_FDS:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach refused (ENFILE): %u descriptors held for clients, room for %u with"
+			" this one's: stays on the socket",
+			a[0],
+			a[1]
 		);
 		break;
 	case API_FAULT_LOG_LEVEL_SET:

@@ -91,6 +91,7 @@ enum api_fault {
 	API_FAULT_CHANNEL_ATTACHED, // text: which, how (done)
 	API_FAULT_CHANNEL_GIVEN_BACK, // text: which (done)
 	API_FAULT_MEMZONES_IN_USE, // args: memzone channels in the pool
+	API_FAULT_ATTACH_FDS, // args: descriptors held for clients, the room for this one's
 	API_FAULTS,
 };
 
@@ -121,8 +122,11 @@ struct api_ctx {
 	gid_t peer_gid;
 	int sock_fd; // the socket of this client, -1 on a channel
 	// Called once when the socket connection closes (the lease of a channel
-	// attached over it). Main thread.
-	void (*lease_lost)(void *arg);
+	// attached over it). peer_closed: the client closed its end (EOF, or
+	// a reset); else the daemon ended the connection while the client's
+	// end was open (a bad request, a stall, a failed send, shutdown), and
+	// the client may still run. Main thread.
+	void (*lease_lost)(void *arg, bool peer_closed);
 	void *lease_arg;
 	// Faults recorded and not logged yet: written and read only by the
 	// thread that serves this client.

@@ -28,8 +28,10 @@
 #include "channel.h"
 #include "channel_priv.h"
 #include "event.h"
+#include "fd_budget.h"
 #include "poller.h"
 #include "shmchand.h"
+#include "unix_diag.h"
 
 #include <gr_shm.h>
 #include <shmchan.h>
@@ -86,6 +88,15 @@ enum channel_state {
 	CHANNEL_CLOSED = GR_SHM_CHANNEL_CLOSED,
 };
 
+// Who may still write into a memzone once its channel is gone
+// (channel_zone_hold()).
+struct zone_holder {
+	pid_t pid; // the client that connected, 0: none (gone, or unknown)
+	int pidfd; // pidfd_open(pid), readable once it has exited; -1: kill(pid, 0)
+	bool peer_known; // peer: the client's end of the lease socket
+	struct unix_sock_id peer;
+};
+
 // A response waiting for room in the response ring (poller only).
 struct backlog_msg {
 	struct backlog_msg *next;
@@ -120,20 +131,21 @@ struct channel {
 	enum channel_armed armed; // what channel_arm() marked it for, until its re-check
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
-	// Main thread, at detach of a faulted memzone channel: the client that
-	// may still write into the zone (pid 0: none).
-	pid_t holder_pid;
-	int holder_pidfd;
+	// Main thread, at the detach of a memzone channel whose client may
+	// still write into the zone (channel_zone_hold()).
+	struct zone_holder holder;
 };
 
 // A zone taken from a client the daemon detached while it lived (a fault:
-// slow or corrupt): held out of the pool until that process has exited,
-// whatever it is doing meanwhile (stopped, swapped out, in a debugger), since
-// a process that still runs may still write into the zone.
+// slow or corrupt; or its connection closed by the daemon): held out of the
+// pool until that process has exited and no process holds the client's end
+// of its socket any more, whatever they are doing meanwhile (stopped,
+// swapped out, in a debugger), since a process that still runs may still
+// write into the zone: the one that connected, one it forked (which shares
+// its mappings and its socket), or a secondary it passed the socket to.
 struct memzone_held {
 	const struct rte_memzone *mz;
-	pid_t pid;
-	int pidfd; // pidfd_open(pid), readable once it has exited; -1: kill(pid, 0)
+	struct zone_holder holder;
 };
 
 // The memzone pool. Taken from by the main thread (attach), given back to by
@@ -150,6 +162,11 @@ static struct {
 	unsigned n_held;
 	unsigned n_zones; // reserved at startup
 } memzone_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+// The descriptors a channel of this backing holds (channel.h).
+static unsigned channel_fds(enum shmchan_backing backing) {
+	return backing == SHMCHAN_BACKING_MEMFD ? CHANNEL_FDS_MAX : CHANNEL_FDS_MEMZONE;
+}
 
 static CDS_LIST_HEAD(registry);
 // The channels of each poller, in the order they attached (main thread
@@ -775,8 +792,10 @@ static void memzone_pool_put_locked(const struct rte_memzone *mz) {
 	memzone_pool.n_free++;
 }
 
-// Has the process that held a zone exited?
-static bool memzone_holder_exited(const struct memzone_held *h) {
+// Has the process that connected exited?
+static bool holder_pid_exited(const struct zone_holder *h) {
+	if (h->pid <= 0)
+		return true;
 	if (h->pidfd >= 0) {
 		struct pollfd pfd = {.fd = h->pidfd, .events = POLLIN};
 		// A pidfd is readable once its process has exited (a zombie
@@ -786,6 +805,14 @@ static bool memzone_holder_exited(const struct memzone_held *h) {
 	// Without a pidfd, the pid: a process that took it since only keeps
 	// the zone out of the pool longer.
 	return kill(h->pid, 0) < 0 && errno == ESRCH;
+}
+
+// Has every process that may write into a held zone let go of it? The pid
+// first: it costs a poll(), the socket a netlink request. A socket the
+// kernel cannot tell about keeps the zone held.
+static bool memzone_holder_exited(const struct memzone_held *h) {
+	return holder_pid_exited(&h->holder) &&
+	       (!h->holder.peer_known || unix_diag_exists(&h->holder.peer) == 0);
 }
 
 // Pool lock held: the zones whose holder has exited go back to the pool.
@@ -799,10 +826,20 @@ static void memzone_pool_reclaim_locked(void) {
 			i++;
 			continue;
 		}
-		LOG(INFO, "memzone %s back in the pool: pid %d has exited", h->mz->name, (int)h->pid
-		);
-		if (h->pidfd >= 0)
-			close(h->pidfd);
+		if (h->holder.pid == 0)
+			LOG(INFO,
+			    "memzone %s back in the pool: no process holds its socket",
+			    h->mz->name);
+		else
+			LOG(INFO,
+			    "memzone %s back in the pool: pid %d has exited%s",
+			    h->mz->name,
+			    (int)h->holder.pid,
+			    h->holder.peer_known ? ", and no process holds its socket" : "");
+		if (h->holder.pidfd >= 0) {
+			close(h->holder.pidfd);
+			fd_budget_give(1);
+		}
 		memzone_pool_put_locked(h->mz);
 		*h = memzone_pool.held[--memzone_pool.n_held];
 	}
@@ -840,10 +877,10 @@ static int channel_mem_alloc(
 	return 0;
 }
 
-// Main thread or the call_rcu thread: a memzone goes back to the pool, or
-// is held until holder_pid (if not 0) has exited; the pool takes
-// holder_pidfd (-1: none).
-static void channel_mem_free(struct shmchan_mem *mem, pid_t holder_pid, int holder_pidfd) {
+// Main thread or the call_rcu thread: a memzone goes back to the pool, or,
+// with a holder (NULL: none), is held until the holder let go of it; the
+// pool takes its pidfd.
+static void channel_mem_free(struct shmchan_mem *mem, const struct zone_holder *holder) {
 	if (mem->backing != SHMCHAN_BACKING_MEMZONE) {
 		shmchan_memfd_destroy(mem);
 		return;
@@ -851,12 +888,11 @@ static void channel_mem_free(struct shmchan_mem *mem, pid_t holder_pid, int hold
 	if (mem->cookie == NULL)
 		return;
 	pthread_mutex_lock(&memzone_pool.lock);
-	if (holder_pid > 0)
+	if (holder != NULL && (holder->pid > 0 || holder->peer_known))
 		// Room for it: every zone is either handed out, free or held.
 		memzone_pool.held[memzone_pool.n_held++] = (struct memzone_held){
 			.mz = mem->cookie,
-			.pid = holder_pid,
-			.pidfd = holder_pidfd,
+			.holder = *holder,
 		};
 	else
 		memzone_pool_put_locked(mem->cookie);
@@ -912,41 +948,70 @@ static void memzone_pool_init(void) {
 static void memzone_pool_fini(void) {
 	pthread_mutex_lock(&memzone_pool.lock);
 	for (unsigned i = 0; i < memzone_pool.n_held; i++)
-		if (memzone_pool.held[i].pidfd >= 0)
-			close(memzone_pool.held[i].pidfd);
+		if (memzone_pool.held[i].holder.pidfd >= 0) {
+			close(memzone_pool.held[i].holder.pidfd);
+			fd_budget_give(1);
+		}
 	memzone_pool.n_held = 0;
 	pthread_mutex_unlock(&memzone_pool.lock);
 }
 
-// Main thread, at the detach of a channel the daemon faulted: its client was
-// alive then, and may run again later (it may be stopped). Its memzone is
-// held out of the pool until it has exited.
+// Main thread, at the detach of a memzone channel whose client the daemon
+// gave up on (a fault, or its connection closed by the daemon): the client
+// was alive then, and may run again later (it may be stopped). The zone is
+// held out of the pool until that process has exited and the client's end
+// of the lease socket (still open here) is closed in every process.
 static void channel_zone_hold(struct channel *ch) {
+	struct zone_holder *h = &ch->holder;
 	pid_t pid = ch->ctx.peer_pid;
-	int fd;
+	int ret, err;
 
 	if (ch->mem.backing != SHMCHAN_BACKING_MEMZONE)
 		return; // a memfd is never given to anyone else
-	if (pid <= 0) {
+	ret = unix_diag_peer(ch->lease_fd, &h->peer);
+	h->peer_known = ret == 0;
+	if (ret < 0 && ret != -ENOTCONN)
 		LOG(NOTICE,
-		    "channel %s: client pid unknown (another pid namespace?): memzone back in the"
-		    " pool after the grace period",
-		    ch->name);
+		    "channel %s: the client's end of its socket cannot be watched (%s): watching"
+		    " pid %d alone",
+		    ch->name,
+		    strerror(-ret),
+		    (int)pid);
+	if (pid > 0) {
+		h->pidfd = (int)syscall(SYS_pidfd_open, pid, PIDFD_OPEN_FLAGS);
+		err = h->pidfd < 0 ? errno : 0;
+		if (err == 0)
+			fd_budget_take(1);
+		else if (err != ESRCH)
+			LOG(NOTICE,
+			    "channel %s: pidfd_open(%d): %s: watching the pid instead",
+			    ch->name,
+			    (int)pid,
+			    strerror(err));
+		// ESRCH: gone already; its socket may live on elsewhere.
+		h->pid = err == ESRCH ? 0 : pid;
+	}
+	if (h->pid == 0 && !h->peer_known) {
+		// Gone, and its socket closed everywhere: nothing writes into
+		// the zone any more. Else it cannot be watched at all.
+		if (pid <= 0 || ret != -ENOTCONN)
+			LOG(NOTICE,
+			    "channel %s: neither the client (pid %d) nor its socket can be watched:"
+			    " memzone back in the pool after the grace period",
+			    ch->name,
+			    (int)pid);
 		return;
 	}
-	fd = (int)syscall(SYS_pidfd_open, pid, PIDFD_OPEN_FLAGS);
-	if (fd < 0 && errno == ESRCH)
-		return; // gone already: nothing writes into the zone any more
-	if (fd < 0)
-		LOG(NOTICE,
-		    "channel %s: pidfd_open(%d): %s: watching the pid instead",
+	if (h->pid == 0)
+		LOG(INFO,
+		    "channel %s: memzone held out of the pool until no process holds its socket",
+		    ch->name);
+	else
+		LOG(INFO,
+		    "channel %s: memzone held out of the pool until pid %d exits%s",
 		    ch->name,
 		    (int)pid,
-		    strerror(errno));
-	ch->holder_pid = pid;
-	ch->holder_pidfd = fd;
-	LOG(INFO, "channel %s: memzone held out of the pool until pid %d exits", ch->name, (int)pid
-	);
+		    h->peer_known ? " and no process holds its socket" : "");
 }
 
 // After the grace period: nothing can reach the channel any more.
@@ -961,23 +1026,33 @@ static void channel_free(struct rcu_head *head) {
 	event_sub_free(ch->ctx.events);
 	backlog_free(ch);
 	shmchan_server_destroy(ch->server);
-	channel_mem_free(&ch->mem, ch->holder_pid, ch->holder_pidfd);
+	fd_budget_give(channel_fds(ch->mem.backing));
+	channel_mem_free(&ch->mem, &ch->holder);
 	if (ch->lease_fd >= 0)
 		close(ch->lease_fd);
 	free(ch);
 }
 
+// How a channel ended, besides a fault.
+enum channel_end_how {
+	END_GIVEN_BACK, // the client asked for it (GR_SHM_DETACH): the lease lives on
+	END_PEER_CLOSED, // the client closed its end of the lease
+	END_CUT, // the daemon closed the lease with the client's end open
+};
+
 // Main thread: stop serving the channel and free it after the grace period.
-// given_back: the client asked for it (GR_SHM_DETACH), the lease lives on.
-static void channel_end(struct channel *ch, bool given_back) {
+static void channel_end(struct channel *ch, enum channel_end_how how) {
 	uint32_t prev = atomic_exchange(&ch->state, CHANNEL_CLOSED);
+	bool given_back = how == END_GIVEN_BACK;
 
 	if (prev == CHANNEL_CLOSED)
 		return;
 	// Before the zone can go back to the pool: a client still running
 	// fails its next ring operation.
 	shmchan_server_detach(ch->server);
-	if (prev == CHANNEL_FAULTED)
+	// The daemon gave up on a client that did not go: it may still write
+	// into its zone.
+	if (prev == CHANNEL_FAULTED || how == END_CUT)
 		channel_zone_hold(ch);
 	cds_list_del_rcu(&ch->node);
 	cds_list_del_rcu(&ch->poller_node);
@@ -1010,7 +1085,9 @@ static void channel_end(struct channel *ch, bool given_back) {
 		    "channel %s (pid %d) detached: %s",
 		    ch->name,
 		    (int)ch->ctx.peer_pid,
-		    prev == CHANNEL_FAULTED ? ch->fault_reason : "lease closed");
+		    prev == CHANNEL_FAULTED ? ch->fault_reason
+		    : how == END_CUT	    ? "lease closed by the daemon"
+					    : "lease closed");
 	struct gr_shm_event_channel_detached ev = {
 		.pid = ch->ctx.peer_pid,
 		.reason = prev != CHANNEL_FAULTED
@@ -1024,8 +1101,8 @@ static void channel_end(struct channel *ch, bool given_back) {
 }
 
 // Main thread: the lease (socket) ended, or the daemon stops.
-static void channel_detach(void *arg) {
-	channel_end(arg, false);
+static void channel_detach(void *arg, bool peer_closed) {
+	channel_end(arg, peer_closed ? END_PEER_CLOSED : END_CUT);
 }
 
 static struct channel *
@@ -1038,7 +1115,7 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 		return NULL;
 	}
 	ch->lease_fd = -1;
-	ch->holder_pidfd = -1;
+	ch->holder.pidfd = -1;
 	ch->mem.fd = -1;
 	ch->mem.backing = backing;
 	snprintf(
@@ -1084,11 +1161,12 @@ channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int
 	ch->ctx.sock_fd = -1;
 	ch->poller = next_poller++ % poller_count();
 	atomic_init(&ch->state, CHANNEL_UP);
+	fd_budget_take(channel_fds(backing));
 	return ch;
 fail:
 	if (ch->server != NULL)
 		shmchan_server_destroy(ch->server);
-	channel_mem_free(&ch->mem, 0, -1);
+	channel_mem_free(&ch->mem, NULL);
 	if (ch->lease_fd >= 0)
 		close(ch->lease_fd);
 	free(ch);
@@ -1133,6 +1211,16 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	} else {
 		api_fault(ctx, API_FAULT_ATTACH_BACKINGS, NULL, req->backings, offered);
 		return api_out(ENOTSUP, 0, NULL);
+	}
+	if (!fd_budget_admits(channel_fds(backing), ctx->peer_uid == 0)) {
+		api_fault(
+			ctx,
+			API_FAULT_ATTACH_FDS,
+			NULL,
+			fd_budget_held(),
+			fd_budget_room(ctx->peer_uid == 0)
+		);
+		return api_out(ENFILE, 0, NULL);
 	}
 	if (backing == SHMCHAN_BACKING_MEMFD && req->backings & offered & GR_SHM_BACKING_MEMZONE)
 		api_fault(ctx, API_FAULT_MEMZONES_IN_USE, NULL, memzone_pool.n_zones, 0);
@@ -1217,7 +1305,7 @@ static struct api_out channel_give_back(const void *request, uint32_t len, struc
 		ch->name,
 		(int)ch->ctx.peer_pid
 	);
-	channel_end(ch, true);
+	channel_end(ch, END_GIVEN_BACK);
 	return api_out(0, 0, NULL);
 }
 API_HANDLER(GR_SHM_DETACH, channel_give_back);
@@ -1325,7 +1413,7 @@ void channel_module_fini(void) {
 	// Connections are closed first (each detaching its channel); detach
 	// whatever is left, then stop the pollers and wait for the frees.
 	cds_list_for_each_entry_safe (ch, tmp, &registry, node)
-		channel_detach(ch);
+		channel_end(ch, END_CUT);
 	poller_stop();
 	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++) {
 		free(poller_views[i].slots);

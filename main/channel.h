@@ -27,6 +27,12 @@
 // next rte_memzone_reserve or rte_memzone_free. With the pool, attach and
 // detach never take it. When the pool is empty, secondaries get memfd.
 #define CHANNEL_MEMZONE_POOL 32
+// Descriptors a channel makes the daemon hold: the dup of its lease socket,
+// the three of its shmchan server (the request eventfd, and both ends of the
+// response doorbell's socket pair: the client's end is kept to pass again),
+// and its memfd if it has one. test/sock_fd_budget.sh counts them.
+#define CHANNEL_FDS_MEMZONE 4
+#define CHANNEL_FDS_MAX 5
 
 // Start the pollers. After EAL init, before the socket accepts clients.
 // Returns 0 or -errno. Main thread.

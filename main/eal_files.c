@@ -17,6 +17,12 @@
 // rte_eal_cleanup() (the memzone list stays mapped, and a mapping keeps its
 // file's flock). So it reads the kernel's table of locks, /proc/locks, and
 // a file on which a process other than itself holds a lock is in use.
+//
+// The daemon touches only files of its own euid: another user's daemon may
+// run on the same prefix (a hugetlbfs mount is shared by every user), and
+// its files are neither the daemon's to remove nor a reason to keep its own.
+// Without hugepages (--no-huge) EAL makes no hugepage file, and no
+// hugetlbfs mount is looked at.
 
 #include "eal_files.h"
 #include "shmchand.h"
@@ -95,7 +101,6 @@ static void huge_dirs_find(struct huge_dirs *dirs, const char *huge_dir) {
 	const struct mntent *m;
 	FILE *f;
 
-	dirs->n = 0;
 	if (huge_dir != NULL) {
 		huge_dirs_add(dirs, huge_dir);
 		return;
@@ -153,13 +158,20 @@ static int foreign_locks_read(struct foreign_locks *locks) {
 	return 0;
 }
 
+// Whether st is a file of this process's euid.
+static bool is_own(const struct stat *st) {
+	return st->st_uid == geteuid();
+}
+
 // 1 if another process holds a lock on dir_fd/name, 0 if not (or if it is
-// gone), or -errno.
+// gone, or not ours), or -errno.
 static int file_in_use(int dir_fd, const char *name, const struct foreign_locks *locks) {
 	struct stat st;
 
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (!is_own(&st))
+		return 0;
 	for (size_t i = 0; i < locks->n; i++) {
 		const struct locked_file *file = &locks->files[i];
 		if (file->ino == st.st_ino && file->major == major(st.st_dev) &&
@@ -204,7 +216,24 @@ static bool is_entry(const char *name, const char *unused) {
 	return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
-// Unlink the files of d that match() accepts but skip, and count them.
+// Unlink dir_fd/name if it is ours. Returns 1 (removed), 0 (gone already),
+// -EPERM (another user's: left alone) or -errno.
+static int unlink_own(int dir_fd, const char *name) {
+	struct stat st;
+
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!is_own(&st)) {
+		LOG(DEBUG, "leaving %s: it belongs to uid %u", name, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (unlinkat(dir_fd, name, 0) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return 1;
+}
+
+// Unlink the files of d that match() accepts but skip, if they are ours,
+// and count them.
 static void unlink_matching(
 	DIR *d,
 	bool (*match)(const char *name, const char *arg),
@@ -213,15 +242,17 @@ static void unlink_matching(
 	unsigned *n
 ) {
 	const struct dirent *e;
+	int ret;
 
 	rewinddir(d);
 	while ((e = readdir(d)) != NULL) {
 		if (!match(e->d_name, arg) || (skip != NULL && strcmp(e->d_name, skip) == 0))
 			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+		ret = unlink_own(dirfd(d), e->d_name);
+		if (ret > 0)
 			(*n)++;
-		else if (errno != ENOENT)
-			LOG(WARNING, "cannot remove %s: %s", e->d_name, strerror(errno));
+		else if (ret < 0 && ret != -EPERM)
+			LOG(WARNING, "cannot remove %s: %s", e->d_name, strerror(-ret));
 	}
 }
 
@@ -245,6 +276,26 @@ static int config_lock(int runtime_fd, int *locked_fd) {
 	return 0;
 }
 
+// After the runtime folder dir went: remove its parent, <base>/dpdk, if it
+// is empty and this user's. EAL makes it 0700 for the first user who needs
+// it, and in /tmp (no XDG_RUNTIME_DIR) one user's would keep every other
+// user's DPDK out. Not as root: /var/run/dpdk is the system's.
+static void runtime_parent_remove(const char *dir) {
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (getuid() == 0 || (size_t)snprintf(parent, sizeof(parent), "%s", dir) >= sizeof(parent))
+		return;
+	slash = strrchr(parent, '/');
+	if (slash == NULL || slash == parent)
+		return;
+	*slash = '\0';
+	// ENOTEMPTY: another prefix's folder, of this user, is there.
+	if (lstat(parent, &st) == 0 && S_ISDIR(st.st_mode) && is_own(&st) && rmdir(parent) == 0)
+		LOG(DEBUG, "removed the empty folder %s", parent);
+}
+
 int eal_files_remove(const struct eal_files *files) {
 	DIR *runtime = NULL, *huge[HUGE_DIRS_MAX] = {NULL};
 	char runtime_real[PATH_MAX] = "";
@@ -255,11 +306,15 @@ int eal_files_remove(const struct eal_files *files) {
 
 	if (!files->shared) {
 		// Another primary may use the same prefix: leave its files.
-		if (rmdir(files->runtime_dir) == 0)
+		if (rmdir(files->runtime_dir) == 0) {
 			LOG(DEBUG, "removed the empty runtime folder %s", files->runtime_dir);
+			runtime_parent_remove(files->runtime_dir);
+		}
 		return 0;
 	}
-	huge_dirs_find(&dirs, files->huge_dir);
+	dirs.n = 0;
+	if (files->hugepages)
+		huge_dirs_find(&dirs, files->huge_dir);
 	if (realpath(files->runtime_dir, runtime_real) == NULL)
 		runtime_real[0] = '\0';
 
@@ -307,13 +362,17 @@ int eal_files_remove(const struct eal_files *files) {
 	}
 	if (runtime != NULL) {
 		unlink_matching(runtime, is_entry, NULL, CONFIG_NAME, &n_runtime);
-		if (unlinkat(dirfd(runtime), CONFIG_NAME, 0) == 0)
+		ret = unlink_own(dirfd(runtime), CONFIG_NAME);
+		if (ret > 0)
 			n_runtime++;
-		else if (errno != ENOENT)
-			LOG(WARNING, "cannot remove %s/config: %s", runtime_real, strerror(errno));
-		// ENOTEMPTY: a new primary came in once config was gone; the
-		// folder is its own now.
-		if (rmdir(runtime_real) < 0 && errno != ENOTEMPTY)
+		else if (ret < 0 && ret != -EPERM)
+			LOG(WARNING, "cannot remove %s/config: %s", runtime_real, strerror(-ret));
+		ret = 0;
+		// ENOTEMPTY: a new primary came in once config was gone, and the
+		// folder is its own now, or another user's file is there.
+		if (rmdir(runtime_real) == 0)
+			runtime_parent_remove(runtime_real);
+		else if (errno != ENOTEMPTY)
 			LOG(WARNING, "cannot remove %s: %s", runtime_real, strerror(errno));
 	}
 	if (n_huge > 0 || runtime != NULL)

@@ -15,6 +15,9 @@ struct eal_files {
 	const char *prefix;
 	// The runtime folder: config, fbarray_*, hugepage_info, mp_socket*.
 	char runtime_dir[PATH_MAX];
+	// EAL maps hugepage files (not with --no-huge): only then are they
+	// looked for.
+	bool hugepages;
 	// --huge-dir, or NULL: then every hugetlbfs mount holds the prefix's
 	// hugepage files (<dir>/<prefix>map_<n>) if any.
 	const char *huge_dir;
@@ -28,7 +31,9 @@ struct eal_files {
 void eal_runtime_dir(const char *prefix, char *dir, size_t len);
 
 // Remove the prefix's hugepage files and its runtime folder, unless another
-// process still uses them: a primary that holds the config lock, or a
+// process still uses them (files of another euid are left alone, and never
+// count as in use), and the runtime folder's parent if it is empty and
+// not root's: a primary that holds the config lock, or a
 // secondary that maps a hugepage file or holds an fbarray file. Call it only
 // once EAL is done (after rte_eal_cleanup(), or a failed rte_eal_init()).
 // With files.shared false, only removes the runtime folder if it is empty. Returns 0 (also when

@@ -5,6 +5,7 @@
 // pattern. shmchand has no datapath, so packet logging is not served.
 
 #include "api.h"
+#include "log_escape.h"
 #include "shmchand.h"
 
 #include <errno.h>
@@ -65,6 +66,7 @@ static struct api_out log_level_list(const void *request, uint32_t len, struct a
 // client's faults, outside the handler lock and at a bounded rate.
 static struct api_out log_level_set(const void *request, uint32_t len, struct api_ctx *ctx) {
 	const struct gr_log_level_set_req *req = request;
+	char pattern[LOG_ESCAPE_LEN(sizeof(req->pattern))];
 
 	(void)len;
 	if (req->level < GR_LOG_LEVEL_MIN || req->level > GR_LOG_LEVEL_MAX) {
@@ -82,7 +84,7 @@ static struct api_out log_level_set(const void *request, uint32_t len, struct ap
 		ctx,
 		API_FAULT_LOG_LEVEL_SET,
 		"log level of '%s' set to %u",
-		req->pattern,
+		log_escape(pattern, sizeof(pattern), req->pattern),
 		req->level
 	);
 	return api_out(0, 0, NULL);

@@ -5,6 +5,7 @@
 // pings (GR_PING, GR_PING2). Events and log levels have files of their own.
 
 #include "api.h"
+#include "log_escape.h"
 #include "shmchand.h"
 
 #include <errno.h>
@@ -35,6 +36,7 @@ static bool hello_resp_of(uint32_t api_version, uint32_t *len, const void **payl
 // Main thread or poller, under the handler lock.
 static struct api_out hello(const void *request, uint32_t len, struct api_ctx *ctx) {
 	const struct gr_hello_req *req = request;
+	char version[LOG_ESCAPE_LEN(sizeof(req->version))];
 	const void *resp;
 	uint32_t resp_len;
 
@@ -54,7 +56,7 @@ static struct api_out hello(const void *request, uint32_t len, struct api_ctx *c
 		    "%s client pid %d: hello from '%s', API version %u",
 		    ctx->transport->name,
 		    (int)ctx->peer_pid,
-		    req->version,
+		    log_escape(version, sizeof(version), req->version),
 		    req->api_version);
 	ctx->hello_done = true;
 	ctx->api_version = req->api_version;

@@ -5,7 +5,9 @@
 
 #include "channel.h"
 #include "eal_files.h"
+#include "eal_memcfg.h"
 #include "event.h"
+#include "fd_budget.h"
 #include "shmchand.h"
 #include "sock.h"
 #include "telemetry.h"
@@ -28,6 +30,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +44,8 @@
 #define EVENT_BACKLOG_BYTES_MIN 4096
 #define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
 // Default EAL file prefix, so the daemon never collides with another DPDK
-// application's default "rte".
+// application's default "rte": root's, and, with the uid appended, another
+// user's (default_file_prefix()).
 #define DEFAULT_FILE_PREFIX "shmchand"
 // Where the kernel counts free 2 MB hugepages, and how many --hugepages auto
 // wants to see before it uses them: EAL itself maps a few, and each memzone
@@ -67,6 +71,11 @@
 // file prefix's files before it leaves them, and how often it looks.
 #define SECONDARY_EXIT_WAIT_MS 2000
 #define SECONDARY_EXIT_POLL_MS 20
+// How long the daemon waits at exit for EAL's memory hotplug lock before it
+// gives up on rte_eal_cleanup(): a secondary in its EAL init holds it for
+// reading for milliseconds; one that died there holds it for ever. With
+// SECONDARY_EXIT_WAIT_MS and the pollers' stop, SIGTERM ends within 5 s.
+#define EAL_LOCK_EXIT_WAIT_MS 1000
 // Options shmchand may add to the EAL arguments, and the program name.
 #define EAL_OWN_ARGS_MAX 14
 // EAL base address in sanitized builds (see eal_args_build()).
@@ -140,7 +149,7 @@ static void usage(void) {
 	       "\n"
 	       "Everything after -- goes to rte_eal_init(). Before it shmchand puts its own\n"
 	       "defaults, each only if that option is not given after --:\n"
-	       "  --file-prefix %s\n"
+	       "  --file-prefix %s     (as root; for another user %s-UID)\n"
 	       "  -l 0                       (unless -l, -c or --lcores is given)\n"
 	       "  --no-pci                   (unless --no-pci, -a or --allow is given)\n"
 	       "  --no-telemetry             (--telemetry without shmchand's --telemetry; unless\n"
@@ -160,7 +169,9 @@ static void usage(void) {
 	       "\n"
 	       "SIGINT or SIGTERM stops the daemon: it closes every client, removes the socket,\n"
 	       "removes the hugepage files and EAL runtime folder of its file prefix once no\n"
-	       "DPDK secondary maps them (it waits %d s for them), and exits 0. Any startup\n"
+	       "DPDK secondary maps them (it waits %d s for them), and exits 0, within 5 s\n"
+	       "whatever a secondary did: if one died inside EAL's memory hotplug lock, the\n"
+	       "daemon skips EAL's cleanup after %d s and says so. Any startup\n"
 	       "error exits 1; another daemon answering on the socket is found before EAL\n"
 	       "starts, so that a failed start creates nothing.\n"
 	       "\n"
@@ -187,9 +198,11 @@ static void usage(void) {
 	       EVENT_BACKLOG_BYTES_MAX,
 	       EVENT_BACKLOG_BYTES_DEFAULT,
 	       DEFAULT_FILE_PREFIX,
+	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
 	       HUGE_MEM_MB,
-	       SECONDARY_EXIT_WAIT_MS / 1000);
+	       SECONDARY_EXIT_WAIT_MS / 1000,
+	       EAL_LOCK_EXIT_WAIT_MS / 1000);
 }
 
 static int parse_uint(const char *arg, int base, unsigned long max, unsigned long *value) {
@@ -596,6 +609,20 @@ static bool want_no_huge(enum hugepage_mode mode, const char *huge_dir) {
 	return true;
 }
 
+// The default file prefix: DEFAULT_FILE_PREFIX as root, DEFAULT_FILE_PREFIX-UID
+// for any other user. Hugepage files are named after the prefix alone, in a
+// hugetlbfs mount every user shares: two users' daemons on one prefix would
+// share their names, and each would find the other's files in use at exit.
+// The real uid decides, as it decides where EAL puts its runtime folder.
+static const char *default_file_prefix(void) {
+	static char prefix[sizeof(DEFAULT_FILE_PREFIX "-4294967295")];
+
+	if (getuid() == 0)
+		return DEFAULT_FILE_PREFIX;
+	snprintf(prefix, sizeof(prefix), DEFAULT_FILE_PREFIX "-%u", (unsigned)getuid());
+	return prefix;
+}
+
 // Build the EAL arguments: program name, our defaults unless the user gave
 // the same option, then the user's arguments. Returns 0 or -ENOMEM.
 static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv) {
@@ -609,7 +636,7 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 	argv[argc++] = "shmchand";
 	if (!has_long_opt(user_argc, user_argv, "file-prefix")) {
 		argv[argc++] = "--file-prefix";
-		argv[argc++] = DEFAULT_FILE_PREFIX;
+		argv[argc++] = (char *)default_file_prefix();
 	}
 	if (!has_short_opt(user_argc, user_argv, 'l') &&
 	    !has_short_opt(user_argc, user_argv, 'c') &&
@@ -699,6 +726,31 @@ static unsigned eal_print_secondaries(const char *dir) {
 	return n;
 }
 
+// Whether the folder holding the runtime folder dir (<base>/dpdk) is
+// another user's that this one cannot write: EAL makes it 0700, and in
+// /tmp the first user's keeps every other user out. Says so.
+static bool eal_runtime_parent_foreign(const char *dir) {
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if ((size_t)snprintf(parent, sizeof(parent), "%s", dir) >= sizeof(parent))
+		return false;
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		return false;
+	*slash = '\0';
+	if (stat(parent, &st) < 0 || st.st_uid == geteuid() || dir_writable(parent))
+		return false;
+	fprintf(stderr,
+		"shmchand: %s belongs to uid %u and this user cannot write it: EAL cannot make"
+		" its runtime folder there; set XDG_RUNTIME_DIR to a folder of this user's (a"
+		" login session has one)\n",
+		parent,
+		(unsigned)st.st_uid);
+	return true;
+}
+
 // Say why rte_eal_init() failed and what to do about it.
 static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	char dir[PATH_MAX];
@@ -711,6 +763,8 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 		fprintf(stderr, "shmchand: EAL init failed (see the EAL messages above)\n");
 
 	eal_runtime_dir(prefix, dir, sizeof(dir));
+	if (eal_runtime_parent_foreign(dir))
+		return;
 	primary = eal_primary_pid(dir);
 	if (primary != 0)
 		fprintf(stderr, "shmchand: process %d holds the EAL lock of %s\n", (int)primary, dir
@@ -728,16 +782,17 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	}
 }
 
-// Descriptors the daemon needs at most: per connection its socket, and per
-// channel a dup of it, two eventfds and a memfd; the refused connections
-// waiting; and a margin for EAL, libevent and the pollers.
-#define FDS_PER_CLIENT 5
-#define FDS_MARGIN 128
-#define FDS_NEEDED (SOCK_MAX_CLIENTS * FDS_PER_CLIENT + SOCK_REFUSED_MAX + FDS_MARGIN)
+// Descriptors the daemon wants at most: per connection with a channel
+// FD_BUDGET_PER_CLIENT, the spare of its budget (fd_budget.h), the pidfds of
+// held memzones, and FDS_OWN_MAX for EAL, libevent and the pollers.
+#define FDS_OWN_MAX 128
+#define FDS_NEEDED                                                                                 \
+	(SOCK_MAX_CLIENTS * FD_BUDGET_PER_CLIENT + FD_BUDGET_SPARE + CHANNEL_MEMZONE_POOL +        \
+	 FDS_OWN_MAX)
 
 // The soft limit of open files is often 1024, which SOCK_MAX_CLIENTS
-// connections alone would use up (accept() then fails for everyone): raise
-// it to the hard limit, as far as FDS_NEEDED.
+// connections alone would use up: raise it to the hard limit, as far as
+// FDS_NEEDED. fd_budget_init() says what the limit lets the daemon serve.
 static void raise_fd_limit(void) {
 	struct rlimit lim;
 
@@ -746,13 +801,47 @@ static void raise_fd_limit(void) {
 	lim.rlim_cur = lim.rlim_max < FDS_NEEDED ? lim.rlim_max : FDS_NEEDED;
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
 		LOG(WARNING, "cannot raise the open files limit: %s", strerror(errno));
-	if (lim.rlim_cur < FDS_NEEDED)
+}
+
+// Find EAL's memory hotplug lock (eal_memcfg.h), to try it at exit. Without
+// it (a DPDK whose layout differs), rte_eal_cleanup() is called blind.
+static void eal_lock_find(struct eal_memcfg *memcfg) {
+	const char *dir = rte_eal_get_runtime_dir();
+	int ret;
+
+	ret = eal_memcfg_find(dir, memcfg);
+	if (ret == -ENOENT)
+		return; // no shared config (--in-memory, --no-shconf): no secondary
+	if (ret == 0 && eal_memcfg_verify(memcfg) < 0) {
+		eal_memcfg_close(memcfg);
+		ret = -EPROTO;
+	}
+	if (ret < 0)
 		LOG(WARNING,
-		    "open files limited to %llu, under the %d that %d clients with channels"
-		    " need: past it, accept() fails and clients wait",
-		    (unsigned long long)lim.rlim_cur,
-		    FDS_NEEDED,
-		    SOCK_MAX_CLIENTS);
+		    "cannot find EAL's memory hotplug lock in %s/config (%s): a DPDK secondary"
+		    " that dies inside its EAL init would make the daemon's stop wait for ever",
+		    dir,
+		    ret == -EPROTO ? "not DPDK 22.11's layout" : strerror(-ret));
+}
+
+// Whether rte_eal_cleanup() may run: its memory detach takes EAL's memory
+// hotplug lock for writing, and spins for ever if a process died holding
+// it. Then the daemon leaves EAL's memory to the kernel, which unmaps it at
+// exit, and removes the files as usual: a dead holder keeps none of them.
+static bool eal_cleanup_may_run(const struct eal_memcfg *memcfg) {
+	int32_t word;
+
+	if (memcfg->head == NULL ||
+	    eal_memcfg_hotplug_wait(memcfg, EAL_LOCK_EXIT_WAIT_MS, &word) == 0)
+		return true;
+	LOG(WARNING,
+	    "EAL's memory hotplug lock is still held %d ms after shutdown (%d readers%s): a DPDK"
+	    " secondary died or stopped inside EAL (its init, or a walk of the memory);"
+	    " skipping rte_eal_cleanup(), which would wait on it for ever",
+	    EAL_LOCK_EXIT_WAIT_MS,
+	    (int)(word / RTE_RWLOCK_READ),
+	    word & RTE_RWLOCK_WRITE ? ", a writer" : "");
+	return false;
 }
 
 // Remove the file prefix's hugepage files and runtime folder once EAL is
@@ -809,6 +898,7 @@ static int serve(struct event_base *base) {
 		shmchand_config.sock_gid
 	);
 	if (ret == 0) {
+		fd_budget_init();
 		LOG(NOTICE,
 		    "shmchand %s ready: socket %s, file prefix %s, hugepages %s, channels %s",
 		    SHMCHAN_VERSION,
@@ -838,6 +928,7 @@ int main(int argc, char **argv) {
 	int own_argc = argc, ret, status = EXIT_FAILURE;
 	struct eal_args eal = {0};
 	struct eal_files files = {0};
+	struct eal_memcfg memcfg = {0};
 	struct event_base *base;
 	bool restore_cpus = false;
 	bool shared_files, telemetry;
@@ -892,7 +983,7 @@ int main(int argc, char **argv) {
 		cfg->file_prefix,
 		sizeof(cfg->file_prefix),
 		"%s",
-		long_opt_value(eal.argc, eal.argv, "file-prefix", DEFAULT_FILE_PREFIX)
+		long_opt_value(eal.argc, eal.argv, "file-prefix", default_file_prefix())
 	);
 	if (ret < 0 || (size_t)ret >= sizeof(cfg->file_prefix)) {
 		fprintf(stderr,
@@ -912,6 +1003,7 @@ int main(int argc, char **argv) {
 	files.huge_dir = long_opt_value(eal.argc, eal.argv, "huge-dir", NULL);
 	files.shared = !has_long_opt(eal.argc, eal.argv, "in-memory") &&
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
+	files.hugepages = !has_long_opt(eal.argc, eal.argv, "no-huge");
 	eal_runtime_dir(cfg->file_prefix, files.runtime_dir, sizeof(files.runtime_dir));
 	// EAL pins this thread to its main lcore. The daemon runs no data-plane
 	// lcore: give the main thread (and the pollers it starts) back every CPU
@@ -930,6 +1022,7 @@ int main(int argc, char **argv) {
 		goto free_args;
 	}
 	snprintf(files.runtime_dir, sizeof(files.runtime_dir), "%s", rte_eal_get_runtime_dir());
+	eal_lock_find(&memcfg);
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
 	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
@@ -946,7 +1039,9 @@ int main(int argc, char **argv) {
 		event_base_free(base);
 	}
 cleanup:
-	rte_eal_cleanup();
+	if (eal_cleanup_may_run(&memcfg))
+		rte_eal_cleanup();
+	eal_memcfg_close(&memcfg);
 	eal_files_release(&files);
 free_args:
 	free(eal.argv);

@@ -42,8 +42,9 @@
 
 #include "sock.h"
 #include "api.h"
-#include "log_limit.h"
 #include "event.h"
+#include "fd_budget.h"
+#include "log_limit.h"
 #include "shmchand.h"
 
 #include <shmchan.h>
@@ -53,6 +54,7 @@
 #include <event2/listener.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -110,7 +112,11 @@ struct conn {
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
+	bool peer_closed; // the client closed its end: EOF, or a socket error
 	uint64_t accepted_ns; // setup only
+	// Start time of the peer process (proc_start_time()), 0 if unknown:
+	// with its pid, which process connected, even once the pid is reused.
+	uint64_t peer_start;
 	// Written by the main thread alone, read by sock_clients_walk() on any
 	// thread: relaxed atomic stores and loads, no locked instruction.
 	struct sock_conn_counters counters;
@@ -125,6 +131,15 @@ struct refusal {
 	uint32_t status; // EMFILE, EUSERS or ENFILE
 	size_t got; // bytes of hdr read so far
 	struct gr_api_request hdr;
+};
+
+// Why a connection is refused (sock.h), and the status its hello gets.
+enum refusal_why {
+	REFUSE_NONE,
+	REFUSE_PID, // EMFILE
+	REFUSE_UID, // EUSERS
+	REFUSE_CONNS, // ENFILE: the connections served
+	REFUSE_FDS, // ENFILE: the open files (fd_budget.h)
 };
 #define COUNTER_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
@@ -144,7 +159,7 @@ static struct {
 	struct log_limit refused_log;
 	struct event *refused_log_timer;
 	struct ucred refused_last;
-	uint32_t refused_last_status;
+	enum refusal_why refused_last_why;
 	pthread_mutex_t conns_lock;
 	bool bound; // path holds our socket file
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -358,6 +373,7 @@ static void conn_free(struct conn *conn) {
 	event_free(conn->stall_timer);
 	evbuffer_free(conn->staged);
 	bufferevent_free(conn->bev);
+	fd_budget_give(1);
 	free(conn);
 }
 
@@ -372,7 +388,7 @@ static void conn_end_lease(struct conn *conn) {
 	conn->lease_ended = true;
 	pthread_mutex_unlock(&server.conns_lock);
 	if (conn->ctx.lease_lost != NULL)
-		conn->ctx.lease_lost(conn->ctx.lease_arg);
+		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -541,6 +557,7 @@ static void conn_serve(struct conn *conn) {
 // The client closed its end: at a request's boundary, a normal disconnect
 // (its last responses still go out); in the middle of one, it vanished.
 static void conn_on_eof(struct conn *conn) {
+	conn->peer_closed = true;
 	if (conn->state == CONN_READ_PAYLOAD || conn_input_len(conn) > 0)
 		conn_close(conn, "vanished in the middle of a request");
 	else
@@ -566,8 +583,10 @@ static void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
 	}
 	n = recv(fd, conn->in + conn->in_end, room, MSG_DONTWAIT);
 	if (n < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			conn->peer_closed = true;
 			conn_close(conn, "socket error: %s", strerror(errno));
+		}
 		return;
 	}
 	if (n == 0) {
@@ -638,9 +657,10 @@ static void conn_on_event(struct bufferevent *bev, short events, void *arg) {
 	struct conn *conn = arg;
 
 	(void)bev;
-	if (events & BEV_EVENT_ERROR)
+	if (events & BEV_EVENT_ERROR) {
+		conn->peer_closed = true;
 		conn_close(conn, "socket error: %s", strerror(EVUTIL_SOCKET_ERROR()));
-	else if (events & BEV_EVENT_EOF)
+	} else if (events & BEV_EVENT_EOF)
 		conn_on_eof(conn);
 }
 
@@ -843,10 +863,48 @@ static const struct api_transport sock_transport = {
 	.events_open = sock_events_open,
 };
 
+// Field of /proc/PID/stat that holds the process's start time (clock ticks
+// since boot), counted from the state, the first field after the command.
+#define PROC_STAT_START_TIME_FIELD (22 - 3)
+
+// When process pid started (clock ticks since boot), 0 if unknown (gone, or
+// pid 0: another pid namespace). A pid and its start time name one process
+// for good: a pid the kernel gives again goes to a process that started
+// later.
+static uint64_t proc_start_time(pid_t pid) {
+	char path[64], buf[1024], *fields, *save = NULL;
+	uint64_t start = 0;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	// The command, in parentheses, may hold spaces and parentheses.
+	fields = strrchr(buf, ')');
+	if (fields == NULL)
+		return 0;
+	char *f = strtok_r(fields + 1, " ", &save);
+	for (unsigned i = 0; f != NULL && i < PROC_STAT_START_TIME_FIELD; i++)
+		f = strtok_r(NULL, " ", &save);
+	if (f != NULL)
+		start = strtoull(f, NULL, 10);
+	return start;
+}
+
 // Why a connection of a peer with these credentials is refused now
-// (sock.h), 0 if it is not. Walks the connections: at most SOCK_MAX_CLIENTS
+// (sock.h), REFUSE_NONE if it is not. Its socket is open already, not yet
+// counted in the fd budget. Walks the connections: at most SOCK_MAX_CLIENTS
 // comparisons per accept, and nothing to keep in step with them.
-static uint32_t sock_admit(const struct ucred *cred) {
+static enum refusal_why sock_admit(const struct ucred *cred, uint64_t start) {
 	const struct shmchand_config *cfg = &shmchand_config;
 	unsigned same_pid = 0, same_uid = 0;
 	bool root = cred->uid == 0;
@@ -854,25 +912,42 @@ static uint32_t sock_admit(const struct ucred *cred) {
 
 	if (server.n_conns >= SOCK_MAX_CLIENTS ||
 	    (!root && server.n_conns >= SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED))
-		return ENFILE;
+		return REFUSE_CONNS;
+	if (!fd_budget_admits(1, root))
+		return REFUSE_FDS;
+	// A connection opened by an earlier process of the same pid (the pid
+	// was given again) is not this process's.
 	TAILQ_FOREACH (conn, &server.conns, next) {
-		same_pid += conn->ctx.peer_pid == cred->pid;
+		same_pid += conn->ctx.peer_pid == cred->pid && conn->peer_start == start;
 		same_uid += conn->ctx.peer_uid == cred->uid;
 	}
 	// A peer of another pid namespace shows as pid 0: not one process.
 	if (cfg->max_conn_per_pid != 0 && cred->pid != 0 && same_pid >= cfg->max_conn_per_pid)
-		return EMFILE;
+		return REFUSE_PID;
 	if (cfg->max_conn_per_uid != 0 && !root && same_uid >= cfg->max_conn_per_uid)
-		return EUSERS;
-	return 0;
+		return REFUSE_UID;
+	return REFUSE_NONE;
 }
 
-static const char *refusal_reason(uint32_t status) {
-	switch (status) {
-	case EMFILE:
+static uint32_t refusal_status(enum refusal_why why) {
+	switch (why) {
+	case REFUSE_PID:
+		return EMFILE;
+	case REFUSE_UID:
+		return EUSERS;
+	default:
+		return ENFILE;
+	}
+}
+
+static const char *refusal_reason(enum refusal_why why) {
+	switch (why) {
+	case REFUSE_PID:
 		return "its process holds --max-conn-per-pid connections";
-	case EUSERS:
+	case REFUSE_UID:
 		return "its uid holds --max-conn-per-uid connections";
+	case REFUSE_FDS:
+		return "the daemon's open files limit leaves no room for it (the rest is root's)";
 	default:
 		return "the daemon holds all the connections it serves";
 	}
@@ -888,8 +963,8 @@ static void refused_log_flush(bool final) {
 		    "refusing client pid %d uid %d (%s): %s",
 		    (int)server.refused_last.pid,
 		    (int)server.refused_last.uid,
-		    strerror((int)server.refused_last_status),
-		    refusal_reason(server.refused_last_status));
+		    strerror((int)refusal_status(server.refused_last_why)),
+		    refusal_reason(server.refused_last_why));
 	else if (n > 1)
 		LOG(WARNING,
 		    "refused %" PRIu64 " more connections since the last line, the last of"
@@ -897,8 +972,8 @@ static void refused_log_flush(bool final) {
 		    n,
 		    (int)server.refused_last.pid,
 		    (int)server.refused_last.uid,
-		    strerror((int)server.refused_last_status),
-		    refusal_reason(server.refused_last_status));
+		    strerror((int)refusal_status(server.refused_last_why)),
+		    refusal_reason(server.refused_last_why));
 }
 
 // Those still pending are written when the interval ends, whether or not
@@ -925,9 +1000,9 @@ static void refused_log_on_timer(evutil_socket_t fd, short what, void *arg) {
 	refused_log_arm();
 }
 
-static void refused_log_count(const struct ucred *cred, uint32_t status) {
+static void refused_log_count(const struct ucred *cred, enum refusal_why why) {
 	server.refused_last = *cred;
-	server.refused_last_status = status;
+	server.refused_last_why = why;
 	log_limit_count(&server.refused_log);
 	refused_log_flush(false);
 	refused_log_arm();
@@ -979,16 +1054,17 @@ static void refusal_on_event(evutil_socket_t fd, short what, void *arg) {
 // (sock.h). A client that sent its hello right after connect, as the client
 // library does, is answered at once; another one waits for it, unless
 // SOCK_REFUSED_MAX refusals wait already: then it is closed at once.
-static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, uint32_t status) {
+static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, enum refusal_why why) {
 	struct timeval wait = {
 		.tv_sec = SOCK_REFUSE_WAIT_MS / 1000,
 		.tv_usec = SOCK_REFUSE_WAIT_MS % 1000 * 1000,
 	};
+	uint32_t status = refusal_status(why);
 	struct gr_api_request hdr;
 	struct refusal *r = NULL;
 	size_t got = 0;
 
-	refused_log_count(cred, status);
+	refused_log_count(cred, why);
 	if (refusal_answer(fd, status, &hdr, &got)) {
 		close(fd);
 		return;
@@ -1021,8 +1097,9 @@ static void sock_on_accept(
 ) {
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cred_len = sizeof(cred);
+	enum refusal_why refused;
 	struct conn *conn;
-	uint32_t refused;
+	uint64_t start;
 
 	(void)listener;
 	(void)addr;
@@ -1030,8 +1107,9 @@ static void sock_on_accept(
 	(void)arg;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
 		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
-	refused = sock_admit(&cred);
-	if (refused != 0) {
+	start = shmchand_config.max_conn_per_pid != 0 ? proc_start_time(cred.pid) : 0;
+	refused = sock_admit(&cred, start);
+	if (refused != REFUSE_NONE) {
 		sock_refuse(fd, &cred, refused);
 		return;
 	}
@@ -1058,6 +1136,7 @@ static void sock_on_accept(
 		return;
 	}
 	conn->accepted_ns = shmchand_monotonic_ns();
+	conn->peer_start = start;
 	conn->ctx = (struct api_ctx){
 		.transport = &sock_transport,
 		.priv = conn,
@@ -1075,6 +1154,7 @@ static void sock_on_accept(
 	TAILQ_INSERT_TAIL(&server.conns, conn, next);
 	server.n_conns++;
 	pthread_mutex_unlock(&server.conns_lock);
+	fd_budget_take(1);
 	LOG(INFO,
 	    "client connected: pid %d uid %d gid %d",
 	    (int)cred.pid,

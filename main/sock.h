@@ -37,7 +37,9 @@
 //   EMFILE  its process holds shmchand_config.max_conn_per_pid connections
 //   EUSERS  its uid (not root) holds shmchand_config.max_conn_per_uid
 //   ENFILE  the daemon holds SOCK_MAX_CLIENTS connections, or
-//           SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED and the client is not root
+//           SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED and the client is not root,
+//           or its open files limit has no room for the connection (for
+//           another user than root: none that leaves root's; fd_budget.h)
 // A client that sends its hello right after connect (as the client library
 // does) is answered at once. At most SOCK_REFUSED_MAX refused connections
 // wait for theirs at once; past that a refused connection that has sent

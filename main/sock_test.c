@@ -97,10 +97,11 @@ static int order_pipe[2] = {-1, -1};
 static int order_go[2] = {-1, -1};
 static bool order_went;
 
-static void on_lease_lost(void *arg) {
+static void on_lease_lost(void *arg, bool peer_closed) {
 	char byte = 'L';
 
 	(void)arg;
+	(void)peer_closed;
 	if (write(lease_pipe_wr, &byte, 1) != 1)
 		abort();
 }

@@ -215,3 +215,16 @@ static inline unsigned proc_count_entries(pid_t pid, const char *name) {
 	closedir(d);
 	return n;
 }
+
+// proc_count_entries() once it stopped changing: the same count twice,
+// interval_us apart (a daemon closes what a client left a little later).
+static inline unsigned proc_count_settled(pid_t pid, const char *name, unsigned interval_us) {
+	unsigned n = proc_count_entries(pid, name), last;
+
+	do {
+		last = n;
+		usleep(interval_us);
+		n = proc_count_entries(pid, name);
+	} while (n != last);
+	return n;
+}

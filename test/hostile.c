@@ -49,11 +49,16 @@
 //   sock_never_reads     no channel: 128 KiB echoes on the socket, responses
 //                        never read: the daemon closes the connection after
 //                        its output stall limit (5 s)
+//   log_forge            no channel: a hello whose version string, and a log
+//                        level pattern that, hold a newline and then a line
+//                        of the daemon's own shape ("shmchand: forged ..."),
+//                        and an escape sequence: both answered 0; the
+//                        script checks that the log shows them escaped
 // And a helper for scripts:
 //   stats                print the daemon's GR_SHM_STATS as key=value
 //
-// It prints "channel NAME pid PID" once attached (sock_never_reads: "socket
-// pid PID") and "outcome detached" or "outcome served" at the end; any other
+// It prints "channel NAME pid PID" once attached (sock_never_reads and
+// log_forge: "socket pid PID") and "outcome detached" or "outcome served" at the end; any other
 // behaviour of the daemon fails it.
 
 #include "check.h"
@@ -878,6 +883,27 @@ static enum outcome case_sock_never_reads(struct hostile *h) {
 	return OUTCOME_DETACHED;
 }
 
+// Socket only: text of the client's making in the two requests whose
+// strings the daemon logs.
+static enum outcome case_log_forge(struct hostile *h) {
+	struct gr_hello_req hello = {.api_version = GR_API_VERSION};
+	// RTE_LOG_INFO, on a pattern that names no log type.
+	struct gr_log_level_set_req set = {.level = 7};
+	int fd = raw_connect(h->sock_path);
+
+	snprintf(hello.version, sizeof(hello.version), "log_forge\nshmchand: forged hello\x1b[2J");
+	CHECK(raw_send_request(fd, 1, GR_HELLO, sizeof(hello), &hello, sizeof(hello)) == 0,
+	      "hello: connection closed");
+	raw_expect_status(fd, 1, 0, "hello with a newline in its version string");
+	snprintf(set.pattern, sizeof(set.pattern), "nomatch.forge\nshmchand: forged pattern");
+	CHECK(raw_send_request(fd, 2, GR_LOG_LEVEL_SET, sizeof(set), &set, sizeof(set)) == 0,
+	      "log level set: connection closed");
+	raw_expect_status(fd, 2, 0, "log level set with a newline in its pattern");
+	printf("socket pid %d\n", (int)getpid());
+	close(fd);
+	return OUTCOME_SERVED;
+}
+
 // GR_SHM_STATS over a plain connection, for the scripts.
 static int print_stats(const char *sock_path) {
 	struct gr_shm_stats_resp st;
@@ -934,6 +960,7 @@ static const struct {
 	{"ring_empty_20us", case_ring_empty_20us, true},
 	{"ring_empty_300us", case_ring_empty_300us, true},
 	{"sock_never_reads", case_sock_never_reads, false},
+	{"log_forge", case_log_forge, false},
 };
 
 int main(int argc, char **argv) {

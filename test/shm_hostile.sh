@@ -10,6 +10,9 @@
 #                       punching a hole over it
 #   never_reads         a channel client that never reads its responses
 #   sock_never_reads    a socket client that never reads its responses
+#   log_forge           a hello and a log level pattern that hold a newline,
+#                       then text of the shape of the daemon's own lines: the
+#                       log shows them escaped, and no line of the client's
 #   doorbell_flood      a request doorbell written in a tight loop; the
 #                       latency and throughput of other clients are measured
 #                       before it, beside a plain CPU hog (the flood takes
@@ -51,6 +54,7 @@ declare -A want_log=(
 	[truncate_memfd]='channel @CHANNEL@ detached: corrupt request ring'
 	[never_reads]='channel @CHANNEL@ detached: response ring full for too long: the client stopped reading'
 	[sock_never_reads]='client pid @PID@: closed: output backlog above'
+	[log_forge]="client pid @PID@: hello from 'log_forge\\x0ashmchand: forged hello\\x1b[2J'"
 	[doorbell_flood]='channel @CHANNEL@ detached: lease closed'
 )
 declare -A want_outcome=(
@@ -58,9 +62,10 @@ declare -A want_outcome=(
 	[truncate_memfd]=detached
 	[never_reads]=detached
 	[sock_never_reads]=detached
+	[log_forge]=served
 	[doorbell_flood]=served
 )
-cases="write_after_detach truncate_memfd never_reads sock_never_reads doorbell_flood"
+cases="write_after_detach truncate_memfd never_reads sock_never_reads log_forge doorbell_flood"
 
 start_daemon
 
@@ -154,6 +159,13 @@ for case in $cases; do
 	want=${want//@CHANNEL@/$channel}
 	want=${want//@PID@/$pid}
 	shmt_log_expect "$case" "$LOG_WAIT_S" "$want"
+	if [ "$case" = log_forge ]; then
+		shmt_log_expect "$case" "$LOG_WAIT_S" \
+			"log level of 'nomatch.forge\x0ashmchand: forged pattern' set to"
+		! grep -q '^shmchand: forged' "$SHMT_LOG" ||
+			shmt_fail "$case: a line of the client's making in the log:" \
+				"$(grep '^shmchand: forged' "$SHMT_LOG")"
+	fi
 	echo "$case: $outcome, daemon alive, healthy clients served: ok"
 done
 

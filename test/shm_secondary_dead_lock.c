@@ -1,29 +1,41 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// A DPDK secondary killed while it holds DPDK's shared memzone lock (the
-// rwlock in the EAL's shared memory config that rte_memzone_lookup(),
-// rte_memzone_walk() and EAL init take, and rte_memzone_reserve() and
-// rte_memzone_free() take for writing). The lock is a spinning rwlock in
-// shared memory: nothing releases it when its holder dies. Here the victim
-// enters rte_memzone_walk() and is killed inside its callback, as a client
-// killed inside rte_memzone_lookup() during its attach would be.
+// A DPDK secondary killed while it holds one of DPDK's shared locks. Each is
+// a spinning rwlock in the EAL's shared memory config: nothing releases it
+// when its holder dies.
+//  memzone   the memzone lock, which rte_memzone_lookup(), rte_memzone_walk()
+//            and EAL init take, and rte_memzone_reserve() and
+//            rte_memzone_free() take for writing. The victim enters
+//            rte_memzone_walk() and is killed inside its callback, as a
+//            client killed inside rte_memzone_lookup() during its attach
+//            would be. No later secondary can start (DPDK's own EAL init
+//            waits on that lock for ever).
+//  hotplug   the memory hotplug lock, which a secondary's EAL init holds for
+//            reading from its memory init until its heap is set up, and the
+//            daemon's rte_eal_cleanup() takes for writing. The victim is
+//            killed inside its own rte_eal_init(), in its flock() of a memseg
+//            list's file (fbarray_memseg-*), which EAL takes in that span;
+//            the lock's word, read from the daemon's shared config, shows the
+//            dead reader.
 //
-// No later secondary can start (DPDK's own EAL init waits on that lock for
-// ever), but the daemon, and every client already there, must not care:
+// The daemon, and every client already there, must not care:
 //  1. a secondary attached before the death disconnects: the daemon frees
 //     its channel;
 //  2. GR_SHM_STATS is still answered, over the socket;
 //  3. a new memfd channel client is served;
 //  4. a secondary whose EAL init was done before the death attaches a new
 //     memzone channel and is served;
-//  5. the daemon stops on SIGTERM (test/with_daemon.sh checks it).
+//  5. the daemon stops on SIGTERM within 5 s and leaves no file
+//     (test/daemon_stop_dead_secondary.sh checks it).
 // Each step is bounded by STEP_BOUND_MS: a daemon that waits on the dead
 // lock fails the step that waits on it.
 //
-// usage: shm_secondary_dead_lock SOCK (under test/with_daemon.sh --hugepages on)
+// usage: shm_secondary_dead_lock SOCK memzone|hotplug (against a daemon
+// with --hugepages on)
 
 #include "check.h"
+#include "eal_memcfg.h"
 #include "raw_sock.h"
 #include "secondary.h"
 
@@ -33,6 +45,8 @@
 
 #include <rte_memzone.h>
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -51,6 +65,9 @@
 #define CALLS 200
 // Let the daemon's grace period pass (milliseconds) before the next step.
 #define GRACE_WAIT_US 200000
+// The file of a memseg list that a secondary's EAL init locks (EAL 22.11's
+// fbarray_<name>, the lists named memseg-<page size>-<list>-<socket>).
+#define MEMSEG_FBARRAY_PREFIX "fbarray_memseg-"
 
 static const char *sock_path;
 
@@ -147,27 +164,88 @@ static void late_secondary(int up, int down) {
 
 static int victim_up = -1;
 
-// Called with the memzone lock held for reading: say so, and wait to die.
-static void victim_holds_lock(const struct rte_memzone *mz, void *arg) {
-	static bool said;
-
-	(void)mz;
-	(void)arg;
-	if (!said) {
-		said = true;
-		say(victim_up, 'h');
-	}
+// Say that the victim holds the lock it was sent to die in, and wait to die.
+static void victim_holds_lock(void) {
+	say(victim_up, 'h');
 	for (;;)
 		pause();
 }
 
-// The victim: it needs one memzone to walk over (the attached secondary's).
-static void victim(int up, int down) {
+// Called with the memzone lock held for reading.
+static void victim_in_memzone_walk(const struct rte_memzone *mz, void *arg) {
+	(void)mz;
+	(void)arg;
+	victim_holds_lock();
+}
+
+// The memzone victim: it needs one memzone to walk over (the attached
+// secondary's).
+static void memzone_victim(int up, int down) {
 	(void)down;
 	victim_up = up;
 	secondary_eal_init(sock_path);
-	rte_memzone_walk(victim_holds_lock, NULL);
+	rte_memzone_walk(victim_in_memzone_walk, NULL);
 	CHECK(false, "victim: no memzone to walk over");
+}
+
+// Set in the hotplug victim: its next flock() of a memseg list's file is
+// where it dies.
+static volatile bool victim_dies_in_flock;
+
+// Whether fd is a file whose name starts with prefix.
+static bool fd_named(int fd, const char *prefix) {
+	char link[64], path[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		return false;
+	path[n] = '\0';
+	base = strrchr(path, '/');
+	return base != NULL && strncmp(base + 1, prefix, strlen(prefix)) == 0;
+}
+
+// Every flock() of this program, EAL's included: EAL calls it through the
+// dynamic linker, which finds this one first.
+int flock(int fd, int operation) {
+	static int (*next_flock)(int, int);
+
+	if (victim_dies_in_flock && fd_named(fd, MEMSEG_FBARRAY_PREFIX))
+		victim_holds_lock();
+	if (next_flock == NULL)
+		next_flock = (int (*)(int, int))dlsym(RTLD_NEXT, "flock");
+	return next_flock(fd, operation);
+}
+
+// The hotplug victim: it dies inside its EAL init.
+static void hotplug_victim(int up, int down) {
+	(void)down;
+	victim_up = up;
+	victim_dies_in_flock = true;
+	secondary_eal_init(sock_path);
+	CHECK(false, "victim: EAL init locked no memseg list's file");
+}
+
+// The word of the daemon's memory hotplug lock, read from its shared config
+// (its runtime folder, where EAL 22.11 puts it for this user).
+static int32_t hotplug_lock_word(void) {
+	struct gr_shm_daemon_info info;
+	struct eal_memcfg cfg;
+	char dir[PATH_MAX];
+	const char *base = "/var/run";
+	int32_t word;
+
+	secondary_daemon_info(sock_path, &info);
+	if (getuid() != 0)
+		base = getenv("XDG_RUNTIME_DIR") != NULL ? getenv("XDG_RUNTIME_DIR") : "/tmp";
+	snprintf(dir, sizeof(dir), "%s/dpdk/%s", base, info.file_prefix);
+	int ret = eal_memcfg_map(dir, &cfg);
+	CHECK(ret == 0, "%s/config: %s", dir, strerror(-ret));
+	word = __atomic_load_n(&eal_memcfg_hotplug_lock(&cfg)->cnt, __ATOMIC_RELAXED);
+	eal_memcfg_close(&cfg);
+	return word;
 }
 
 // A client of a memfd channel, served: says 's'.
@@ -205,8 +283,11 @@ static void stats_answered(const char *when) {
 }
 
 int main(int argc, char **argv) {
-	CHECK(argc == 2, "usage: %s SOCK", argv[0]);
+	CHECK(argc == 3 && (strcmp(argv[2], "memzone") == 0 || strcmp(argv[2], "hotplug") == 0),
+	      "usage: %s SOCK memzone|hotplug",
+	      argv[0]);
 	sock_path = argv[1];
+	bool hotplug = strcmp(argv[2], "hotplug") == 0;
 	watchdog_start(TEST_WATCHDOG_S);
 	// No helper outlives the test: the victim would pause for ever.
 	children_guard();
@@ -220,12 +301,24 @@ int main(int argc, char **argv) {
 	      "the second secondary did not init EAL within %d ms",
 	      EAL_INIT_BOUND_MS);
 
-	struct helper *v = helper_start(victim);
+	struct helper *v = helper_start(hotplug ? hotplug_victim : memzone_victim);
 	CHECK(helper_says(v, 'h', EAL_INIT_BOUND_MS, "victim"),
-	      "the victim did not take the memzone lock within %d ms",
+	      "the victim did not take the %s lock within %d ms",
+	      argv[2],
 	      EAL_INIT_BOUND_MS);
 	child_kill(v->pid);
-	printf("a secondary died holding DPDK's memzone lock\n");
+	if (hotplug) {
+		int32_t word = hotplug_lock_word();
+		CHECK(word >= RTE_RWLOCK_READ,
+		      "the memory hotplug lock's word is %#x after the victim's death: it held no"
+		      " read lock",
+		      (unsigned)word);
+		printf("a secondary died inside its EAL init, holding DPDK's memory hotplug lock"
+		       " (word %#x)\n",
+		       (unsigned)word);
+	} else {
+		printf("a secondary died holding DPDK's memzone lock\n");
+	}
 	stats_answered("after the death");
 
 	say(attached->to, 'g');

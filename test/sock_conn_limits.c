@@ -14,6 +14,11 @@
 //     As root: two processes of OTHER_UID (not root) take connections until
 //     refused: the first gets PER_PID, then EMFILE; the second gets
 //     PER_UID - PER_PID, then EUSERS. Root and OTHER_UID - 1 still connect.
+//   sock_conn_limits SOCK reuse PER_PID
+//     As root: a process opens PER_PID connections (one more is refused
+//     EMFILE), passes them to this one, which keeps them, and exits; the next
+//     process to get its pid (/proc/sys/kernel/ns_last_pid) is served: the
+//     cap counts the process that connected, not a number that came back.
 //
 // (run by sock_conn_limits.sh)
 
@@ -31,6 +36,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -51,6 +57,14 @@
 // SILENT_CLOSE_MS (the daemon waits 1 s, SOCK_REFUSE_WAIT_MS).
 #define LATE_HELLO_MS 200
 #define SILENT_CLOSE_MS 3000
+// The reuse case: the most connections it passes, and how often it tries to
+// have the kernel give the pid again (another process may take it first).
+// Before that it waits longer than a tick of the clock that dates a process's
+// start (USER_HZ: 100 a second), so that the new process starts later.
+#define REUSE_CONNS_MAX 16
+#define REUSE_TRIES 20
+#define REUSE_AFTER_US 30000
+#define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
 
 static const char *sock_path;
 
@@ -374,6 +388,131 @@ static void uid_limit(unsigned per_pid, unsigned per_uid, uid_t other) {
 	}
 }
 
+// The status of the hello on a new connection, or UINT32_MAX if it was not
+// answered; the connection in *fd (closed if not answered).
+static uint32_t hello_status(int *fd) {
+	struct timeval tv = {.tv_sec = CONNECT_TIMEOUT_MS / 1000};
+	struct gr_api_response resp;
+
+	*fd = connect_bounded();
+	CHECK(*fd >= 0, "connect: %s", strerror(errno));
+	CHECK(setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0, "SO_RCVTIMEO");
+	if (!send_hello(*fd, 1) || recv(*fd, &resp, sizeof(resp), MSG_WAITALL) != sizeof(resp)) {
+		close(*fd);
+		*fd = -1;
+		return UINT32_MAX;
+	}
+	return resp.status;
+}
+
+// Send n descriptors over the socket to.
+static void fds_send(int to, const int *fds, unsigned n) {
+	char control[CMSG_SPACE(REUSE_CONNS_MAX * sizeof(int))] = {0};
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control,
+		.msg_controllen = CMSG_SPACE(n * sizeof(int)),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(cmsg), fds, n * sizeof(int));
+	CHECK(sendmsg(to, &msg, 0) == 1, "sendmsg: %s", strerror(errno));
+}
+
+// Receive the descriptors of fds_send(); returns how many.
+static unsigned fds_recv(int from) {
+	char control[CMSG_SPACE(REUSE_CONNS_MAX * sizeof(int))];
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control,
+		.msg_controllen = sizeof(control),
+	};
+
+	CHECK(recvmsg(from, &msg, MSG_CMSG_CLOEXEC) == 1, "recvmsg: %s", strerror(errno));
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+	CHECK(cmsg != NULL && cmsg->cmsg_type == SCM_RIGHTS, "no descriptors passed");
+	return (unsigned)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+}
+
+// The first process: PER_PID connections, one more refused, then passed.
+static void reuse_first(int to, unsigned per_pid) {
+	int fds[REUSE_CONNS_MAX], extra;
+
+	for (unsigned i = 0; i < per_pid; i++)
+		CHECK(hello_status(&fds[i]) == 0, "first process: connection %u not served", i);
+	CHECK(hello_status(&extra) == EMFILE, "first process: connection %u not refused", per_pid);
+	close(extra);
+	fds_send(to, fds, per_pid);
+	_exit(EXIT_SUCCESS);
+}
+
+// Have the kernel give pid to the next fork: a process of this pid namespace
+// with CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) may set the last pid given.
+static bool next_pid_is(pid_t pid) {
+	FILE *f = fopen(NS_LAST_PID, "w");
+
+	if (f == NULL)
+		return false;
+	bool ok = fprintf(f, "%d", (int)pid - 1) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+static void pid_reuse(unsigned per_pid) {
+	int pair[2];
+
+	if (geteuid() != 0) {
+		printf("SKIP: giving a pid again needs root (%s)\n", NS_LAST_PID);
+		exit(TEST_SKIP);
+	}
+	CHECK(per_pid <= REUSE_CONNS_MAX, "at most %d connections", REUSE_CONNS_MAX);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0, "socketpair");
+	pid_t first = child_fork();
+	if (first == 0)
+		reuse_first(pair[1], per_pid);
+	// Its connections, kept here: the daemon counts them for its pid.
+	CHECK(fds_recv(pair[0]) == per_pid, "the first process passed another count");
+	int status = child_reap(first);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the first process failed");
+	usleep(REUSE_AFTER_US);
+
+	for (unsigned tries = 0;; tries++) {
+		if (!next_pid_is(first)) {
+			printf("SKIP: %s: %s\n", NS_LAST_PID, strerror(errno));
+			exit(TEST_SKIP);
+		}
+		pid_t second = child_fork();
+		if (second == 0) {
+			int fd;
+			if (getpid() != first)
+				_exit(2); // another process took it: try again
+			uint32_t st = hello_status(&fd);
+			printf("pid %d again, in another process: hello answered %s\n",
+			       (int)getpid(),
+			       st == UINT32_MAX ? "nothing" : strerror((int)st));
+			fflush(stdout);
+			_exit(st == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+		}
+		status = child_reap(second);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && tries < REUSE_TRIES)
+			continue;
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the second process of pid %d was refused (status %#x): the first one's"
+		      " connections, held by another process, count against it",
+		      (int)first,
+		      status);
+		break;
+	}
+}
+
 static unsigned number_arg(const char *arg) {
 	char *end;
 	unsigned long v = strtoul(arg, &end, 10);
@@ -382,13 +521,17 @@ static unsigned number_arg(const char *arg) {
 }
 
 int main(int argc, char **argv) {
-	CHECK(argc >= 3, "usage: %s SOCK pid PER_PID | uid PER_PID PER_UID OTHER_UID", argv[0]);
+	CHECK(argc >= 3,
+	      "usage: %s SOCK pid PER_PID | uid PER_PID PER_UID OTHER_UID | reuse PER_PID",
+	      argv[0]);
 	sock_path = argv[1];
 	watchdog_start(TEST_WATCHDOG_S);
 	children_guard();
 
 	if (strcmp(argv[2], "pid") == 0 && argc == 4)
 		pid_limit(number_arg(argv[3]));
+	else if (strcmp(argv[2], "reuse") == 0 && argc == 4)
+		pid_reuse(number_arg(argv[3]));
 	else if (strcmp(argv[2], "uid") == 0 && argc == 6)
 		uid_limit(number_arg(argv[3]), number_arg(argv[4]), (uid_t)number_arg(argv[5]));
 	else

@@ -4,8 +4,10 @@
 #
 # Per-peer connection limits (test/sock_conn_limits.c): a hog process of
 # 1100 connections against a daemon with its default limits, then, as root,
-# clients of another uid against a daemon with small ones. The refusals are
-# logged, but not one line each. --help documents both options.
+# clients of another uid against a daemon with small ones, and a pid given
+# again to another process, which the per-pid limit must not count for the
+# first one's connections. The refusals are logged, but not one line each.
+# --help documents both options.
 #
 #   sock_conn_limits.sh DAEMON_BIN TEST_BIN
 set -eu
@@ -21,6 +23,7 @@ default_per_pid=64
 uid_per_pid=32
 uid_per_uid=48
 other_uid=65534
+reuse_per_pid=4
 # Bound of each run of the test program (it has a watchdog of its own).
 run_timeout_s=25
 # Lines about refusals: the first, one a second, one at shutdown; the hog's
@@ -64,4 +67,14 @@ shmt_run_bounded "$run_timeout_s" "$test_bin" "$SHMT_SOCK" uid "$uid_per_pid" "$
 # Within an interval of the EMFILE refusal logged first: summed up after it.
 shmt_log_wait "$refusal_log_wait_s" "uid $other_uid (Too many users)" ||
 	shmt_fail "no EUSERS refusal logged"
+stop_daemon
+
+start_daemon --max-conn-per-pid "$reuse_per_pid"
+rc=0
+shmt_run_bounded "$run_timeout_s" "$test_bin" "$SHMT_SOCK" reuse "$reuse_per_pid" || rc=$?
+case $rc in
+0) ;;
+77) shmt_log "pid reuse: skipped (the kernel's next pid cannot be set here)" ;;
+*) shmt_fail "pid reuse: test program failed (status $rc)" ;;
+esac
 stop_daemon
