@@ -979,6 +979,13 @@ static void channel_end(struct channel *ch, bool given_back) {
 	shmchan_server_detach(ch->server);
 	if (prev == CHANNEL_FAULTED)
 		channel_zone_hold(ch);
+	// Its subscriptions end with it, at once; the subscriber itself goes
+	// after the grace period (channel_free()): the poller may still be in
+	// its last pass, and may have just made it (acquire: see
+	// subscribe_common() in main/event.c).
+	struct event_sub *events = __atomic_load_n(&ch->ctx.events, __ATOMIC_ACQUIRE);
+	if (events != NULL)
+		event_unsubscribe_all(events);
 	cds_list_del_rcu(&ch->node);
 	cds_list_del_rcu(&ch->poller_node);
 	// Before call_rcu(): a poller section that still reads the old value
@@ -1112,6 +1119,14 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 		return api_out(ENOTSUP, 0, NULL);
 	if (ctx->lease_lost != NULL)
 		return api_out(EEXIST, 0, NULL);
+	// One event subscriber per connection: once attached, the connection's
+	// events go over its channel, and its socket subscribes no more
+	// (main/event.c). A socket that has subscriptions or events to deliver
+	// keeps them, and stays on the socket.
+	if (ctx->events != NULL && event_sub_busy(ctx->events)) {
+		api_fault(ctx, API_FAULT_ATTACH_SUBSCRIBED, NULL, 0, 0);
+		return api_out(EBUSY, 0, NULL);
+	}
 	if (req->layout_version != SHMCHAN_LAYOUT_VERSION) {
 		api_fault(
 			ctx,
@@ -1164,6 +1179,9 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 
 	ctx->lease_lost = channel_detach;
 	ctx->lease_arg = ch;
+	// The socket's idle subscriber, if it had one: the channel makes its own.
+	event_sub_free(ctx->events);
+	ctx->events = NULL;
 	cds_list_add_tail_rcu(&ch->node, &registry);
 	cds_list_add_tail_rcu(&ch->poller_node, &poller_channels[ch->poller]);
 	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);

@@ -40,6 +40,9 @@
 // 1 GiB per subscriber is more than any sane daemon gives.
 #define EVENT_BACKLOG_BYTES_MIN 4096
 #define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
+// Bounds of --event-memory: as a backlog's, and 64 GiB, more than any
+// machine gives a control daemon.
+#define EVENT_MEMORY_BYTES_MAX (1ul << 36)
 // Default EAL file prefix, so the daemon never collides with another DPDK
 // application's default "rte".
 #define DEFAULT_FILE_PREFIX "shmchand"
@@ -85,6 +88,8 @@ struct shmchand_config shmchand_config = {
 	.hugepages = HUGEPAGES_AUTO,
 	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
 	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
+	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
+	.event_subs_max = EVENT_SUBS_DEFAULT,
 };
 
 // EAL's own log type until main() registers ours.
@@ -133,6 +138,12 @@ static void usage(void) {
 	       "      --event-backlog-bytes N\n"
 	       "                             Bytes of events queued per subscriber, %d..%lu\n"
 	       "                             (default %u). An event larger is always lost.\n"
+	       "      --event-memory N       Bytes of events all subscribers' backlogs hold\n"
+	       "                             together, each event once, %d..%lu (default %u).\n"
+	       "                             Past it new events are lost for their subscribers.\n"
+	       "      --event-subscriptions N\n"
+	       "                             Event subscriptions one connection may hold,\n"
+	       "                             1..%u (default %u); more are refused with ENOSPC.\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
@@ -185,6 +196,11 @@ static void usage(void) {
 	       EVENT_BACKLOG_BYTES_MIN,
 	       EVENT_BACKLOG_BYTES_MAX,
 	       EVENT_BACKLOG_BYTES_DEFAULT,
+	       EVENT_BACKLOG_BYTES_MIN,
+	       EVENT_MEMORY_BYTES_MAX,
+	       EVENT_MEMORY_BYTES_DEFAULT,
+	       EVENT_SUBS_MAX,
+	       EVENT_SUBS_DEFAULT,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
 	       HUGE_MEM_MB,
@@ -243,6 +259,8 @@ enum {
 	OPT_TELEMETRY,
 	OPT_EVENT_BACKLOG,
 	OPT_EVENT_BACKLOG_BYTES,
+	OPT_EVENT_MEMORY,
+	OPT_EVENT_SUBSCRIPTIONS,
 	OPT_POLLER_NICE,
 };
 
@@ -260,6 +278,8 @@ static const struct option long_options[] = {
 	{"telemetry", no_argument, NULL, OPT_TELEMETRY},
 	{"event-backlog", required_argument, NULL, OPT_EVENT_BACKLOG},
 	{"event-backlog-bytes", required_argument, NULL, OPT_EVENT_BACKLOG_BYTES},
+	{"event-memory", required_argument, NULL, OPT_EVENT_MEMORY},
+	{"event-subscriptions", required_argument, NULL, OPT_EVENT_SUBSCRIPTIONS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
@@ -387,6 +407,28 @@ static int parse_options(int argc, char **argv) {
 				return -EINVAL;
 			}
 			cfg->event_backlog_bytes = (size_t)value;
+			break;
+		case OPT_EVENT_MEMORY:
+			if (parse_uint(optarg, 10, EVENT_MEMORY_BYTES_MAX, &value) < 0 ||
+			    value < EVENT_BACKLOG_BYTES_MIN) {
+				fprintf(stderr,
+					"shmchand: --event-memory must be %d..%lu, not '%s'\n",
+					EVENT_BACKLOG_BYTES_MIN,
+					EVENT_MEMORY_BYTES_MAX,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->event_memory_bytes = (size_t)value;
+			break;
+		case OPT_EVENT_SUBSCRIPTIONS:
+			if (parse_uint(optarg, 10, EVENT_SUBS_MAX, &value) < 0 || value == 0) {
+				fprintf(stderr,
+					"shmchand: --event-subscriptions must be 1..%u, not '%s'\n",
+					EVENT_SUBS_MAX,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->event_subs_max = (unsigned)value;
 			break;
 		case 'v':
 			cfg->verbose = true;
