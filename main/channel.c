@@ -89,6 +89,7 @@ enum channel_state {
 // A response waiting for room in the response ring (poller only).
 struct backlog_msg {
 	struct backlog_msg *next;
+	bool refused; // the ring refused it once: counted in overflows
 	struct gr_api_response hdr;
 	uint8_t payload[];
 };
@@ -117,6 +118,7 @@ struct channel {
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	bool served; // the poller served it once (its doorbell flag was cleared)
+	bool event_held_back; // the ring refused the oldest queued event: counted
 	enum channel_armed armed; // what channel_arm() marked it for, until its re-check
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
@@ -278,8 +280,14 @@ static void channel_fault(
 		LOG(ERR, "channel %s: shutdown lease: %s", ch->name, strerror(errno));
 }
 
-static int
-backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *payload) {
+// Hold a response back, the ring refused it (refused: counted now) or
+// older ones wait.
+static int backlog_push(
+	struct channel *ch,
+	const struct gr_api_response *hdr,
+	const void *payload,
+	bool refused
+) {
 	struct backlog_msg *m;
 
 	if (ch->backlog_bytes + sizeof(*m) + hdr->payload_len > CHANNEL_BACKLOG_MAX_BYTES) {
@@ -307,6 +315,9 @@ backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *
 	*ch->backlog_tail = m;
 	ch->backlog_tail = &m->next;
 	ch->backlog_bytes += sizeof(*m) + hdr->payload_len;
+	m->refused = refused;
+	if (refused)
+		shmchan_server_count_overflow(ch->server);
 	return 0;
 }
 
@@ -325,8 +336,13 @@ static unsigned backlog_flush(struct channel *ch) {
 			m->payload,
 			m->hdr.payload_len
 		);
-		if (ret == -ENOBUFS)
+		if (ret == -ENOBUFS) {
+			// Counted once, however many passes retry it.
+			if (!m->refused)
+				shmchan_server_count_overflow(ch->server);
+			m->refused = true;
 			break;
+		}
 		if (ret < 0) {
 			channel_fault(
 				ch,
@@ -403,7 +419,7 @@ static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *
 			return ret;
 		}
 	}
-	return backlog_push(ch, &hdr, out->payload);
+	return backlog_push(ch, &hdr, out->payload, ch->backlog_head == NULL);
 }
 
 // Any thread, events lock held: events were queued for the channel.
@@ -439,8 +455,13 @@ static unsigned channel_events_flush(struct channel *ch) {
 			bytes + sizeof(struct gr_api_response),
 			len - sizeof(struct gr_api_response)
 		);
-		if (ret == -ENOBUFS)
+		if (ret == -ENOBUFS) {
+			// Counted once, however many passes retry it.
+			if (!ch->event_held_back)
+				shmchan_server_count_overflow(ch->server);
+			ch->event_held_back = true;
 			break;
+		}
 		if (ret < 0) {
 			channel_fault(
 				ch,
@@ -451,6 +472,7 @@ static unsigned channel_events_flush(struct channel *ch) {
 			break;
 		}
 		event_sub_pop(sub);
+		ch->event_held_back = false;
 		moved++;
 	}
 	return moved;
