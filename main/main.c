@@ -139,11 +139,13 @@ static void usage(void) {
 	       "                             Bytes of events queued per subscriber, %d..%lu\n"
 	       "                             (default %u). An event larger is always lost.\n"
 	       "      --event-memory N       Bytes of events all subscribers' backlogs hold\n"
-	       "                             together, each event once, %d..%lu (default %u).\n"
+	       "                             together, each event counted once,\n"
+	       "                             %d..%lu (default %u).\n"
 	       "                             Past it new events are lost for their subscribers.\n"
 	       "      --event-subscriptions N\n"
 	       "                             Event subscriptions one connection may hold,\n"
-	       "                             1..%u (default %u); more are refused with ENOSPC.\n"
+	       "                             1..%u (default %u); more are refused with\n"
+	       "                             ENOSPC.\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
@@ -214,6 +216,22 @@ static int parse_uint(const char *arg, int base, unsigned long max, unsigned lon
 	*value = strtoul(arg, &end, base);
 	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || *value > max)
 		return -EINVAL;
+	return 0;
+}
+
+// A decimal value of option name in min..max; else say why. Returns 0 or
+// -EINVAL.
+static int parse_range(
+	const char *name,
+	const char *arg,
+	unsigned long min,
+	unsigned long max,
+	unsigned long *value
+) {
+	if (parse_uint(arg, 10, max, value) < 0 || *value < min) {
+		fprintf(stderr, "shmchand: %s must be %lu..%lu, not '%s'\n", name, min, max, arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -385,49 +403,47 @@ static int parse_options(int argc, char **argv) {
 			cfg->telemetry = true;
 			break;
 		case OPT_EVENT_BACKLOG:
-			if (parse_uint(optarg, 10, EVENT_BACKLOG_MSGS_MAX, &value) < 0 ||
-			    value == 0) {
-				fprintf(stderr,
-					"shmchand: --event-backlog must be 1..%u, not '%s'\n",
-					EVENT_BACKLOG_MSGS_MAX,
-					optarg);
+			if (parse_range(
+				    "--event-backlog",
+				    optarg,
+				    1,
+				    EVENT_BACKLOG_MSGS_MAX,
+				    &value
+			    ) < 0)
 				return -EINVAL;
-			}
 			cfg->event_backlog_msgs = (unsigned)value;
 			break;
 		case OPT_EVENT_BACKLOG_BYTES:
-			if (parse_uint(optarg, 10, EVENT_BACKLOG_BYTES_MAX, &value) < 0 ||
-			    value < EVENT_BACKLOG_BYTES_MIN) {
-				fprintf(stderr,
-					"shmchand: --event-backlog-bytes must be %d..%lu, not "
-					"'%s'\n",
-					EVENT_BACKLOG_BYTES_MIN,
-					EVENT_BACKLOG_BYTES_MAX,
-					optarg);
+			if (parse_range(
+				    "--event-backlog-bytes",
+				    optarg,
+				    EVENT_BACKLOG_BYTES_MIN,
+				    EVENT_BACKLOG_BYTES_MAX,
+				    &value
+			    ) < 0)
 				return -EINVAL;
-			}
 			cfg->event_backlog_bytes = (size_t)value;
 			break;
 		case OPT_EVENT_MEMORY:
-			if (parse_uint(optarg, 10, EVENT_MEMORY_BYTES_MAX, &value) < 0 ||
-			    value < EVENT_BACKLOG_BYTES_MIN) {
-				fprintf(stderr,
-					"shmchand: --event-memory must be %d..%lu, not '%s'\n",
-					EVENT_BACKLOG_BYTES_MIN,
-					EVENT_MEMORY_BYTES_MAX,
-					optarg);
+			if (parse_range(
+				    "--event-memory",
+				    optarg,
+				    EVENT_BACKLOG_BYTES_MIN,
+				    EVENT_MEMORY_BYTES_MAX,
+				    &value
+			    ) < 0)
 				return -EINVAL;
-			}
 			cfg->event_memory_bytes = (size_t)value;
 			break;
 		case OPT_EVENT_SUBSCRIPTIONS:
-			if (parse_uint(optarg, 10, EVENT_SUBS_MAX, &value) < 0 || value == 0) {
-				fprintf(stderr,
-					"shmchand: --event-subscriptions must be 1..%u, not '%s'\n",
-					EVENT_SUBS_MAX,
-					optarg);
+			if (parse_range(
+				    "--event-subscriptions",
+				    optarg,
+				    1,
+				    EVENT_SUBS_MAX,
+				    &value
+			    ) < 0)
 				return -EINVAL;
-			}
 			cfg->event_subs_max = (unsigned)value;
 			break;
 		case 'v':
