@@ -59,7 +59,8 @@ struct gr_shm_counters {
 	uint64_t resp_bytes;
 	uint64_t doorbells_rung; // rings of the client's doorbell by the daemon
 	uint64_t sleeps; // times the poller slept on this channel's doorbell
-	uint64_t overflows; // responses that found the response ring full
+	uint64_t overflows; // responses and events that found the response ring
+			    // full, each counted once however often retried
 	uint64_t detaches; // channels ended, all reasons
 	uint64_t detach_corrupt; // ended because the client corrupted its region
 	uint64_t detach_slow; // ended because the client stopped reading responses

@@ -55,6 +55,8 @@ struct shmchand_config shmchand_config = {
 	.shm_enabled = true,
 	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
 	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
+	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
+	.event_subs_max = EVENT_SUBS_DEFAULT,
 	.file_prefix = "sock_dispatch_fuzz",
 };
 int shmchand_logtype = RTE_LOGTYPE_USER1;

@@ -226,6 +226,8 @@ static const struct {
 	[API_FAULT_LOG_PACKETS] = {RTE_LOG_INFO, "GR_LOG_PACKETS_SET requests"},
 	[API_FAULT_SUBSCRIBE_FRAMING] = {RTE_LOG_NOTICE, "subscribes in the other framing"},
 	[API_FAULT_SUBSCRIBE_LIMIT] = {RTE_LOG_NOTICE, "subscribes past the limit"},
+	[API_FAULT_SUBSCRIBE_CHANNEL] = {RTE_LOG_NOTICE, "subscribes on the socket of a channel"},
+	[API_FAULT_ATTACH_SUBSCRIBED] = {RTE_LOG_NOTICE, "attaches with events on the socket"},
 	[API_FAULT_CHANNEL_ATTACHED] = {RTE_LOG_INFO, "channels attached"},
 	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
 	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
@@ -315,6 +317,22 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 		break;
 	case API_FAULT_SUBSCRIBE_LIMIT:
 		snprintf(buf, FAULT_DETAIL_LEN, "more than %u subscriptions", a[0]);
+		break;
+	case API_FAULT_SUBSCRIBE_CHANNEL:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"subscribe on the socket while a channel is attached: events go over the"
+			" channel"
+		);
+		break;
+	case API_FAULT_ATTACH_SUBSCRIBED:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach while subscribed on the socket: unsubscribe first, or stay on the"
+			" socket"
+		);
 		break;
 	case API_FAULT_MEMZONES_IN_USE:
 		snprintf(

@@ -100,6 +100,7 @@ struct zone_holder {
 // A response waiting for room in the response ring (poller only).
 struct backlog_msg {
 	struct backlog_msg *next;
+	bool refused; // the ring refused it once: counted in overflows
 	struct gr_api_response hdr;
 	uint8_t payload[];
 };
@@ -128,6 +129,7 @@ struct channel {
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	bool served; // the poller served it once (its doorbell flag was cleared)
+	bool event_held_back; // the ring refused the oldest queued event: counted
 	enum channel_armed armed; // what channel_arm() marked it for, until its re-check
 	// Main thread, at detach: the counters added to the totals then.
 	struct shmchan_server_stats retired_at;
@@ -295,8 +297,14 @@ static void channel_fault(
 		LOG(ERR, "channel %s: shutdown lease: %s", ch->name, strerror(errno));
 }
 
-static int
-backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *payload) {
+// Hold a response back, the ring refused it (refused: counted now) or
+// older ones wait.
+static int backlog_push(
+	struct channel *ch,
+	const struct gr_api_response *hdr,
+	const void *payload,
+	bool refused
+) {
 	struct backlog_msg *m;
 
 	if (ch->backlog_bytes + sizeof(*m) + hdr->payload_len > CHANNEL_BACKLOG_MAX_BYTES) {
@@ -324,6 +332,9 @@ backlog_push(struct channel *ch, const struct gr_api_response *hdr, const void *
 	*ch->backlog_tail = m;
 	ch->backlog_tail = &m->next;
 	ch->backlog_bytes += sizeof(*m) + hdr->payload_len;
+	m->refused = refused;
+	if (refused)
+		shmchan_server_count_overflow(ch->server);
 	return 0;
 }
 
@@ -342,8 +353,13 @@ static unsigned backlog_flush(struct channel *ch) {
 			m->payload,
 			m->hdr.payload_len
 		);
-		if (ret == -ENOBUFS)
+		if (ret == -ENOBUFS) {
+			// Counted once, however many passes retry it.
+			if (!m->refused)
+				shmchan_server_count_overflow(ch->server);
+			m->refused = true;
 			break;
+		}
 		if (ret < 0) {
 			channel_fault(
 				ch,
@@ -420,7 +436,7 @@ static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *
 			return ret;
 		}
 	}
-	return backlog_push(ch, &hdr, out->payload);
+	return backlog_push(ch, &hdr, out->payload, ch->backlog_head == NULL);
 }
 
 // Any thread, events lock held: events were queued for the channel.
@@ -456,8 +472,13 @@ static unsigned channel_events_flush(struct channel *ch) {
 			bytes + sizeof(struct gr_api_response),
 			len - sizeof(struct gr_api_response)
 		);
-		if (ret == -ENOBUFS)
+		if (ret == -ENOBUFS) {
+			// Counted once, however many passes retry it.
+			if (!ch->event_held_back)
+				shmchan_server_count_overflow(ch->server);
+			ch->event_held_back = true;
 			break;
+		}
 		if (ret < 0) {
 			channel_fault(
 				ch,
@@ -468,6 +489,7 @@ static unsigned channel_events_flush(struct channel *ch) {
 			break;
 		}
 		event_sub_pop(sub);
+		ch->event_held_back = false;
 		moved++;
 	}
 	return moved;
@@ -1054,6 +1076,13 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 	// into its zone.
 	if (prev == CHANNEL_FAULTED || how == END_CUT)
 		channel_zone_hold(ch);
+	// Its subscriptions end with it, at once; the subscriber itself goes
+	// after the grace period (channel_free()): the poller may still be in
+	// its last pass, and may have just made it (acquire: see
+	// subscribe_common() in main/event.c).
+	struct event_sub *events = __atomic_load_n(&ch->ctx.events, __ATOMIC_ACQUIRE);
+	if (events != NULL)
+		event_unsubscribe_all(events);
 	cds_list_del_rcu(&ch->node);
 	cds_list_del_rcu(&ch->poller_node);
 	// Before call_rcu(): a poller section that still reads the old value
@@ -1190,6 +1219,14 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 		return api_out(ENOTSUP, 0, NULL);
 	if (ctx->lease_lost != NULL)
 		return api_out(EEXIST, 0, NULL);
+	// One event subscriber per connection: once attached, the connection's
+	// events go over its channel, and its socket subscribes no more
+	// (main/event.c). A socket that has subscriptions or events to deliver
+	// keeps them, and stays on the socket.
+	if (ctx->events != NULL && event_sub_busy(ctx->events)) {
+		api_fault(ctx, API_FAULT_ATTACH_SUBSCRIBED, NULL, 0, 0);
+		return api_out(EBUSY, 0, NULL);
+	}
 	if (req->layout_version != SHMCHAN_LAYOUT_VERSION) {
 		api_fault(
 			ctx,
@@ -1252,6 +1289,9 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 
 	ctx->lease_lost = channel_detach;
 	ctx->lease_arg = ch;
+	// The socket's idle subscriber, if it had one: the channel makes its own.
+	event_sub_free(ctx->events);
+	ctx->events = NULL;
 	cds_list_add_tail_rcu(&ch->node, &registry);
 	cds_list_add_tail_rcu(&ch->poller_node, &poller_channels[ch->poller]);
 	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);

@@ -2,20 +2,44 @@
 // Copyright (c) 2026 The shmchan authors
 
 // Events: the subscription table, publishing, per-subscriber backlogs, the
-// events-lost event, the main-thread delivery of socket subscribers, and the
-// handlers of the event requests.
+// events-lost event, the main-thread delivery of socket subscribers, the
+// removal of dropped subscriptions, and the handlers of the event requests.
 //
-// The table: one entry per event type that has subscribers, in a hash
-// table of chained buckets, plus one entry for GR_EVENT_ALL. An entry lists
-// its subscriptions; each subscriber lists its own, so that unsubscribing
-// costs its own subscriptions and nothing else. An entry is freed with its
-// last subscription: subscribing and unsubscribing leave nothing behind.
+// The table: one entry per event type that has subscriptions, in a balanced
+// search tree keyed by type (tsearch(3): a red-black tree in glibc), plus one
+// entry for GR_EVENT_ALL. A tree rather than a hash table: any client chooses
+// the types it subscribes to, and no choice of types makes a look-up cost
+// more than the tree's depth (at most twice the log2 of the types: 36 levels
+// for every subscription 1024 connections hold by default), with no secret
+// seed that timing could reveal, and no resize that would hold the lock over
+// the whole table. An entry lists its subscriptions, and is freed with its
+// last one: subscribing and unsubscribing leave nothing behind.
+//
+// Dropping subscriptions (an unsubscribe, a disconnect) holds the lock for a
+// constant time however many the client held: they leave the subscriber's
+// list at once, and stop counting at once (their generation is older than
+// their subscriber's), and the main thread then takes them out of the table
+// EVENT_REAP_BATCH at a time, one batch per turn of its loop, so that no
+// publisher waits behind a whole client's subscriptions. A subscribe also
+// removes EVENT_REAP_PER_SUBSCRIBE of its own subscriber's dropped ones
+// first: a client that subscribes and unsubscribes in a loop cannot outrun
+// the removal.
 //
 // A published event is copied once into a struct event_msg; each
 // subscriber's backlog (a ring of pointers, bounded in messages and bytes)
 // takes a reference. The consumer of a backlog takes the messages in order
-// and drops its reference once a message is written whole. Everything here
+// and drops its reference once a message is written whole. The messages held
+// by backlogs, each counted once however many backlogs hold it, are bounded
+// together too (--event-memory): past that bound a new event goes to no
+// backlog, and every subscriber it was for counts it lost. Everything here
 // is guarded by events_lock, a leaf lock.
+//
+// Lost events: a subscriber that lost events gets one GR_SHM_EVENT_LOST with
+// their count once its backlog has room again, before any newer event. That
+// message takes no room from events (the ring has a slot for it beyond the
+// bound, and it counts in neither bound), and there is at most one in a
+// backlog: when events come faster than the subscriber reads, the slots it
+// frees go to events, and the one notice says how many were lost meanwhile.
 
 #include "event.h"
 #include "api.h"
@@ -27,6 +51,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <search.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +59,17 @@
 #include <sys/queue.h>
 #include <unistd.h>
 
-// Buckets of the type table: far more than the types a daemon publishes.
-#define EVENT_TYPE_BUCKETS 256
-#define EVENT_TYPE_BUCKET_BITS 8
-_Static_assert(EVENT_TYPE_BUCKETS == 1u << EVENT_TYPE_BUCKET_BITS, "the hash yields a bucket");
+// Dropped subscriptions the main thread removes from the table per turn of
+// its loop: some tens of microseconds of the lock (docs/reliability.md), so
+// a publisher never waits longer.
+#define EVENT_REAP_BATCH 256
+// Dropped subscriptions of its own subscriber a subscribe removes first: more
+// than the one it adds, so the dropped ones of a subscriber never outgrow
+// its subscriptions.
+#define EVENT_REAP_PER_SUBSCRIBE 2
+
+// Longest reason of a "dropping events" line.
+#define FULL_LOG_DETAIL_LEN 96
 
 #define MS_PER_S 1000u
 #define US_PER_MS 1000
@@ -49,19 +81,21 @@ struct subscription;
 
 // The subscriptions to one event type.
 struct event_type {
-	struct event_type *next; // in its bucket
-	uint32_t ev_type;
+	uint32_t ev_type; // the key of the tree
 	LIST_HEAD(, subscription) subs;
 };
 
 struct subscription {
 	LIST_ENTRY(subscription) in_type;
-	LIST_ENTRY(subscription) in_sub;
+	TAILQ_ENTRY(subscription) in_sub; // in its subscriber's subs, or its dropped
 	struct event_type *type;
 	struct event_sub *sub;
+	uint64_t gen; // the subscriber's generation when made: dropped once it moves on
 	bool suppress_self;
 	bool grout_types_only; // GR_EVENT_ALL without the shm module's events
 };
+
+TAILQ_HEAD(subscription_list, subscription);
 
 struct event_sub {
 	pid_t pid;
@@ -69,39 +103,67 @@ struct event_sub {
 	event_wake_fn wake; // NULL: main-thread consumer, drain is called
 	event_drain_fn drain;
 	void *arg;
-	LIST_HEAD(, subscription) subs;
+	struct subscription_list subs;
 	unsigned n_subs;
+	// Subscriptions dropped and still in the table: the main thread
+	// removes them (reap_next links the subscribers that have some).
+	struct subscription_list dropped;
+	unsigned n_dropped;
+	uint64_t gen; // bumped by each unsubscribe: older subscriptions count no more
+	bool reaping; // on the reap list
+	bool freed; // its owner let go: freed with its last dropped subscription
+	TAILQ_ENTRY(event_sub) reap_next;
 	bool wants_lost; // Grout framing: subscribed to GR_SHM_EVENT_LOST or all
 	uint64_t last_seq; // publish sequence of the last event queued here
-	// The backlog: a ring of cap pointers, head taken next.
+	// The backlog: a ring of cap + 1 pointers (cap events and one
+	// events-lost notice), head taken next.
 	struct event_msg **ring;
 	unsigned cap;
 	unsigned head;
 	_Atomic unsigned count; // read without the lock by event_sub_pending()
-	size_t bytes;
+	size_t bytes; // of the events, the notice not counted
+	struct event_msg *notice; // the events-lost event in the ring, if any
 	uint64_t lost; // events dropped since the last events-lost event
 	bool dropping; // dropped the last event offered (logged once per run)
+	bool starving; // on the starved list
+	TAILQ_ENTRY(event_sub) starved_next;
 	bool dirty; // main-thread consumer: on the dirty list
 	TAILQ_ENTRY(event_sub) dirty_next;
 };
 
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct event_type *type_buckets[EVENT_TYPE_BUCKETS];
+static void *type_tree; // of struct event_type, by ev_type
 static struct event_type type_all = {.ev_type = GR_EVENT_ALL};
 static struct event_totals totals;
 static uint64_t publish_seq;
+// Bytes of the events the backlogs hold, each counted once: added when an
+// event goes to its first backlog, taken back when it leaves its last.
+static size_t held_bytes;
+// Subscribers with dropped subscriptions to remove, oldest first.
+static TAILQ_HEAD(, event_sub) reap_list = TAILQ_HEAD_INITIALIZER(reap_list);
+// Subscribers that lost events and wait for room in the event memory to be
+// told: each gets its events-lost event as soon as an event leaves the
+// last backlog that held it and makes room.
+static TAILQ_HEAD(, event_sub) starved = TAILQ_HEAD_INITIALIZER(starved);
 
-// Subscribers whose backlogs filled and began to drop events. Noted by the
-// publisher (any thread, under events_lock, maybe under the handler lock
-// too), logged by the main thread outside every lock, at a bounded rate: a
-// subscriber can stop and resume reading at will, and each time its drops
-// begin anew.
+// Why a subscriber drops its events.
+enum drop_reason {
+	DROP_BACKLOG_FULL, // its own backlog is full
+	DROP_MEMORY_FULL, // the backlogs together hold --event-memory bytes
+};
+
+// Subscribers whose events began to be dropped. Noted by the publisher (any
+// thread, under events_lock, maybe under the handler lock too), logged by
+// the main thread outside every lock, at a bounded rate: a subscriber can
+// stop and resume reading at will, and each time its drops begin anew.
 static struct {
 	struct log_limit limit;
 	bool logged; // a line about it came already
-	pid_t pid; // the last one's, and its backlog then
+	pid_t pid; // the last one's, its backlog then, and why
 	unsigned count;
 	size_t bytes;
+	size_t held; // bytes the backlogs held together
+	enum drop_reason reason;
 } full_note;
 static struct event *full_log_ev; // timer: the next line due
 
@@ -112,25 +174,29 @@ static struct event *main_ev; // on main_efd, or activated directly
 static int main_efd = -1;
 static bool main_signalled; // an eventfd write or activation is pending
 static pthread_t main_thread;
+// Timer of the next batch of removals: a turn of the loop later, after the
+// other clients' events.
+static struct event *reap_ev;
 
-static unsigned type_bucket(uint32_t ev_type) {
-	return (uint32_t)(ev_type * 2654435761u) >> (32 - EVENT_TYPE_BUCKET_BITS);
+static int type_cmp(const void *a, const void *b) {
+	uint32_t x = ((const struct event_type *)a)->ev_type;
+	uint32_t y = ((const struct event_type *)b)->ev_type;
+
+	return x < y ? -1 : x > y;
 }
 
 static struct event_type *type_find(uint32_t ev_type) {
-	struct event_type *t;
+	struct event_type key = {.ev_type = ev_type};
+	void *node;
 
 	if (ev_type == GR_EVENT_ALL)
 		return &type_all;
-	for (t = type_buckets[type_bucket(ev_type)]; t != NULL; t = t->next)
-		if (t->ev_type == ev_type)
-			return t;
-	return NULL;
+	node = tfind(&key, &type_tree, type_cmp);
+	return node != NULL ? *(struct event_type **)node : NULL;
 }
 
 static struct event_type *type_get(uint32_t ev_type) {
 	struct event_type *t = type_find(ev_type);
-	unsigned b;
 
 	if (t != NULL)
 		return t;
@@ -139,25 +205,19 @@ static struct event_type *type_get(uint32_t ev_type) {
 		return NULL;
 	t->ev_type = ev_type;
 	LIST_INIT(&t->subs);
-	b = type_bucket(ev_type);
-	t->next = type_buckets[b];
-	type_buckets[b] = t;
+	if (tsearch(t, &type_tree, type_cmp) == NULL) {
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
 // Free an entry left without subscriptions (never the GR_EVENT_ALL one).
 static void type_put(struct event_type *t) {
-	struct event_type **p;
-
 	if (t == &type_all || !LIST_EMPTY(&t->subs))
 		return;
-	for (p = &type_buckets[type_bucket(t->ev_type)]; *p != NULL; p = &(*p)->next) {
-		if (*p == t) {
-			*p = t->next;
-			free(t);
-			return;
-		}
-	}
+	tdelete(t, &type_tree, type_cmp);
+	free(t);
 }
 
 // The event type of a message.
@@ -167,9 +227,25 @@ static uint32_t m_type(const struct event_msg *m) {
 	return ev.ev_type;
 }
 
+// What a message costs while a backlog holds it.
+static size_t msg_size(const struct event_msg *m) {
+	return sizeof(*m) + m->len;
+}
+
 static void msg_put(struct event_msg *m) {
 	if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		free(m);
+}
+
+// Whether the event memory has room for len more bytes. events_lock held.
+static bool memory_has_room(size_t len) {
+	return held_bytes + len <= shmchand_config.event_memory_bytes;
+}
+
+// Whether it has room for the smallest event: what an events-lost event
+// waits for (it takes none itself). events_lock held.
+static bool memory_has_room_again(void) {
+	return memory_has_room(sizeof(struct event_msg) + EVENT_MSG_HDR_LEN);
 }
 
 const void *event_msg_bytes(const struct event_msg *m, enum event_framing framing, uint32_t *len) {
@@ -193,6 +269,7 @@ static struct event_msg *msg_new(uint32_t ev_type, const void *payload, uint32_t
 	if (m == NULL)
 		return NULL;
 	m->refs = 0;
+	m->backlogs = 0;
 	m->len = (uint32_t)EVENT_MSG_HDR_LEN + len;
 	memcpy(m->data, &resp, sizeof(resp));
 	memcpy(m->data + sizeof(resp), &ev, sizeof(ev));
@@ -229,64 +306,138 @@ static void sub_wake(struct event_sub *sub) {
 	main_signal();
 }
 
+// Events in the backlog, the notice not counted.
+static unsigned sub_events(const struct event_sub *sub) {
+	return sub->count - (sub->notice != NULL);
+}
+
 static bool sub_has_room(const struct event_sub *sub, uint32_t len) {
-	return sub->count < sub->cap && sub->bytes + len <= shmchand_config.event_backlog_bytes;
+	return sub_events(sub) < sub->cap &&
+	       sub->bytes + len <= shmchand_config.event_backlog_bytes;
 }
 
 static void sub_push(struct event_sub *sub, struct event_msg *m) {
 	unsigned was = sub->count;
 
-	sub->ring[(sub->head + was) % sub->cap] = m;
+	sub->ring[(sub->head + was) % (sub->cap + 1)] = m;
 	__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
-	sub->bytes += m->len;
 	// Release: a consumer that sees the count sees the slot (it takes the
 	// lock before reading the slot anyway; the pending check only hints).
 	atomic_store_explicit(&sub->count, was + 1, memory_order_release);
-	totals.queued++;
 	if (was == 0)
 		sub_wake(sub);
 }
 
-// Queue the events-lost event if sub lost events, should get it, and has
-// room. events_lock held.
+static void sub_starving_end(struct event_sub *sub) {
+	if (sub->starving) {
+		TAILQ_REMOVE(&starved, sub, starved_next);
+		sub->starving = false;
+	}
+}
+
+// Queue the events-lost event if sub lost events, should get it, has none
+// queued, and has room for events again: in its backlog (else its next pop
+// calls again) and in the event memory (else the next event to leave the
+// memory does, memory_released()). events_lock held.
 static void sub_push_lost(struct event_sub *sub) {
 	struct gr_shm_event_lost lost = {.count = sub->lost};
 	struct event_msg *m;
 
-	if (sub->lost == 0)
+	if (sub->lost == 0 || sub->notice != NULL || !sub_has_room(sub, EVENT_MSG_HDR_LEN))
 		return;
+	if (!memory_has_room_again()) {
+		if (!sub->starving) {
+			TAILQ_INSERT_TAIL(&starved, sub, starved_next);
+			sub->starving = true;
+		}
+		return;
+	}
+	sub_starving_end(sub);
 	if (sub->framing == EVENT_FRAMING_GROUT && !sub->wants_lost) {
 		// A Grout client that did not ask for it could not parse it.
 		sub->lost = 0;
 		return;
 	}
-	if (!sub_has_room(sub, (uint32_t)(EVENT_MSG_HDR_LEN + sizeof(lost))))
-		return;
 	m = msg_new(GR_SHM_EVENT_LOST, &lost, sizeof(lost));
 	if (m == NULL)
-		return; // retried at the next pop
+		return; // retried at the next pop or release
 	sub->lost = 0;
+	sub->notice = m;
 	sub_push(sub, m);
+}
+
+// An event left the last backlog that held it: tell the subscribers that
+// waited for room in the event memory. The notices take none of it, so the
+// room stays and every one of them gets its own (or, without room in its
+// own backlog, waits for its next pop). events_lock held.
+static void memory_released(struct event_msg *m) {
+	struct event_sub *sub;
+
+	held_bytes -= msg_size(m);
+	if (!memory_has_room_again())
+		return;
+	while ((sub = TAILQ_FIRST(&starved)) != NULL) {
+		sub_starving_end(sub);
+		sub_push_lost(sub);
+	}
+}
+
+// A backlog lets go of m (taken, or its subscriber freed): the caller drops
+// its reference outside the lock. events_lock held.
+static void sub_release(struct event_sub *sub, struct event_msg *m) {
+	if (m == sub->notice) {
+		sub->notice = NULL;
+		return;
+	}
+	sub->bytes -= m->len;
+	if (--m->backlogs == 0)
+		memory_released(m);
+}
+
+// Note that sub begins to drop its events, for the log. events_lock held.
+static void sub_note_drops(struct event_sub *sub, enum drop_reason reason) {
+	if (sub->dropping)
+		return;
+	sub->dropping = true;
+	log_limit_count(&full_note.limit);
+	full_note.pid = sub->pid;
+	full_note.count = sub_events(sub);
+	full_note.bytes = sub->bytes;
+	full_note.held = held_bytes;
+	full_note.reason = reason;
+	main_signal();
 }
 
 // Queue m for sub, or count it lost. events_lock held.
 static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 	sub_push_lost(sub);
 	if (sub->lost > 0 || !sub_has_room(sub, m->len)) {
-		if (!sub->dropping) {
-			log_limit_count(&full_note.limit);
-			full_note.pid = sub->pid;
-			full_note.count = sub->count;
-			full_note.bytes = sub->bytes;
-			main_signal();
-		}
-		sub->dropping = true;
+		sub_note_drops(sub, DROP_BACKLOG_FULL);
 		sub->lost++;
 		totals.dropped++;
 		return;
 	}
+	if (m->backlogs == 0) {
+		if (!memory_has_room(msg_size(m))) {
+			sub_note_drops(sub, DROP_MEMORY_FULL);
+			sub->lost++;
+			totals.dropped++;
+			// Its backlog may be empty: nothing of its own would
+			// call again.
+			sub_push_lost(sub);
+			return;
+		}
+		held_bytes += msg_size(m);
+	}
+	m->backlogs++;
 	sub->dropping = false;
+	sub->bytes += m->len;
+	totals.queued++;
 	sub_push(sub, m);
+}
+
+static bool subscription_live(const struct subscription *s) {
+	return s->gen == s->sub->gen;
 }
 
 static void offer_to_type(struct event_type *t, struct event_msg *m, uint64_t seq, pid_t pid) {
@@ -295,6 +446,8 @@ static void offer_to_type(struct event_type *t, struct event_msg *m, uint64_t se
 	if (t == NULL)
 		return;
 	LIST_FOREACH (s, &t->subs, in_type) {
+		if (!subscription_live(s))
+			continue; // dropped, waiting for the main thread
 		if (s->sub->last_seq == seq)
 			continue; // already got it through another subscription
 		if (s->suppress_self && pid != 0 && s->sub->pid == pid)
@@ -347,7 +500,7 @@ struct event_sub *event_sub_new(
 
 	if (sub != NULL) {
 		sub->cap = shmchand_config.event_backlog_msgs;
-		sub->ring = calloc(sub->cap, sizeof(*sub->ring));
+		sub->ring = calloc(sub->cap + 1, sizeof(*sub->ring));
 	}
 	if (sub == NULL || sub->ring == NULL) {
 		LOG(ERR, "events: no memory for a subscriber of pid %d", (int)pid);
@@ -359,7 +512,8 @@ struct event_sub *event_sub_new(
 	sub->wake = wake;
 	sub->drain = drain;
 	sub->arg = arg;
-	LIST_INIT(&sub->subs);
+	TAILQ_INIT(&sub->subs);
+	TAILQ_INIT(&sub->dropped);
 	return sub;
 }
 
@@ -367,16 +521,82 @@ enum event_framing event_sub_framing(const struct event_sub *sub) {
 	return sub->framing;
 }
 
-// events_lock held.
-static void sub_update_wants_lost(struct event_sub *sub) {
+bool event_sub_busy(const struct event_sub *sub) {
+	bool busy;
+
+	pthread_mutex_lock(&events_lock);
+	busy = sub->n_subs > 0 || sub->count > 0;
+	pthread_mutex_unlock(&events_lock);
+	return busy;
+}
+
+// The live subscription of sub to t, NULL if none: a walk of t's
+// subscriptions, of at most one per subscriber. events_lock held.
+static struct subscription *sub_find(const struct event_sub *sub, const struct event_type *t) {
 	struct subscription *s;
 
-	sub->wants_lost = false;
-	LIST_FOREACH (s, &sub->subs, in_sub) {
-		if (s->type->ev_type == GR_SHM_EVENT_LOST ||
-		    (s->type == &type_all && !s->grout_types_only))
-			sub->wants_lost = true;
+	if (t == NULL)
+		return NULL;
+	LIST_FOREACH (s, &t->subs, in_type)
+		if (s->sub == sub && subscription_live(s))
+			return s;
+	return NULL;
+}
+
+// events_lock held.
+static void sub_update_wants_lost(struct event_sub *sub) {
+	const struct subscription *all = sub_find(sub, &type_all);
+
+	sub->wants_lost = sub_find(sub, type_find(GR_SHM_EVENT_LOST)) != NULL ||
+			  (all != NULL && !all->grout_types_only);
+}
+
+// Take a dropped subscription out of the table and free it; free its
+// subscriber too if that was its last and its owner let it go. Returns true
+// if the subscriber is gone. events_lock held.
+static bool subscription_reap(struct subscription *s) {
+	struct event_sub *sub = s->sub;
+
+	LIST_REMOVE(s, in_type);
+	TAILQ_REMOVE(&sub->dropped, s, in_sub);
+	type_put(s->type);
+	free(s);
+	totals.subscriptions_removing--;
+	if (--sub->n_dropped > 0)
+		return false;
+	if (sub->reaping) {
+		TAILQ_REMOVE(&reap_list, sub, reap_next);
+		sub->reaping = false;
 	}
+	if (!sub->freed)
+		return false;
+	free(sub);
+	return true;
+}
+
+// Remove up to n dropped subscriptions of sub. Returns true if sub is gone.
+// events_lock held.
+static bool sub_reap(struct event_sub *sub, unsigned n) {
+	struct subscription *s;
+
+	while (n-- > 0 && (s = TAILQ_FIRST(&sub->dropped)) != NULL)
+		if (subscription_reap(s))
+			return true;
+	return false;
+}
+
+// Remove up to n dropped subscriptions, oldest subscriber first. Returns
+// true if some are left. events_lock held.
+static bool reap_batch(unsigned n) {
+	struct event_sub *sub;
+
+	while (n > 0 && (sub = TAILQ_FIRST(&reap_list)) != NULL) {
+		unsigned k = sub->n_dropped < n ? sub->n_dropped : n;
+
+		sub_reap(sub, k);
+		n -= k;
+	}
+	return !TAILQ_EMPTY(&reap_list);
 }
 
 int event_subscribe(struct event_sub *sub, uint32_t ev_type, const struct event_sub_opts *opts) {
@@ -392,18 +612,18 @@ int event_subscribe(struct event_sub *sub, uint32_t ev_type, const struct event_
 		}
 		sub->framing = opts->framing;
 	}
-	LIST_FOREACH (s, &sub->subs, in_sub) {
-		if (s->type->ev_type == ev_type) {
-			s->suppress_self = opts->suppress_self;
-			s->grout_types_only = opts->grout_types_only;
-			sub_update_wants_lost(sub);
-			goto out;
-		}
+	s = sub_find(sub, type_find(ev_type));
+	if (s != NULL) {
+		s->suppress_self = opts->suppress_self;
+		s->grout_types_only = opts->grout_types_only;
+		sub_update_wants_lost(sub);
+		goto out;
 	}
-	if (sub->n_subs >= EVENT_SUBS_PER_CLIENT_MAX) {
+	if (sub->n_subs >= shmchand_config.event_subs_max) {
 		ret = -ENOSPC;
 		goto out;
 	}
+	sub_reap(sub, EVENT_REAP_PER_SUBSCRIBE);
 	t = type_get(ev_type);
 	s = t != NULL ? calloc(1, sizeof(*s)) : NULL;
 	if (s == NULL) {
@@ -414,10 +634,11 @@ int event_subscribe(struct event_sub *sub, uint32_t ev_type, const struct event_
 	}
 	s->type = t;
 	s->sub = sub;
+	s->gen = sub->gen;
 	s->suppress_self = opts->suppress_self;
 	s->grout_types_only = opts->grout_types_only;
 	LIST_INSERT_HEAD(&t->subs, s, in_type);
-	LIST_INSERT_HEAD(&sub->subs, s, in_sub);
+	TAILQ_INSERT_TAIL(&sub->subs, s, in_sub);
 	if (sub->n_subs++ == 0)
 		totals.subscribers++;
 	totals.subscriptions++;
@@ -427,21 +648,38 @@ out:
 	return ret;
 }
 
+// Arm the next batch of removals, a turn of the main loop from now. Main
+// thread.
+static void reap_arm(void) {
+	static const struct timeval now = {0};
+
+	if (reap_ev != NULL)
+		evtimer_add(reap_ev, &now);
+}
+
+// Drop every subscription of sub: they count no more from now on, and the
+// main thread removes them from the table (at once if it serves no loop).
 // events_lock held.
 static void unsubscribe_all_locked(struct event_sub *sub) {
-	struct subscription *s;
-
-	while ((s = LIST_FIRST(&sub->subs)) != NULL) {
-		LIST_REMOVE(s, in_sub);
-		LIST_REMOVE(s, in_type);
-		type_put(s->type);
-		free(s);
-		totals.subscriptions--;
-	}
-	if (sub->n_subs > 0)
-		totals.subscribers--;
+	if (sub->n_subs == 0)
+		return;
+	sub->gen++;
+	TAILQ_CONCAT(&sub->dropped, &sub->subs, in_sub);
+	sub->n_dropped += sub->n_subs;
+	totals.subscriptions_removing += sub->n_subs;
+	totals.subscriptions -= sub->n_subs;
+	totals.subscribers--;
 	sub->n_subs = 0;
 	sub->wants_lost = false;
+	if (main_ev == NULL) {
+		sub_reap(sub, sub->n_dropped);
+		return;
+	}
+	if (!sub->reaping) {
+		TAILQ_INSERT_TAIL(&reap_list, sub, reap_next);
+		sub->reaping = true;
+	}
+	main_signal();
 }
 
 void event_unsubscribe_all(struct event_sub *sub) {
@@ -451,20 +689,37 @@ void event_unsubscribe_all(struct event_sub *sub) {
 }
 
 void event_sub_free(struct event_sub *sub) {
+	struct event_msg **ring;
+	unsigned head, count, slots;
+	bool gone;
+
 	if (sub == NULL)
 		return;
 	pthread_mutex_lock(&events_lock);
 	unsubscribe_all_locked(sub);
 	if (sub->dirty)
 		TAILQ_REMOVE(&dirty, sub, dirty_next);
-	while (sub->count > 0) {
-		msg_put(sub->ring[sub->head]);
-		sub->head = (sub->head + 1) % sub->cap;
-		sub->count--;
-	}
+	sub_starving_end(sub);
+	// No publisher reaches the backlog any more: its messages are let go
+	// outside the lock.
+	ring = sub->ring;
+	head = sub->head;
+	count = sub->count;
+	slots = sub->cap + 1;
+	for (unsigned i = 0; i < count; i++)
+		sub_release(sub, ring[(head + i) % slots]);
+	atomic_store_explicit(&sub->count, 0, memory_order_relaxed);
+	sub->lost = 0;
+	sub->ring = NULL;
+	sub->freed = true;
+	gone = sub->n_dropped == 0;
 	pthread_mutex_unlock(&events_lock);
-	free(sub->ring);
-	free(sub);
+	for (unsigned i = 0; i < count; i++)
+		msg_put(ring[(head + i) % slots]);
+	free(ring);
+	// Else the removal of its last dropped subscription frees it.
+	if (gone)
+		free(sub);
 }
 
 bool event_sub_pending(const struct event_sub *sub) {
@@ -488,9 +743,9 @@ void event_sub_pop(struct event_sub *sub) {
 	if (sub->count > 0) {
 		m = sub->ring[sub->head];
 		sub->ring[sub->head] = NULL;
-		sub->head = (sub->head + 1) % sub->cap;
-		sub->bytes -= m->len;
+		sub->head = (sub->head + 1) % (sub->cap + 1);
 		atomic_store_explicit(&sub->count, sub->count - 1, memory_order_relaxed);
+		sub_release(sub, m);
 		// Room again: say what was lost meanwhile.
 		sub_push_lost(sub);
 	}
@@ -502,6 +757,7 @@ void event_sub_pop(struct event_sub *sub) {
 void event_totals_get(struct event_totals *out) {
 	pthread_mutex_lock(&events_lock);
 	*out = totals;
+	out->held_bytes = held_bytes;
 	pthread_mutex_unlock(&events_lock);
 }
 
@@ -510,8 +766,10 @@ void event_totals_get(struct event_totals *out) {
 static void full_log(bool final) {
 	uint64_t now = log_limit_now_ns(), n;
 	unsigned count, wait_ms = 0;
+	enum drop_reason reason;
+	char one[FULL_LOG_DETAIL_LEN], last[FULL_LOG_DETAIL_LEN];
+	size_t bytes, held;
 	bool logged;
-	size_t bytes;
 	pid_t pid;
 
 	pthread_mutex_lock(&events_lock);
@@ -521,26 +779,40 @@ static void full_log(bool final) {
 	pid = full_note.pid;
 	count = full_note.count;
 	bytes = full_note.bytes;
+	held = full_note.held;
+	reason = full_note.reason;
 	if (full_note.limit.pending > 0)
 		wait_ms = log_limit_wait_ms(&full_note.limit, now);
 	pthread_mutex_unlock(&events_lock);
+	// Why: for the line of one subscriber, then for the last of several.
+	if (reason == DROP_MEMORY_FULL) {
+		snprintf(
+			one,
+			sizeof(one),
+			"event memory full (%zu bytes held by all backlogs)",
+			held
+		);
+		snprintf(
+			last,
+			sizeof(last),
+			"event memory full: %zu bytes held by all backlogs",
+			held
+		);
+	} else {
+		snprintf(one, sizeof(one), "backlog full (%u events, %zu bytes)", count, bytes);
+		snprintf(last, sizeof(last), "%u events, %zu bytes", count, bytes);
+	}
 	if (n == 1)
-		LOG(NOTICE,
-		    "events: subscriber pid %d: backlog full (%u events, %zu bytes):"
-		    " dropping its events",
-		    (int)pid,
-		    count,
-		    bytes);
+		LOG(NOTICE, "events: subscriber pid %d: %s: dropping its events", (int)pid, one);
 	else if (n > 1)
 		LOG(NOTICE,
 		    "events: %" PRIu64 " %sbacklogs full%s, the last: subscriber pid %d"
-		    " (%u events, %zu bytes): dropping their events",
+		    " (%s): dropping their events",
 		    n,
 		    logged ? "more " : "",
 		    logged ? " suppressed" : "",
 		    (int)pid,
-		    count,
-		    bytes);
+		    last);
 	if (wait_ms > 0 && !final && full_log_ev != NULL) {
 		struct timeval tv = {
 			.tv_sec = wait_ms / MS_PER_S,
@@ -557,9 +829,11 @@ static void full_log_due(evutil_socket_t fd, short what, void *arg) {
 	full_log(false);
 }
 
-// Main thread: drain every main-thread subscriber that got something.
+// Main thread: drain every main-thread subscriber that got something, and
+// start removing dropped subscriptions.
 static void main_deliver(evutil_socket_t fd, short what, void *arg) {
 	struct event_sub *sub;
+	bool reap;
 	uint64_t n;
 
 	(void)what;
@@ -577,8 +851,25 @@ static void main_deliver(evutil_socket_t fd, short what, void *arg) {
 		sub->drain(sub->arg);
 		pthread_mutex_lock(&events_lock);
 	}
+	reap = !TAILQ_EMPTY(&reap_list);
 	pthread_mutex_unlock(&events_lock);
 	full_log(false);
+	if (reap)
+		reap_arm();
+}
+
+// Main thread: the next batch of dropped subscriptions out of the table.
+static void reap_due(evutil_socket_t fd, short what, void *arg) {
+	bool more;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	pthread_mutex_lock(&events_lock);
+	more = reap_batch(EVENT_REAP_BATCH);
+	pthread_mutex_unlock(&events_lock);
+	if (more)
+		reap_arm();
 }
 
 int event_module_init(struct event_base *base) {
@@ -590,11 +881,18 @@ int event_module_init(struct event_base *base) {
 	}
 	main_ev = event_new(base, main_efd, EV_READ | EV_PERSIST, main_deliver, NULL);
 	full_log_ev = evtimer_new(base, full_log_due, NULL);
-	if (main_ev == NULL || full_log_ev == NULL || event_add(main_ev, NULL) < 0) {
+	reap_ev = evtimer_new(base, reap_due, NULL);
+	if (main_ev == NULL || full_log_ev == NULL || reap_ev == NULL ||
+	    event_add(main_ev, NULL) < 0) {
 		LOG(ERR, "events: cannot watch the main eventfd");
 		event_module_fini();
 		return -ENOMEM;
 	}
+	LOG(INFO,
+	    "events: at most %u subscriptions per connection (--event-subscriptions), %zu"
+	    " bytes of queued events in all (--event-memory)",
+	    shmchand_config.event_subs_max,
+	    shmchand_config.event_memory_bytes);
 	return 0;
 }
 
@@ -604,9 +902,19 @@ void event_module_fini(void) {
 		event_free(full_log_ev);
 		full_log_ev = NULL;
 	}
+	// Every subscription dropped is removed now, and any dropped from
+	// here on at once (unsubscribe_all_locked()).
+	pthread_mutex_lock(&events_lock);
+	while (reap_batch(EVENT_REAP_BATCH))
+		;
 	if (main_ev != NULL) {
 		event_free(main_ev);
 		main_ev = NULL;
+	}
+	pthread_mutex_unlock(&events_lock);
+	if (reap_ev != NULL) {
+		event_free(reap_ev);
+		reap_ev = NULL;
 	}
 	if (main_efd >= 0) {
 		close(main_efd);
@@ -621,15 +929,28 @@ static int subscribe_common(
 	struct api_ctx *ctx,
 	enum event_framing framing
 ) {
+	struct event_sub *sub = ctx->events;
+
 	// A channel has one framing: tagged, in its response ring.
 	if (ctx->sock_fd < 0)
 		framing = EVENT_FRAMING_TAGGED;
-	if (ctx->events == NULL) {
+	// One subscriber per connection: once a channel is attached over the
+	// socket (it holds the lease), the connection's events go over the
+	// channel, and the channel's attach refuses a socket that has a
+	// subscriber busy (main/channel.c).
+	if (ctx->sock_fd >= 0 && ctx->lease_lost != NULL) {
+		api_fault(ctx, API_FAULT_SUBSCRIBE_CHANNEL, NULL, 0, 0);
+		return EBUSY;
+	}
+	if (sub == NULL) {
 		if (ctx->transport->events_open == NULL)
 			return ENOTSUP;
-		ctx->events = ctx->transport->events_open(ctx);
-		if (ctx->events == NULL)
+		sub = ctx->transport->events_open(ctx);
+		if (sub == NULL)
 			return ENOMEM;
+		// Release: the main thread reads a channel's subscriber when the
+		// channel ends (main/channel.c), while its poller may still run.
+		__atomic_store_n(&ctx->events, sub, __ATOMIC_RELEASE);
 	}
 	struct event_sub_opts opts = {
 		.framing = framing,
@@ -638,13 +959,13 @@ static int subscribe_common(
 				    (ctx->api_version == GR_API_VERSION_GROUT_0_17 ||
 				     ctx->api_version == GR_API_VERSION_GROUT_MAIN),
 	};
-	int ret = event_subscribe(ctx->events, req->ev_type, &opts);
+	int ret = event_subscribe(sub, req->ev_type, &opts);
 	// Logged outside the handler lock, at a bounded rate: a client can
 	// repeat them at will.
 	if (ret == -EBUSY)
 		api_fault(ctx, API_FAULT_SUBSCRIBE_FRAMING, NULL, 0, 0);
 	else if (ret == -ENOSPC)
-		api_fault(ctx, API_FAULT_SUBSCRIBE_LIMIT, NULL, EVENT_SUBS_PER_CLIENT_MAX, 0);
+		api_fault(ctx, API_FAULT_SUBSCRIBE_LIMIT, NULL, shmchand_config.event_subs_max, 0);
 	return -ret;
 }
 

@@ -27,9 +27,19 @@
 #define EVENT_BACKLOG_MSGS_DEFAULT 1024
 #define EVENT_BACKLOG_BYTES_DEFAULT (4u << 20)
 #define EVENT_BACKLOG_MSGS_MAX (1u << 20)
-// Subscriptions one client may hold: any event type can be subscribed to (as
-// in Grout), so the table is bounded per client instead.
-#define EVENT_SUBS_PER_CLIENT_MAX 4096
+// Default bound of the bytes of events all backlogs hold together (daemon
+// option --event-memory), each event counted once however many backlogs hold
+// it: 64 MiB, what a small machine gives a control daemon without noticing,
+// is 16 subscribers' full default backlogs of distinct events, or 500 of the
+// largest events.
+#define EVENT_MEMORY_BYTES_DEFAULT (64u << 20)
+// Subscriptions one connection may hold (daemon option
+// --event-subscriptions): any event type can be subscribed to (as in Grout),
+// so the table is bounded per connection instead. Grout's own clients hold
+// at most a few dozen (its FRR plugin 14 on two connections, grcli one
+// GR_EVENT_ALL); 256 leaves a controller ample room.
+#define EVENT_SUBS_DEFAULT 256
+#define EVENT_SUBS_MAX (1u << 16)
 
 // How a subscriber gets its events.
 enum event_framing {
@@ -47,6 +57,8 @@ enum event_framing {
 struct event_msg {
 	uint32_t refs; // atomic: one per backlog holding it
 	uint32_t len; // bytes of data
+	uint32_t backlogs; // backlogs holding it (events lock): counted in
+			   // --event-memory while not 0
 	uint8_t data[];
 };
 
@@ -70,10 +82,15 @@ struct event_sub *
 event_sub_new(pid_t pid, enum event_framing, event_wake_fn wake, event_drain_fn drain, void *arg);
 
 // Drop every subscription, then free the subscriber and its backlog. Its
-// consumer no longer runs (or this is that consumer).
+// consumer no longer runs (or this is that consumer). Any thread; what is
+// left of the subscriber goes once the main thread has removed its
+// subscriptions from the table.
 void event_sub_free(struct event_sub *);
 
 enum event_framing event_sub_framing(const struct event_sub *);
+
+// Whether the subscriber holds a subscription or has events to deliver.
+bool event_sub_busy(const struct event_sub *);
 
 // What a subscription asks for, besides its type.
 struct event_sub_opts {
@@ -88,19 +105,22 @@ struct event_sub_opts {
 // Subscribe to ev_type (GR_EVENT_ALL: every type); again for a type updates
 // its options but the framing. framing must be the subscriber's, unless it has no
 // subscription and an empty backlog (then it becomes that). Returns 0,
-// -EBUSY (other framing in use), -ENOSPC (EVENT_SUBS_PER_CLIENT_MAX
-// reached) or -ENOMEM.
+// -EBUSY (other framing in use), -ENOSPC (shmchand_config.event_subs_max
+// reached) or -ENOMEM. O(log types + subscribers of ev_type).
 int event_subscribe(struct event_sub *, uint32_t ev_type, const struct event_sub_opts *);
 
-// Drop every subscription of the subscriber. What its backlog holds is still
-// delivered.
+// Drop every subscription of the subscriber, in a constant time: they count
+// no more at once, and the main thread removes them from the table a batch
+// per turn of its loop. What its backlog holds is still delivered.
 void event_unsubscribe_all(struct event_sub *);
 
-// Publish an event to its subscribers: O(subscribers of ev_type and of
-// GR_EVENT_ALL), nothing but a table look-up for a type nobody subscribes
-// to. The payload is copied. Subscribers whose subscription suppresses self
-// events skip an event published while a handler serves a request of their
-// own pid. A subscriber whose backlog is full loses it (counted).
+// Publish an event to its subscribers: O(log types + subscriptions to
+// ev_type and to GR_EVENT_ALL), nothing but a table look-up for a type
+// nobody subscribes to. The payload is copied. Subscribers whose
+// subscription suppresses self events skip an event published while a
+// handler serves a request of their own pid. A subscriber whose backlog is
+// full loses it (counted); so does every subscriber it was for when the
+// backlogs together hold shmchand_config.event_memory_bytes.
 void event_publish(uint32_t ev_type, const void *payload, uint32_t len);
 
 // Consumer side, the subscriber's serving thread only. peek: the oldest
@@ -114,9 +134,11 @@ bool event_sub_pending(const struct event_sub *);
 struct event_totals {
 	uint32_t subscribers; // subscribers with at least one subscription
 	uint32_t subscriptions;
+	uint32_t subscriptions_removing; // dropped, not yet out of the table
 	uint64_t published; // events with at least one subscriber
 	uint64_t queued; // events put in a backlog
-	uint64_t dropped; // events lost to a full backlog
+	uint64_t dropped; // events lost to a full backlog, or to --event-memory
+	size_t held_bytes; // of the events the backlogs hold now, each once
 };
 void event_totals_get(struct event_totals *);
 

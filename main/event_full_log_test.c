@@ -37,6 +37,8 @@
 struct shmchand_config shmchand_config = {
 	.event_backlog_msgs = TEST_BACKLOG_MSGS,
 	.event_backlog_bytes = TEST_BACKLOG_BYTES,
+	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
+	.event_subs_max = EVENT_SUBS_DEFAULT,
 };
 int shmchand_logtype = RTE_LOGTYPE_USER1;
 

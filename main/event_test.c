@@ -5,9 +5,12 @@
 // subscribes to; one wake per backlog that goes from empty to not; one copy
 // per subscriber even through two subscriptions; the backlog bounds in
 // events and in bytes, the events-lost event queued behind the events kept
-// once there is room; suppress_self against the pid of the request being
-// handled; GR_EVENT_ALL of a Grout client without shm-module events; EBUSY,
-// ENOSPC, and nothing left behind by unsubscribing.
+// once there is room, and taking no room from the events after it; the
+// bound of the events all backlogs hold together, each counted once;
+// suppress_self against the pid of the request being handled; GR_EVENT_ALL
+// of a Grout client without shm-module events; EBUSY, ENOSPC, and nothing
+// left behind by unsubscribing; dropped subscriptions that count no more at
+// once and leave the table a batch per turn of the main loop.
 
 #include "api.h"
 #include "event.h"
@@ -26,6 +29,15 @@
 
 #define TEST_BACKLOG_MSGS 4
 #define TEST_BACKLOG_BYTES 4096
+#define TEST_SUBS_MAX 1024
+// Rounds of two publishes and one take on a backlog of one event.
+#define ONE_SLOT_ROUNDS 100
+// Payload of the events of the memory bound test, and how many of them the
+// bound holds.
+#define MEMORY_EVENT_LEN 100
+#define MEMORY_EVENTS 3
+// Loop turns that remove every dropped subscription, at most.
+#define REAP_TURNS_MAX 64
 #define SUB_PID 100
 #define OTHER_PID 200
 // A request of this test publishes an event from inside a handler.
@@ -35,6 +47,8 @@
 struct shmchand_config shmchand_config = {
 	.event_backlog_msgs = TEST_BACKLOG_MSGS,
 	.event_backlog_bytes = TEST_BACKLOG_BYTES,
+	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
+	.event_subs_max = TEST_SUBS_MAX,
 };
 int shmchand_logtype = RTE_LOGTYPE_USER1;
 
@@ -230,11 +244,11 @@ static void bad_subscriptions_and_cleanup(void **state) {
 	(void)state;
 	subscribe(sub, GR_SHM_EVENT_TEST, false, 0);
 	assert_int_equal(event_subscribe(sub, GR_SHM_EVENT_LOST, &grout), -EBUSY);
-	for (uint32_t i = 1; i < EVENT_SUBS_PER_CLIENT_MAX; i++)
+	for (uint32_t i = 1; i < TEST_SUBS_MAX; i++)
 		subscribe(sub, GR_MSG_TYPE(0x7000, i), false, 0);
 	subscribe(sub, GR_MSG_TYPE(0x7001, 0), false, -ENOSPC);
 	event_totals_get(&t);
-	assert_int_equal(t.subscriptions, EVENT_SUBS_PER_CLIENT_MAX);
+	assert_int_equal(t.subscriptions, TEST_SUBS_MAX);
 	assert_int_equal(t.subscribers, 1);
 	event_unsubscribe_all(sub);
 	event_totals_get(&t);
@@ -247,6 +261,132 @@ static void bad_subscriptions_and_cleanup(void **state) {
 	assert_int_equal(t.subscriptions, 0);
 }
 
+// Events published faster than a backlog of one is read: the events-lost
+// event takes no room from the events, so half of what is taken are events,
+// and what is kept and what is counted lost add up to what was published.
+static void lost_event_leaves_room(void **state) {
+	struct event_sub *sub;
+	uint64_t kept = 0, lost = 0, n;
+	uint32_t published = 0;
+
+	(void)state;
+	shmchand_config.event_backlog_msgs = 1;
+	sub = new_sub(SUB_PID);
+	shmchand_config.event_backlog_msgs = TEST_BACKLOG_MSGS;
+	subscribe(sub, GR_SHM_EVENT_TEST, false, 0);
+	for (unsigned i = 0; i < ONE_SLOT_ROUNDS; i++) {
+		event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
+		published++;
+		event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
+		published++;
+		if (take(sub, &n) == GR_SHM_EVENT_LOST)
+			lost += n;
+		else
+			kept++;
+	}
+	while (event_sub_peek(sub) != NULL) {
+		if (take(sub, &n) == GR_SHM_EVENT_LOST)
+			lost += n;
+		else
+			kept++;
+	}
+	assert_int_equal(kept + lost, published);
+	assert_true(kept >= ONE_SLOT_ROUNDS / 2);
+	event_sub_free(sub);
+}
+
+// The bound of the events all backlogs hold: an event held by two backlogs
+// counts once; past the bound an event is lost for every subscriber, with
+// room in its own backlog or not, and each is told how many it lost.
+static void memory_bound_for_all_backlogs(void **state) {
+	static uint8_t payload[MEMORY_EVENT_LEN];
+	struct event_sub *a = new_sub(SUB_PID), *b = new_sub(OTHER_PID);
+	size_t one = sizeof(struct event_msg) + sizeof(struct gr_api_response) +
+		     sizeof(struct gr_api_event) + MEMORY_EVENT_LEN;
+	struct event_totals t;
+	uint64_t n;
+
+	(void)state;
+	shmchand_config.event_memory_bytes = MEMORY_EVENTS * one;
+	subscribe(a, GR_SHM_EVENT_TEST, false, 0);
+	subscribe(b, GR_SHM_EVENT_TEST, false, 0);
+	for (unsigned i = 0; i < MEMORY_EVENTS - 1; i++)
+		event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload));
+	event_totals_get(&t);
+	assert_int_equal(t.held_bytes, (MEMORY_EVENTS - 1) * one);
+	// a takes its own: b still holds them.
+	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
+	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
+	event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // the last that fits
+	event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // lost for both
+	event_totals_get(&t);
+	assert_int_equal(t.held_bytes, MEMORY_EVENTS * one);
+	for (unsigned i = 0; i < MEMORY_EVENTS; i++)
+		assert_int_equal(take(b, NULL), GR_SHM_EVENT_TEST);
+	assert_int_equal(take(b, &n), GR_SHM_EVENT_LOST);
+	assert_int_equal(n, 1);
+	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
+	assert_int_equal(take(a, &n), GR_SHM_EVENT_LOST);
+	assert_int_equal(n, 1);
+	event_totals_get(&t);
+	assert_int_equal(t.held_bytes, 0);
+	shmchand_config.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT;
+	event_sub_free(a);
+	event_sub_free(b);
+}
+
+static void loop_turn(struct event_base *base) {
+	assert_int_not_equal(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), -1);
+}
+
+// Dropping a client's subscriptions takes them out of use at once, and out
+// of the table a batch per turn of the main loop, never all in one hold of
+// the lock; a subscribe removes a few of its own dropped ones first; a
+// subscriber freed meanwhile goes with its last one.
+static void dropped_subscriptions_leave_in_batches(void **state) {
+	struct event_base *base = event_base_new();
+	struct event_sub *sub, *other;
+	struct event_totals t;
+	uint32_t left;
+	unsigned turns;
+
+	(void)state;
+	assert_non_null(base);
+	assert_int_equal(event_module_init(base), 0);
+	sub = new_sub(SUB_PID);
+	other = new_sub(OTHER_PID);
+	for (uint32_t i = 0; i < TEST_SUBS_MAX; i++)
+		subscribe(sub, GR_MSG_TYPE(0x7100, i), false, 0);
+	subscribe(other, GR_MSG_TYPE(0x7100, 0), false, 0);
+	event_unsubscribe_all(sub);
+	event_totals_get(&t);
+	assert_int_equal(t.subscriptions, 1);
+	assert_int_equal(t.subscriptions_removing, TEST_SUBS_MAX);
+	// Out of use already: only other gets it.
+	event_publish(GR_MSG_TYPE(0x7100, 0), NULL, 0);
+	assert_null(event_sub_peek(sub));
+	assert_int_equal(take(other, NULL), GR_MSG_TYPE(0x7100, 0));
+	// A new subscription: two dropped ones removed first.
+	subscribe(sub, GR_MSG_TYPE(0x7101, 0), false, 0);
+	event_totals_get(&t);
+	assert_int_equal(t.subscriptions_removing, TEST_SUBS_MAX - 2);
+	event_sub_free(sub); // freed with its last dropped subscription
+	left = t.subscriptions_removing + 1;
+	for (turns = 0; left > 0 && turns < REAP_TURNS_MAX; turns++) {
+		loop_turn(base);
+		event_totals_get(&t);
+		assert_true(left - t.subscriptions_removing <= TEST_SUBS_MAX / 2);
+		left = t.subscriptions_removing;
+	}
+	assert_int_equal(left, 0);
+	assert_true(turns > 2);
+	event_totals_get(&t);
+	assert_int_equal(t.subscriptions, 1);
+	event_sub_free(other);
+	event_module_fini();
+	event_base_free(base);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nobody_subscribed_costs_nothing),
@@ -256,6 +396,9 @@ int main(void) {
 		cmocka_unit_test(suppress_self_by_pid),
 		cmocka_unit_test(grout_all_skips_shm_module),
 		cmocka_unit_test(bad_subscriptions_and_cleanup),
+		cmocka_unit_test(lost_event_leaves_room),
+		cmocka_unit_test(memory_bound_for_all_backlogs),
+		cmocka_unit_test(dropped_subscriptions_leave_in_batches),
 	};
 
 	api_handler_register(&publish_api);

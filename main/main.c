@@ -43,6 +43,9 @@
 // 1 GiB per subscriber is more than any sane daemon gives.
 #define EVENT_BACKLOG_BYTES_MIN 4096
 #define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
+// Bounds of --event-memory: as a backlog's, and 64 GiB, more than any
+// machine gives a control daemon.
+#define EVENT_MEMORY_BYTES_MAX (1ul << 36)
 // Default EAL file prefix, so the daemon never collides with another DPDK
 // application's default "rte": root's, and, with the uid appended, another
 // user's (default_file_prefix()).
@@ -94,6 +97,8 @@ struct shmchand_config shmchand_config = {
 	.hugepages = HUGEPAGES_AUTO,
 	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
 	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
+	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
+	.event_subs_max = EVENT_SUBS_DEFAULT,
 };
 
 // EAL's own log type until main() registers ours.
@@ -143,6 +148,14 @@ static void usage(void) {
 	       "      --event-backlog-bytes N\n"
 	       "                             Bytes of events queued per subscriber, %d..%lu\n"
 	       "                             (default %u). An event larger is always lost.\n"
+	       "      --event-memory N       Bytes of events all subscribers' backlogs hold\n"
+	       "                             together, each event counted once,\n"
+	       "                             %d..%lu (default %u).\n"
+	       "                             Past it new events are lost for their subscribers.\n"
+	       "      --event-subscriptions N\n"
+	       "                             Event subscriptions one connection may hold,\n"
+	       "                             1..%u (default %u); more are refused with\n"
+	       "                             ENOSPC.\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
@@ -197,6 +210,11 @@ static void usage(void) {
 	       EVENT_BACKLOG_BYTES_MIN,
 	       EVENT_BACKLOG_BYTES_MAX,
 	       EVENT_BACKLOG_BYTES_DEFAULT,
+	       EVENT_BACKLOG_BYTES_MIN,
+	       EVENT_MEMORY_BYTES_MAX,
+	       EVENT_MEMORY_BYTES_DEFAULT,
+	       EVENT_SUBS_MAX,
+	       EVENT_SUBS_DEFAULT,
 	       DEFAULT_FILE_PREFIX,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
@@ -212,6 +230,22 @@ static int parse_uint(const char *arg, int base, unsigned long max, unsigned lon
 	*value = strtoul(arg, &end, base);
 	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || *value > max)
 		return -EINVAL;
+	return 0;
+}
+
+// A decimal value of option name in min..max; else say why. Returns 0 or
+// -EINVAL.
+static int parse_range(
+	const char *name,
+	const char *arg,
+	unsigned long min,
+	unsigned long max,
+	unsigned long *value
+) {
+	if (parse_uint(arg, 10, max, value) < 0 || *value < min) {
+		fprintf(stderr, "shmchand: %s must be %lu..%lu, not '%s'\n", name, min, max, arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -257,6 +291,8 @@ enum {
 	OPT_TELEMETRY,
 	OPT_EVENT_BACKLOG,
 	OPT_EVENT_BACKLOG_BYTES,
+	OPT_EVENT_MEMORY,
+	OPT_EVENT_SUBSCRIPTIONS,
 	OPT_POLLER_NICE,
 };
 
@@ -274,6 +310,8 @@ static const struct option long_options[] = {
 	{"telemetry", no_argument, NULL, OPT_TELEMETRY},
 	{"event-backlog", required_argument, NULL, OPT_EVENT_BACKLOG},
 	{"event-backlog-bytes", required_argument, NULL, OPT_EVENT_BACKLOG_BYTES},
+	{"event-memory", required_argument, NULL, OPT_EVENT_MEMORY},
+	{"event-subscriptions", required_argument, NULL, OPT_EVENT_SUBSCRIPTIONS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
@@ -379,28 +417,48 @@ static int parse_options(int argc, char **argv) {
 			cfg->telemetry = true;
 			break;
 		case OPT_EVENT_BACKLOG:
-			if (parse_uint(optarg, 10, EVENT_BACKLOG_MSGS_MAX, &value) < 0 ||
-			    value == 0) {
-				fprintf(stderr,
-					"shmchand: --event-backlog must be 1..%u, not '%s'\n",
-					EVENT_BACKLOG_MSGS_MAX,
-					optarg);
+			if (parse_range(
+				    "--event-backlog",
+				    optarg,
+				    1,
+				    EVENT_BACKLOG_MSGS_MAX,
+				    &value
+			    ) < 0)
 				return -EINVAL;
-			}
 			cfg->event_backlog_msgs = (unsigned)value;
 			break;
 		case OPT_EVENT_BACKLOG_BYTES:
-			if (parse_uint(optarg, 10, EVENT_BACKLOG_BYTES_MAX, &value) < 0 ||
-			    value < EVENT_BACKLOG_BYTES_MIN) {
-				fprintf(stderr,
-					"shmchand: --event-backlog-bytes must be %d..%lu, not "
-					"'%s'\n",
-					EVENT_BACKLOG_BYTES_MIN,
-					EVENT_BACKLOG_BYTES_MAX,
-					optarg);
+			if (parse_range(
+				    "--event-backlog-bytes",
+				    optarg,
+				    EVENT_BACKLOG_BYTES_MIN,
+				    EVENT_BACKLOG_BYTES_MAX,
+				    &value
+			    ) < 0)
 				return -EINVAL;
-			}
 			cfg->event_backlog_bytes = (size_t)value;
+			break;
+		case OPT_EVENT_MEMORY:
+			if (parse_range(
+				    "--event-memory",
+				    optarg,
+				    EVENT_BACKLOG_BYTES_MIN,
+				    EVENT_MEMORY_BYTES_MAX,
+				    &value
+			    ) < 0)
+				return -EINVAL;
+			cfg->event_memory_bytes = (size_t)value;
+			break;
+		case OPT_EVENT_SUBSCRIPTIONS:
+			if (parse_range(
+				    "--event-subscriptions",
+				    optarg,
+				    1,
+				    EVENT_SUBS_MAX,
+				    &value
+			    ) < 0)
+				return -EINVAL;
+			cfg->event_subs_max = (unsigned)value;
 			break;
 		case 'v':
 			cfg->verbose = true;

@@ -55,6 +55,8 @@ struct shmchand_config {
 	bool verbose;
 	unsigned event_backlog_msgs; // bounds of each event subscriber's backlog
 	size_t event_backlog_bytes;
+	size_t event_memory_bytes; // bound of the events all backlogs hold together
+	unsigned event_subs_max; // subscriptions one connection may hold
 	// Filled after EAL init.
 	bool have_hugepages; // primary can accept secondaries: memzone offered
 	char file_prefix[64];

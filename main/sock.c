@@ -11,14 +11,18 @@
 //   any state --socket error, EOF, stall, send failure, shutdown--> CLOSED
 //
 // Reading: each time the socket is readable, one recv() into the
-// connection's own input buffer, of at most what the buffer has room for
-// (SOCK_READ_HIGH at most: one maximal request), then every whole request
-// in it is served. The loop's next turn reads more if more came, so a
-// client that keeps sending gets one bounded read per turn and cannot
-// starve the others. Built with SHMCHAN_DAEMON_DIRECT_READ undefined, the
-// bufferevent reads instead (libevent's evbuffer_read() asks the kernel how
-// much is there, FIONREAD, before each read: one more system call per
-// request).
+// connection's own input buffer, of at most SOCK_READ_TURN bytes or what the
+// request being read still misses, then every whole request in it is
+// served. The loop's next turn reads more if more came, so a client that
+// keeps sending gets one bounded read per turn and cannot starve the
+// others. The input is served through a read offset; the part of a request
+// left over is moved to the front once, before the next read, and a
+// misaligned payload is realigned by moving itself alone: the main thread,
+// which serves every socket client, spends on a client's input time linear
+// in its bytes, whatever the client makes them look like. Built with
+// SHMCHAN_DAEMON_DIRECT_READ undefined, the bufferevent reads instead
+// (libevent's evbuffer_read() asks the kernel how much is there, FIONREAD,
+// before each read: one more system call per request).
 //
 // Writing: everything sent to a client goes through conn_write(). The
 // responses to one batch of requests (all the whole requests one read
@@ -75,6 +79,13 @@
 // requests (32 pipelined GR_PING2 take 2.4 KiB). It grows to hold a larger
 // request whole, up to SOCK_READ_HIGH, and keeps that size.
 #define SOCK_READ_INITIAL (16u << 10)
+// A read takes at most this much, or what the request being read still
+// misses if that is more. The requests one read brings are served in one go
+// on the main thread, which every socket client shares: this bounds one
+// client's turn to about 1,300 of the smallest requests (some 50 us), so
+// that a client pipelining tiny requests delays another by its turn, not by
+// a whole buffer of them.
+#define SOCK_READ_TURN SOCK_READ_INITIAL
 // libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
 // of a larger payload is read straight into the input buffer.
 #define SOCK_LIBEVENT_READ_MAX 4096
@@ -234,22 +245,30 @@ static size_t conn_input_len(const struct conn *conn) {
 
 // A request payload is read through its struct (handlers cast it): it must
 // start aligned for the request structs' fields, all of 4 bytes at most. A
-// client that sends a payload of odd length would leave the next one
-// misaligned, undefined behaviour in the handler; such a payload is moved to
-// the front of the buffer first (malloc'ed, so aligned). A client that keeps
-// doing so costs itself a copy of its own pending input per request.
+// payload of odd length leaves the next one misaligned; that one is moved
+// back by at most SOCK_PAYLOAD_ALIGN - 1 bytes, over its own header, which
+// was taken out already and sits right before it (a header is read from the
+// buffer, and a compaction that moves a payload moves it to the front,
+// which is aligned). So realigning a payload costs its own length, never
+// the input behind it.
 #define SOCK_PAYLOAD_ALIGN 4
+_Static_assert(
+	sizeof(struct gr_api_request) >= SOCK_PAYLOAD_ALIGN - 1,
+	"a misaligned payload moves back over its header"
+);
 
 static void *conn_input_peek(struct conn *conn, size_t len) {
-	(void)len;
-	if ((uintptr_t)(conn->in + conn->in_start) % SOCK_PAYLOAD_ALIGN != 0) {
-		memmove(conn->in, conn->in + conn->in_start, conn_input_len(conn));
-		conn->in_end -= conn->in_start;
-		conn->in_start = 0;
-	}
-	return conn->in + conn->in_start;
+	size_t skew = (uintptr_t)(conn->in + conn->in_start) % SOCK_PAYLOAD_ALIGN;
+	char *payload = conn->in + conn->in_start;
+
+	if (skew == 0)
+		return payload;
+	memmove(payload - skew, payload, len);
+	return payload - skew;
 }
 
+// The payload was moved back (conn_input_peek()), never what follows it:
+// the next request starts len bytes after in_start all the same.
 static void conn_input_drain(struct conn *conn, size_t len) {
 	conn->in_start += len;
 	if (conn->in_start == conn->in_end)
@@ -261,19 +280,15 @@ static void conn_input_take(struct conn *conn, void *dst, size_t len) {
 	conn_input_drain(conn, len);
 }
 
-// The next step needs need bytes in one piece from in_start: move what is
-// left of the input to the front of the buffer, and grow it if that is not
-// enough (need is at most SOCK_READ_HIGH: api_check_header() bounds every
-// payload). Returns 0, or -ENOMEM with every byte of the input kept.
+// The next step needs need bytes in one piece from in_start: grow the buffer
+// if it is smaller than that (need is at most SOCK_READ_HIGH:
+// api_check_header() bounds every payload). The next read moves the input to
+// the front first (conn_input_compact()). Returns 0, or -ENOMEM with every
+// byte of the input kept.
 static int conn_input_want(struct conn *conn, size_t need) {
 	size_t size = conn->in_size;
 	char *in;
 
-	if (conn->in_start > 0) {
-		memmove(conn->in, conn->in + conn->in_start, conn_input_len(conn));
-		conn->in_end -= conn->in_start;
-		conn->in_start = 0;
-	}
 	if (need <= size)
 		return 0;
 	while (size < need)
@@ -286,6 +301,20 @@ static int conn_input_want(struct conn *conn, size_t need) {
 	conn->in = in;
 	conn->in_size = size;
 	return 0;
+}
+
+// Before each read: move the input not yet served to the front of the
+// buffer, so that the read gets all the room behind it. Reading runs only
+// while the input holds less than one whole request (conn_serve() serves
+// every whole one, and reading stops while it cannot: paused, closing), so
+// this moves less than one request, at most once per read: the input costs
+// the daemon a bounded number of copies of each byte it reads.
+static void conn_input_compact(struct conn *conn) {
+	if (conn->in_start == 0)
+		return;
+	memmove(conn->in, conn->in + conn->in_start, conn_input_len(conn));
+	conn->in_end -= conn->in_start;
+	conn->in_start = 0;
 }
 
 static void conn_reading(struct conn *conn, bool on) {
@@ -544,12 +573,7 @@ static void conn_serve(struct conn *conn) {
 	}
 	if (conn->state == CONN_CLOSING)
 		return;
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
-	// Room for the next read: what is left is less than one request, and
-	// a header never needs the buffer to grow.
-	if (conn->state == CONN_READ_HEADER)
-		conn_input_want(conn, sizeof(conn->req));
-#else
+#ifndef SHMCHAN_DAEMON_DIRECT_READ
 	conn_set_read_watermark(conn);
 #endif
 }
@@ -565,23 +589,36 @@ static void conn_on_eof(struct conn *conn) {
 }
 
 #ifdef SHMCHAN_DAEMON_DIRECT_READ
-// One read per loop turn, of at most the buffer's room (SOCK_READ_HIGH at
-// most), then serve: a client that keeps sending waits for the next turn,
-// with every other ready connection, to be read again. MSG_DONTWAIT: the
-// socket's O_NONBLOCK is libevent's to keep, and a read must never block.
+// What the next read may take: SOCK_READ_TURN, or the rest of the payload
+// being read if that is more, within the buffer's room.
+static size_t conn_read_size(const struct conn *conn) {
+	size_t room = conn->in_size - conn->in_end, size = SOCK_READ_TURN;
+
+	if (conn->state == CONN_READ_PAYLOAD && conn->req.payload_len > conn_input_len(conn) &&
+	    conn->req.payload_len - conn_input_len(conn) > size)
+		size = conn->req.payload_len - conn_input_len(conn);
+	return size < room ? size : room;
+}
+
+// One read per loop turn (conn_read_size()), then serve: a client that keeps
+// sending waits for the next turn, with every other ready connection, to be
+// read again. MSG_DONTWAIT: the socket's O_NONBLOCK is libevent's to keep,
+// and a read must never block.
 static void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
 	struct conn *conn = arg;
-	size_t room = conn->in_size - conn->in_end;
+	size_t size;
 	ssize_t n;
 
 	(void)what;
-	if (room == 0) {
+	conn_input_compact(conn);
+	size = conn_read_size(conn);
+	if (size == 0) {
 		// Reading stops while a full buffer is served (paused, closing),
 		// and conn_input_want() leaves room otherwise.
 		conn_close(conn, "input buffer full with no request to serve");
 		return;
 	}
-	n = recv(fd, conn->in + conn->in_end, room, MSG_DONTWAIT);
+	n = recv(fd, conn->in + conn->in_end, size, MSG_DONTWAIT);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			conn->peer_closed = true;

@@ -392,6 +392,10 @@ static int response_tail_load(struct ring_view *v) {
 	return 0;
 }
 
+void shmchan_server_count_overflow(struct shmchan_server *s) {
+	STAT_ADD(s->stats.overflows, 1);
+}
+
 int shmchan_server_resp_taken(struct shmchan_server *s) {
 	int ret = response_tail_load(&s->resp);
 
@@ -431,10 +435,8 @@ int shmchan_server_enqueue(
 		if (ret < 0)
 			return ret;
 		used = v->pos - v->peer;
-		if (cells > v->capacity - used) {
-			STAT_ADD(s->stats.overflows, 1);
+		if (cells > v->capacity - used)
 			return -ENOBUFS;
-		}
 	}
 
 	len32 = (uint32_t)len;

@@ -101,7 +101,8 @@ struct shmchan_server_stats {
 	uint64_t resp_bytes;
 	uint64_t doorbells_rung; // rings of the client's doorbell (one byte sent)
 	uint64_t sleeps; // calls of shmchan_server_doorbell_arm*() and _mark*()
-	uint64_t overflows; // sends refused with -ENOBUFS (response ring full)
+	uint64_t
+		overflows; // messages the ring refused, once each (shmchan_server_count_overflow())
 };
 
 // ---- server side (daemon) ----
@@ -182,6 +183,12 @@ int shmchan_server_enqueue(
 	const void *payload,
 	size_t payload_len
 );
+
+// Count one message that found the response ring full. The caller counts
+// each message once, however many times shmchan_server_enqueue() refuses
+// it, so that the counter says how many waited, not how often the poller
+// looked. Poller thread only.
+void shmchan_server_count_overflow(struct shmchan_server *);
 
 // Read the client's consumer index of the response ring, and check it: it
 // only moves forward, up to what was published. Returns 1 if the client took

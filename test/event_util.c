@@ -131,6 +131,16 @@ bool event_check_fill(const uint8_t *buf, size_t len, uint32_t i) {
 	return true;
 }
 
+void event_expect_dropped(struct gr_api_client *c, uint64_t lost) {
+	struct gr_shm_event_stats_resp stats;
+
+	event_stats(c, &stats);
+	CHECK(stats.dropped == lost,
+	      "daemon dropped %llu, subscribers lost %llu",
+	      (unsigned long long)stats.dropped,
+	      (unsigned long long)lost);
+}
+
 uint32_t event_wait_subscriptions(struct gr_api_client *c, uint32_t want, unsigned timeout_ms) {
 	struct gr_shm_event_stats_resp stats;
 

@@ -50,6 +50,10 @@ void event_publish(struct gr_api_client *c, const void *payload, size_t len);
 // The daemon's event totals.
 void event_stats(struct gr_api_client *c, struct gr_shm_event_stats_resp *stats);
 
+// The daemon's dropped total must be what the subscribers were told they
+// lost.
+void event_expect_dropped(struct gr_api_client *c, uint64_t lost);
+
 // The next event of c, which must be of ev_type with len bytes; its payload
 // is copied to buf (cap bytes). Returns the payload length.
 size_t event_expect(struct gr_api_client *c, uint32_t ev_type, void *buf, size_t cap);
