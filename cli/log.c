@@ -60,8 +60,17 @@ static int level_parse(const char *arg, uint32_t *level) {
 }
 
 // What an error of the daemon means here: EINVAL is the daemon refusing
-// the data it was given (EX_DATAERR), whatever else as for every command.
+// the data it was given, ENOENT a pattern that matches no log type (both
+// EX_DATAERR), whatever else as for every command.
 static int log_fail(const struct cli_opts *opts, const char *what, int err) {
+	if (err == ENOENT) {
+		fprintf(stderr,
+			"shmchanctl: %s %s: no log type matches the pattern; nothing changed"
+			" ('shmchanctl log level list -a' lists them all)\n",
+			what,
+			opts->sock_path != NULL ? opts->sock_path : GR_API_DEFAULT_SOCK_PATH);
+		return EX_DATAERR;
+	}
 	if (err != EINVAL)
 		return cli_fail(opts, what, err);
 	fprintf(stderr,

@@ -5,7 +5,8 @@
 // the daemon's own log types (every DPDK one with show_all);
 // GR_LOG_LEVEL_SET changes a level by pattern, seen in the next list; levels
 // outside 1..8, empty or unterminated patterns are EINVAL, a short payload
-// EMSGSIZE; GR_LOG_PACKETS_SET is ENOTSUP (no datapath).
+// EMSGSIZE; a pattern that matches no log type is ENOENT; GR_LOG_PACKETS_SET
+// is ENOTSUP (no datapath).
 //
 // usage: log_levels SOCK (under test/with_daemon.sh)
 
@@ -107,6 +108,11 @@ int main(int argc, char **argv) {
 	      "short set: %s",
 	      strerror(errno));
 	printf("bad levels and patterns: EINVAL, short payload: EMSGSIZE: ok\n");
+
+	set(c, "nosuch*", sizeof("nosuch*"), LEVEL_INFO, ENOENT);
+	list(c, false, OWN_TYPE, &level);
+	CHECK(level == LEVEL_INFO, "a pattern that matched nothing changed the level to %u", level);
+	printf("a pattern that matches nothing: ENOENT: ok\n");
 
 	struct gr_log_packets_set_req pk = {.enabled = true};
 	CHECK(gr_api_client_send_recv(c, GR_LOG_PACKETS_SET, sizeof(pk), &pk, NULL) < 0 &&

@@ -7,6 +7,8 @@
 #                 DPDK's (lib.eal); as a table and as JSON;
 #   set           by name and by number, by pattern, seen in the next list;
 #   bad levels, patterns, sub-commands: EX_USAGE (64), nothing sent;
+#   a pattern that matches no log type: EX_DATAERR (65), a message saying
+#                 so, and no level changed;
 #   a daemon that refuses with EINVAL (a fake one here): EX_DATAERR (65)
 #                 and a message saying it refused.
 #
@@ -83,6 +85,12 @@ done
 ctl_on "$SHMT_SOCK" log level set "" info
 [ "$rc" = "$EX_USAGE" ] || shmt_fail "set of an empty pattern: status $rc: $out"
 [ "$(level_of "" shmchand)" = "notice (6)" ] || shmt_fail "a refused set changed the level"
+ctl_on "$SHMT_SOCK" log level set 'nosuch*' debug
+[ "$rc" = "$EX_DATAERR" ] || shmt_fail "set of a pattern that matches nothing: status $rc: $out"
+echo "$out" | grep -q "no log type matches the pattern; nothing changed" ||
+	shmt_fail "set of a pattern that matches nothing: no message that says so: $out"
+[ "$(level_of "" shmchand)" = "notice (6)" ] || shmt_fail "a pattern that matched nothing changed a level"
+echo "set of a pattern that matches nothing: EX_DATAERR: ok"
 stop_daemon
 
 # A fake daemon that says hello and refuses every other request with EINVAL.
