@@ -126,12 +126,19 @@ static int event_take(struct gr_api_client *c, bool wait, struct gr_api_event **
 	STAILQ_REMOVE_HEAD(&c->events, next);
 	c->n_events--;
 	c->event_bytes -= e->len;
-	*event = e->ev;
+	struct gr_api_event *ev = e->ev;
 	free(e);
 	// The room just made: the count of what was dropped goes after the
 	// events kept before it.
 	if (c->events_lost > 0)
 		event_lost_push(c);
+	// As Grout's: an event shorter than its type's payload is refused.
+	ret = client_message_check(ev->ev_type, ev->payload_len);
+	if (ret < 0) {
+		free(ev);
+		goto fail;
+	}
+	*event = ev;
 	return 0;
 fail:
 	errno = -ret;

@@ -64,11 +64,11 @@ int main(int argc, char **argv) {
 	opts.version = "cpp_consumer";
 	gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
 	CHECK(c != nullptr, gr_api_client_last_error());
-	CHECK(gr_api_client_send_recv(c, GR_PING, 0, nullptr, nullptr) == 0, "GR_PING");
+	CHECK(gr_api_client_send_recv_len(c, GR_PING, 0, nullptr, nullptr) == 0, "GR_PING");
 
 	gr_ping2 req{}, rx{};
-	for (size_t i = 0; i < sizeof(req.data); i++)
-		req.data[i] = static_cast<uint8_t>(i * 7);
+	for (size_t i = 0; i < sizeof(req.payload); i++)
+		req.payload[i] = static_cast<char>(i * 7);
 	long id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 	CHECK(id > 0, "send GR_PING2");
 	int fd = gr_api_client_fd(c);
