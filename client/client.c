@@ -798,31 +798,27 @@ gr_api_client_recv_len(struct gr_api_client *c, uint32_t for_id, void **rx_data)
 	return recv_alloc(c, for_id, true, rx_data);
 }
 
-// Grout's receive on top of recv_alloc(): the payload checked against
-// req_type's registered length, and Grout's return convention.
-static int recv_checked(struct gr_api_client *c, uint32_t req_type, uint32_t for_id, void **rx) {
-	void *payload = NULL;
-	long len = recv_alloc(c, for_id, true, rx != NULL ? &payload : NULL);
+// Grout's receive from a length-returning one's result (len, or -1 with
+// errno; the payload in *rx): the payload checked against req_type's
+// registered length, and Grout's return convention.
+static int grout_result(uint32_t req_type, long len, void **rx) {
 	if (len < 0)
 		return -errno;
 	int ret = client_message_check(req_type, (size_t)len);
 	if (ret < 0) {
-		free(payload);
+		if (rx != NULL) {
+			free(*rx);
+			*rx = NULL;
+		}
 		errno = -ret;
 		return ret;
 	}
-	if (rx != NULL)
-		*rx = payload;
 	return 0;
 }
 
 GR_API_EXPORT int
 gr_api_client_recv(struct gr_api_client *c, uint32_t req_type, uint32_t for_id, void **rx_data) {
-	if (rx_data != NULL)
-		*rx_data = NULL;
-	if (c != NULL)
-		client_call_start(c);
-	return recv_checked(c, req_type, for_id, rx_data);
+	return grout_result(req_type, gr_api_client_recv_len(c, for_id, rx_data), rx_data);
 }
 
 GR_API_EXPORT long
@@ -865,13 +861,8 @@ GR_API_EXPORT int gr_api_client_send_recv(
 	const void *tx_data,
 	void **rx_data
 ) {
-	if (rx_data != NULL)
-		*rx_data = NULL;
-	// One deadline for the send (a full ring) and the receive.
-	long id = send_common(c, req_type, tx_len, tx_data, false);
-	if (id < 0)
-		return -errno;
-	return recv_checked(c, req_type, (uint32_t)id, rx_data);
+	long len = gr_api_client_send_recv_len(c, req_type, tx_len, tx_data, rx_data);
+	return grout_result(req_type, len, rx_data);
 }
 
 GR_API_EXPORT int

@@ -232,10 +232,28 @@ static void version_mismatch(void **state) {
 	fake_daemon_fini(&d);
 }
 
+// After the hello a Grout daemon accepted: it answers the attach (request
+// attach_id, of a module it does not know) ENOTSUP. The client stays on the
+// socket with no error, and keeps the version and the hello response.
+static void grout_daemon_connected(
+	struct connector *cn,
+	struct fake_daemon *d,
+	uint32_t attach_id,
+	uint32_t api_version,
+	uint16_t max_ifaces
+) {
+	daemon_attach_refuse_at(d, attach_id, ENOTSUP);
+	struct gr_api_client *c = connect_ok(cn, d);
+	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
+	assert_int_equal(gr_api_client_api_version(c), api_version);
+	assert_non_null(gr_api_client_info(c));
+	assert_int_equal(gr_api_client_info(c)->max_ifaces, max_ifaces);
+	ping_on_socket(d, c);
+	fake_daemon_fini(d);
+}
+
 // A daemon as Grout's main branch: it refuses shmchan's version, takes its
-// own with its hello response, and answers the attach (a request of a
-// module it does not know) ENOTSUP. The client stays on the socket with no
-// error, and keeps the version and the response.
+// own with its hello response.
 static void grout_main_daemon(void **state) {
 	struct listener *l = *state;
 	struct gr_hello_resp resp = {.max_ifaces = 1024};
@@ -244,14 +262,7 @@ static void grout_main_daemon(void **state) {
 	connect_start(l, &cn, &d, NULL);
 	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
 	daemon_hello_at(&d, 2, GR_API_VERSION_GROUT_MAIN, DEFAULT_VERSION, 0, &resp, sizeof(resp));
-	daemon_attach_refuse_at(&d, 3, ENOTSUP);
-	struct gr_api_client *c = connect_ok(&cn, &d);
-	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
-	assert_int_equal(gr_api_client_api_version(c), GR_API_VERSION_GROUT_MAIN);
-	assert_non_null(gr_api_client_info(c));
-	assert_int_equal(gr_api_client_info(c)->max_ifaces, 1024);
-	ping_on_socket(&d, c);
-	fake_daemon_fini(&d);
+	grout_daemon_connected(&cn, &d, 3, GR_API_VERSION_GROUT_MAIN, 1024);
 }
 
 // A daemon as Grout v0.17.0: it takes version 9 alone, with an empty hello
@@ -264,13 +275,7 @@ static void grout_0_17_daemon(void **state) {
 	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
 	daemon_hello_at(&d, 2, GR_API_VERSION_GROUT_MAIN, DEFAULT_VERSION, EBADMSG, NULL, 0);
 	daemon_hello_at(&d, 3, GR_API_VERSION_GROUT_0_17, DEFAULT_VERSION, 0, NULL, 0);
-	daemon_attach_refuse_at(&d, 4, ENOTSUP);
-	struct gr_api_client *c = connect_ok(&cn, &d);
-	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
-	assert_int_equal(gr_api_client_api_version(c), GR_API_VERSION_GROUT_0_17);
-	assert_int_equal(gr_api_client_info(c)->max_ifaces, 0);
-	ping_on_socket(&d, c);
-	fake_daemon_fini(&d);
+	grout_daemon_connected(&cn, &d, 4, GR_API_VERSION_GROUT_0_17, 0);
 }
 
 static void auto_falls_back(void **state) {
