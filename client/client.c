@@ -127,12 +127,15 @@ long client_send_batch(
 	// Grout's subscribe asks for events in Grout's framing, which no
 	// response parser can tell from a response: this library asks shmchand
 	// for tagged ones, on both transports, so that one handle gets both.
-	// A daemon that speaks Grout's API only gets Grout's requests.
+	// A daemon that took one of Grout's API versions only, not ours, is no
+	// shmchand: it gets Grout's requests.
+	bool grout_daemon = c->api_version == GR_API_VERSION_GROUT_MAIN ||
+			    c->api_version == GR_API_VERSION_GROUT_0_17;
 	bool grout_event_req = false;
-	if (type == GR_EVENT_SUBSCRIBE && c->api_version == GR_API_VERSION)
+	if (type == GR_EVENT_SUBSCRIBE && !grout_daemon)
 		type = GR_SHM_EVENT_SUBSCRIBE;
 	else if (type == GR_EVENT_SUBSCRIBE || type == GR_EVENT_UNSUBSCRIBE)
-		grout_event_req = c->api_version != GR_API_VERSION;
+		grout_event_req = grout_daemon;
 
 	uint32_t id = c->next_id;
 	// Ids are never 0 (a response to id 0 is an event): skip it on wrap.
