@@ -291,7 +291,7 @@ int gr_api_client_stream_next(
 // struct gr_event_subscribe_req (GR_EVENT_ALL for every type), and take
 // the events with gr_api_client_event_recv() (gr_api.h); drop every
 // subscription with GR_EVENT_UNSUBSCRIBE. On either transport the library
-// sends GR_SHM_EVENT_SUBSCRIBE for GR_EVENT_SUBSCRIBE, so events and
+// sends shmchand GR_SHM_EVENT_SUBSCRIBE for GR_EVENT_SUBSCRIBE, so events and
 // responses share the handle: any call that reads from the daemon queues the
 // events it meets, and responses that arrive while waiting for an event are
 // kept for their receivers. Events stay queued in the handle until taken:
@@ -303,6 +303,13 @@ int gr_api_client_stream_next(
 // GR_SHM_EVENT_LOST with their total once an event is taken, so that the
 // events kept and the counts of the GR_SHM_EVENT_LOST taken add up to every
 // event the daemon had for the subscriber.
+//
+// A daemon that speaks Grout's API only (gr_api_client_api_version() is one
+// of Grout's) gets Grout's GR_EVENT_SUBSCRIBE and sends its events in
+// Grout's framing, which no reader tells from responses: as with Grout's own
+// client, the handle then takes events only (a further subscribe, or an
+// unsubscribe, sent and received one at a time, still gets its answer;
+// after an unsubscribe, responses again). Subscribe on a handle of its own.
 
 // Like gr_api_client_event_recv(), without waiting: takes a queued event or
 // one the daemon has already sent, else returns -EAGAIN (errno EAGAIN).
