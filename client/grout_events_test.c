@@ -70,10 +70,21 @@ static uint32_t daemon_read(struct fake_daemon *d, uint32_t type) {
 	return hdr.id;
 }
 
-static void subscribe(struct gr_api_client *c, uint32_t ev_type, long *id) {
+// The client, whose hello a daemon took at api_version, subscribes to
+// ev_type, and the daemon reads the request. Returns its id.
+static uint32_t subscribe(struct fake_daemon *d, uint32_t api_version, uint32_t ev_type) {
 	struct gr_event_subscribe_req sub = {.ev_type = ev_type};
-	*id = gr_api_client_send(c, GR_EVENT_SUBSCRIBE, sizeof(sub), &sub);
-	assert_true(*id > 0);
+	d->client->api_version = api_version;
+	long id = gr_api_client_send(d->client, GR_EVENT_SUBSCRIBE, sizeof(sub), &sub);
+	assert_true(id > 0);
+	assert_int_equal(
+		daemon_read(
+			d,
+			api_version == GR_API_VERSION ? GR_SHM_EVENT_SUBSCRIBE : GR_EVENT_SUBSCRIBE
+		),
+		id
+	);
+	return (uint32_t)id;
 }
 
 static void event_expect(struct gr_api_client *c, uint32_t ev_type, size_t len, uint8_t fill) {
@@ -89,13 +100,8 @@ static void event_expect(struct gr_api_client *c, uint32_t ev_type, size_t len, 
 static void grout_framed(void **state) {
 	struct fake_daemon *d = *state;
 	struct gr_api_client *c = d->client;
-	long id;
+	long id = subscribe(d, GR_API_VERSION_GROUT_MAIN, EVENT_A);
 
-	// The hello a Grout daemon took.
-	c->api_version = GR_API_VERSION_GROUT_MAIN;
-
-	subscribe(c, EVENT_A, &id);
-	assert_int_equal(daemon_read(d, GR_EVENT_SUBSCRIBE), id);
 	put_response((uint32_t)id, 0);
 	put_event(EVENT_A, 3, 0xa1);
 	put_event(EVENT_A, BIG_EVENT_LEN, 0xa2);
@@ -105,8 +111,7 @@ static void grout_framed(void **state) {
 	event_expect(c, EVENT_A, BIG_EVENT_LEN, 0xa2);
 
 	// An event comes before the second subscribe's response.
-	subscribe(c, EVENT_B, &id);
-	assert_int_equal(daemon_read(d, GR_EVENT_SUBSCRIBE), id);
+	id = subscribe(d, GR_API_VERSION_GROUT_MAIN, EVENT_B);
 	put_event(EVENT_A, 0, 0);
 	put_response((uint32_t)id, 0);
 	put_event(EVENT_B, 8, 0xb1);
@@ -133,11 +138,8 @@ static void grout_framed(void **state) {
 static void grout_subscribe_refused(void **state) {
 	struct fake_daemon *d = *state;
 	struct gr_api_client *c = d->client;
-	long id;
+	long id = subscribe(d, GR_API_VERSION_GROUT_0_17, EVENT_A);
 
-	c->api_version = GR_API_VERSION_GROUT_0_17;
-	subscribe(c, EVENT_A, &id);
-	assert_int_equal(daemon_read(d, GR_EVENT_SUBSCRIBE), id);
 	put_response((uint32_t)id, EINVAL);
 	daemon_flush(d);
 	assert_int_equal(gr_api_client_recv(c, GR_EVENT_SUBSCRIBE, (uint32_t)id, NULL), -EINVAL);
@@ -153,27 +155,19 @@ static void grout_event_too_long(void **state) {
 	struct gr_api_client *c = d->client;
 	struct gr_api_event ev = {.ev_type = EVENT_A, .payload_len = SIZE_MAX / 2};
 	struct gr_api_event *got;
-	long id;
+	uint32_t id = subscribe(d, GR_API_VERSION_GROUT_MAIN, EVENT_A);
 
-	c->api_version = GR_API_VERSION_GROUT_MAIN;
-	subscribe(c, EVENT_A, &id);
-	assert_int_equal(daemon_read(d, GR_EVENT_SUBSCRIBE), id);
-	put_response((uint32_t)id, 0);
+	put_response(id, 0);
 	put(&ev, sizeof(ev));
 	daemon_flush(d);
-	assert_int_equal(gr_api_client_recv(c, GR_EVENT_SUBSCRIBE, (uint32_t)id, NULL), 0);
+	assert_int_equal(gr_api_client_recv(c, GR_EVENT_SUBSCRIBE, id, NULL), 0);
 	assert_int_equal(gr_api_client_event_recv(c, &got), -EBADMSG);
 	assert_int_equal(gr_api_client_event_recv(c, &got), -ECONNRESET);
 }
 
 // shmchand (our version) gets the shm module's subscribe instead.
 static void shmchand_tagged(void **state) {
-	struct fake_daemon *d = *state;
-	long id;
-
-	d->client->api_version = GR_API_VERSION;
-	subscribe(d->client, EVENT_A, &id);
-	assert_int_equal(daemon_read(d, GR_SHM_EVENT_SUBSCRIBE), id);
+	subscribe(*state, GR_API_VERSION, EVENT_A);
 }
 
 int main(void) {
