@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 // A compile-time check, spelled as each language wants it.
 #ifdef __cplusplus
@@ -33,6 +34,9 @@
 
 // Default socket path of shmchand (see docs/protocol.md).
 #define GR_API_DEFAULT_SOCK_PATH "/run/shmchand.sock"
+// Grout's name for it: a Grout program built against these headers talks to
+// shmchand by default.
+#define GR_DEFAULT_SOCK_PATH GR_API_DEFAULT_SOCK_PATH
 
 // Request header, 12 bytes, followed by payload_len bytes of payload.
 struct gr_api_request {
@@ -86,34 +90,103 @@ template <> struct gr_payload_len<struct gr_empty> { static constexpr size_t val
 	_Generic((type *)0, struct gr_empty * : (size_t)0, default : sizeof(type))
 #endif
 
+// What GR_REQ(), GR_REQ_STREAM() and GR_EVENT() emit besides their
+// declarations: nothing, unless gr_api_client_impl.h, included first in the
+// unit, defines it to register each message's name and response size with
+// the client library (gr_api_message_register()). func is a name for a
+// function made from the message's, type its value, name its name as a
+// string, resp_size the response (or event payload) length, stream whether
+// it is a stream request.
+#ifndef GR_MESSAGE_REGISTER
+#define GR_MESSAGE_REGISTER(func, type, name, resp_size, stream)
+#endif
+
 // Declare a request: GR_REQ(GR_PING, struct gr_empty, struct gr_empty) gives
-// GR_PING_REQ_LEN and GR_PING_RESP_LEN, the minimum request payload length
-// the daemon accepts and the length of the response payload (0 for
-// struct gr_empty).
+// GR_PING_REQ_SIZE and GR_PING_RESP_SIZE (Grout's names), the minimum
+// request payload length the daemon accepts and the length of the response
+// payload (0 for struct gr_empty), also named GR_PING_REQ_LEN and
+// GR_PING_RESP_LEN, and the types GR_PING_req_t and GR_PING_resp_t. The
+// parameters are spelled out in each macro, never forwarded to another
+// one: forwarding would expand code (itself a macro) before the ## pastes
+// could use its name.
 #define GR_REQ(code, req_struct, resp_struct)                                                      \
+	GR_MESSAGE_REGISTER(                                                                       \
+		code##_register_message,                                                           \
+		code,                                                                              \
+		#code,                                                                             \
+		GR_PAYLOAD_LEN(resp_struct),                                                       \
+		false                                                                              \
+	)                                                                                          \
 	typedef req_struct code##_req_t;                                                           \
 	typedef resp_struct code##_resp_t;                                                         \
 	enum {                                                                                     \
 		code##_REQ_LEN = GR_PAYLOAD_LEN(req_struct),                                       \
-		code##_RESP_LEN = GR_PAYLOAD_LEN(resp_struct)                                      \
+		code##_RESP_LEN = GR_PAYLOAD_LEN(resp_struct),                                     \
+		code##_REQ_SIZE = code##_REQ_LEN,                                                  \
+		code##_RESP_SIZE = code##_RESP_LEN                                                 \
 	}
 
 // Declare a stream request: it is answered by any number of responses with a
 // resp_struct payload, all with the request's id, and ends with an empty one.
-// Spelled out, not forwarded to GR_REQ: forwarding would expand code (itself
-// a macro) before the ## pastes could use its name.
 #define GR_REQ_STREAM(code, req_struct, resp_struct)                                               \
+	GR_MESSAGE_REGISTER(                                                                       \
+		code##_register_message,                                                           \
+		code,                                                                              \
+		#code,                                                                             \
+		GR_PAYLOAD_LEN(resp_struct),                                                       \
+		true                                                                               \
+	)                                                                                          \
 	typedef req_struct code##_req_t;                                                           \
 	typedef resp_struct code##_resp_t;                                                         \
 	enum {                                                                                     \
 		code##_REQ_LEN = GR_PAYLOAD_LEN(req_struct),                                       \
-		code##_RESP_LEN = GR_PAYLOAD_LEN(resp_struct)                                      \
+		code##_RESP_LEN = GR_PAYLOAD_LEN(resp_struct),                                     \
+		code##_REQ_SIZE = code##_REQ_LEN,                                                  \
+		code##_RESP_SIZE = code##_RESP_LEN                                                 \
 	}
 
-// Declare an event and the struct its payload starts with.
+// Declare an event and the struct its payload starts with: code##_OBJ_SIZE
+// (Grout's name) and code##_EV_LEN are its length.
 #define GR_EVENT(code, payload_struct)                                                             \
+	GR_MESSAGE_REGISTER(                                                                       \
+		code##_register_message,                                                           \
+		code,                                                                              \
+		#code,                                                                             \
+		GR_PAYLOAD_LEN(payload_struct),                                                    \
+		false                                                                              \
+	)                                                                                          \
 	typedef payload_struct code##_ev_t;                                                        \
-	enum { code##_EV_LEN = GR_PAYLOAD_LEN(payload_struct) }
+	enum { code##_EV_LEN = GR_PAYLOAD_LEN(payload_struct), code##_OBJ_SIZE = code##_EV_LEN }
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The messages the client library knows: their names for
+// gr_api_message_name(), and the response (or event payload) length that
+// gr_api_client_recv() and gr_api_client_event_recv() check a payload
+// against. The library knows every message of gr_api.h and gr_shm.h; a
+// program registers its own by including gr_api_client_impl.h first in one
+// unit (GR_REQ() and its siblings then call this from constructors), or
+// calls it itself. A message never registered is not size-checked.
+//
+// Register type as name (a copy is kept) with responses of at least
+// resp_size bytes (an empty one also ends a stream request). Returns 0
+// (also when type is registered already under the same name: the first
+// registration stays), -EEXIST when another name has type, -ENOSPC past
+// GR_API_MESSAGES_MAX messages, -EINVAL (name NULL or empty), -ENOMEM.
+// Thread-safe; may be called from constructors.
+#define GR_API_MESSAGES_MAX 768
+int gr_api_message_register(uint32_t type, const char *name, size_t resp_size, bool stream);
+
+// The name a message type was registered as, or "0x%08x?" (its value) for
+// a type never registered, in a buffer of the calling thread that the next
+// call overwrites. As Grout's. Never NULL; makes no system call.
+const char *gr_api_message_name(uint32_t type);
+
+#ifdef __cplusplus
+}
+#endif
 
 // Main module, numbered as in Grout.
 #define GR_MAIN_MODULE 0xcafe
@@ -152,7 +225,7 @@ GR_REQ(GR_PING, struct gr_empty, struct gr_empty);
 // GR_PING2 echoes its 64-byte payload.
 #define GR_PING2_LEN 64
 struct gr_ping2 {
-	uint8_t data[GR_PING2_LEN];
+	char payload[GR_PING2_LEN];
 };
 GR_REQ(GR_PING2, struct gr_ping2, struct gr_ping2);
 
@@ -214,3 +287,192 @@ struct gr_log_level_set_req {
 	uint32_t level;
 };
 GR_REQ(GR_LOG_LEVEL_SET, struct gr_log_level_set_req, struct gr_empty);
+
+// ---- Grout's client API, implemented by libgr_api_client ----
+//
+// Grout's calls, with Grout's names, signatures and semantics: a program
+// written against Grout's client API builds against these headers
+// unchanged, or runs with Grout's own headers and this library. shmchan's
+// additions (options, transports, batches, non-blocking receives, the
+// event-loop descriptor, timeouts) are in gr_api_client.h, with the rules
+// every call follows (threads, signals, timeouts, system calls).
+//
+// Conventions, as in Grout: connect returns NULL with errno set; the calls
+// returning int or long return 0 (or a request id) on success and a
+// negative errno value on failure, with errno set to the same value.
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// A connection to the daemon: on the shared-memory channel when it can be
+// had, else on the socket. One thread at a time.
+struct gr_api_client;
+
+// Connect to the daemon at sock_path (NULL: GR_DEFAULT_SOCK_PATH), say
+// hello in the newest API version it speaks (shmchand's, else Grout's main
+// then v0.17.0, on the same connection: gr_api_client_info()) and, unless
+// GR_API_TRANSPORT=socket, attach a shared-memory channel. A daemon that
+// offers no channel (Grout itself answers ENOTSUP) leaves the client on the
+// socket, without an error. gr_api_client_connect_opts() (gr_api_client.h)
+// takes options. Returns a handle, or NULL with errno (see
+// gr_api_client_connect_opts() for each value, and
+// gr_api_client_last_error() for why in words). Blocks.
+struct gr_api_client *gr_api_client_connect(const char *sock_path);
+
+// Detach the channel, close the socket and free the handle and every
+// response and event still held in it. Returns 0, or -1 with errno if a
+// close failed (the handle is freed anyway). NULL is accepted and returns 0.
+int gr_api_client_disconnect(struct gr_api_client *);
+
+// The hello response of the API version the daemon accepted: max_ifaces as
+// the daemon sent it at Grout's main version, 0 at the versions whose
+// response is empty (shmchand's and Grout's v0.17.0; shmchand answers 0 at
+// every version: it serves no interface). gr_api_client_api_version()
+// (gr_api_client.h) says which version. Valid as long as the handle; NULL
+// with errno EINVAL for a NULL handle. Makes no system call.
+const struct gr_hello_resp *gr_api_client_info(const struct gr_api_client *);
+
+// Send one request without waiting. Returns its id (> 0), or a negative
+// errno: -EINVAL (tx_len over GR_API_MAX_MSG_LEN, tx_data NULL with tx_len
+// > 0, NULL handle), -ECONNRESET/-EPIPE (daemon gone), -ETIMEDOUT. On shm,
+// may wait (spin, then sleep) while the request ring is full; nothing is
+// dropped, and a send that times out sent nothing. On the socket, may wait
+// while the socket buffer is full; one that times out after part of the
+// request left has broken the framing: the handle is then dead (later calls
+// fail -ECONNRESET). GR_EVENT_SUBSCRIBE is sent as the shm module's
+// GR_SHM_EVENT_SUBSCRIBE (gr_api_client.h, events).
+long int
+gr_api_client_send(struct gr_api_client *, uint32_t req_type, size_t tx_len, const void *tx_data);
+
+// Wait for the response to request for_id, of type req_type. Responses to
+// other ids that arrive first are kept for later calls (pipelining, out of
+// order). On status 0, stores the payload, malloc'ed, through rx_data (the
+// caller frees it) or NULL when it is empty; a payload with rx_data NULL
+// is dropped. Returns 0, or a negative errno: the response's non-zero
+// status (-ENOTSUP, a request the daemon does not serve; -EMSGSIZE, a
+// request shorter than its type needs), or -EMSGSIZE when the payload is
+// shorter than req_type's registered response length (an empty one ends a
+// stream request and passes), -ECONNRESET (daemon gone), -EBADMSG
+// (malformed response), -ENOMEM, -ETIMEDOUT (the handle stays usable: the
+// late response is dropped when it comes), -ECANCELED (for_id timed out
+// before), -EINVAL (NULL handle or for_id 0). A req_type the library does
+// not know (gr_api_message_register()) is not size-checked. Blocks.
+int gr_api_client_recv(struct gr_api_client *, uint32_t req_type, uint32_t for_id, void **rx_data);
+
+// gr_api_client_send() then gr_api_client_recv(), with one timeout for
+// both. Returns what the failing one returns, else 0. Blocks.
+int gr_api_client_send_recv(
+	struct gr_api_client *,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data,
+	void **rx_data
+);
+
+// Receive and free the rest of the stream for_id of type req_type, up to
+// its empty last response: what gr_api_client_stream_foreach() calls when
+// its body breaks out. Returns 0, or the first error of
+// gr_api_client_recv(). Blocks.
+int __gr_api_client_stream_drain(struct gr_api_client *, uint32_t req_type, uint32_t for_id);
+
+// Send a stream request and loop over its responses, as Grout's macro:
+//
+//	const struct gr_log_entry *e;
+//	int ret;
+//	gr_api_client_stream_foreach (e, ret, c, GR_LOG_LEVEL_LIST, sizeof(req), &req)
+//		printf("%s\n", e->name);
+//	if (ret < 0)
+//		error(-ret);
+//
+// obj points at each response's payload in turn (freed when the next one
+// comes, or when the loop ends); ret ends as 0 after the stream's last
+// response, or the negative errno of the send or of a receive (the loop
+// stops there). A break frees obj and drains the rest of the stream
+// (__gr_api_client_stream_drain(), its result in ret). Leaving the body
+// with return or goto leaks obj and leaves the rest of the stream to the
+// handle's stash. gr_api_client_stream_next() (gr_api_client.h) is the
+// same as a call.
+#define gr_api_client_stream_foreach(obj, ret, client, req_type, tx_len, tx_data)                  \
+	for (struct gr_api_client_stream gr_api_stream_ = gr_api_client_stream_begin_(             \
+		     (client),                                                                     \
+		     (req_type),                                                                   \
+		     gr_api_client_send((client), (req_type), (tx_len), (tx_data))                 \
+	     );                                                                                    \
+	     gr_api_client_stream_enter_(&gr_api_stream_) || ((ret) = gr_api_stream_.result, 0);)  \
+		for (; gr_api_client_stream_step_(&gr_api_stream_)                                 \
+			       ? ((obj) = (__typeof__(obj))gr_api_stream_.payload, 1)              \
+			       : ((ret) = gr_api_stream_.result, 0);)
+
+// The state of one gr_api_client_stream_foreach(), for the macro alone. Its
+// members are named apart from the macro's parameters.
+struct gr_api_client_stream {
+	struct gr_api_client *client;
+	uint32_t req_type;
+	long int id; // the request's id, or the send's negative errno
+	void *payload; // the response the body sees, freed at the next step
+	int result; // what ret ends as
+	bool entered; // the outer loop ran the inner one
+	bool ended; // the stream ended (last response, or an error): no drain
+};
+
+static inline struct gr_api_client_stream
+gr_api_client_stream_begin_(struct gr_api_client *client, uint32_t req_type, long int id) {
+	struct gr_api_client_stream s = {client, req_type, id, NULL, (int)id, false, id < 0};
+	return s;
+}
+
+// The outer loop: true once, to run the inner loop, unless the send failed;
+// then false, after draining what a break left.
+static inline bool gr_api_client_stream_enter_(struct gr_api_client_stream *s) {
+	if (!s->entered) {
+		s->entered = true;
+		return s->id >= 0;
+	}
+	if (!s->ended) {
+		free(s->payload);
+		s->payload = NULL;
+		s->ended = true;
+		s->result = __gr_api_client_stream_drain(s->client, s->req_type, (uint32_t)s->id);
+	}
+	return false;
+}
+
+// The inner loop: free the response the body saw, receive the next; false
+// at the stream's end or on an error.
+static inline bool gr_api_client_stream_step_(struct gr_api_client_stream *s) {
+	free(s->payload);
+	s->payload = NULL;
+	s->result = gr_api_client_recv(s->client, s->req_type, (uint32_t)s->id, &s->payload);
+	if (s->result < 0 || s->payload == NULL) {
+		s->ended = true;
+		return false;
+	}
+	return true;
+}
+
+// Wait for the next event. Returns 0 and stores through event a malloc'ed
+// struct gr_api_event followed by its payload_len bytes of payload (the
+// caller frees it; unlike Grout's, also for an empty payload). Returns a
+// negative errno on failure: -EINVAL (NULL argument), -ECONNRESET (daemon
+// gone), -EBADMSG (malformed event), -EMSGSIZE (a payload shorter than its
+// type's registered length: the event is dropped), -ENOMEM, -ETIMEDOUT (no
+// event within the handle's timeout; the handle stays usable). Blocks. On
+// the shared-memory channel, makes no system call while events keep coming
+// (it spins, then sleeps on the doorbell). Events share the handle with
+// responses (gr_api_client.h, events).
+int gr_api_client_event_recv(const struct gr_api_client *, struct gr_api_event **event);
+
+// GR_PING: an empty request, an empty answer. Returns 0 or a negative errno
+// as gr_api_client_send_recv(). Blocks.
+int gr_api_client_ping(struct gr_api_client *);
+
+// GR_PING2: a 64-byte payload, echoed back; the echo is checked. Returns 0,
+// -EBADMSG when the echo differs, or a negative errno as
+// gr_api_client_send_recv(). Allocates nothing; on shm, makes no system
+// call while the daemon is busy. Blocks.
+int gr_api_client_ping2(struct gr_api_client *);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// Client library of the shmchan control API.
+// Client library of the shmchan control API: shmchan's calls. Grout's
+// (connect, disconnect, info, send, recv, send_recv, the stream loop,
+// event_recv, ping, ping2, message names) are in gr_api.h, included here.
 //
 // A client is connected to shmchand's Unix socket and, when it can, attached
-// to a shared-memory channel of its own. Every call below works the same on
-// both transports; gr_api_client_transport() tells which one is used.
+// to a shared-memory channel of its own. Every call works the same on both
+// transports; gr_api_client_transport() tells which one is used.
 //
-// Conventions, as in Grout and libc: a call returns -1 (or NULL) on failure
-// and sets errno. A handle belongs to one thread at a time. No call raises
+// Conventions: Grout's calls and gr_api_client_send_more() return a
+// negative errno value on failure, as in Grout, with errno set too; the
+// others return -1 (or NULL) and set errno, as libc. All of them fail < 0.
+// A handle belongs to one thread at a time. No call raises
 // SIGPIPE. When the daemon goes away, pending and later calls fail with
 // ECONNRESET (or EPIPE for a send that found the socket closed). So do they
 // once the daemon detached the client's channel (it stopped reading its
@@ -26,7 +30,7 @@
 // ETIMEDOUT once it waited the handle's timeout (gr_api_client_opts
 // .timeout_ms, GR_API_TIMEOUT_MS, default GR_API_CLIENT_TIMEOUT_MS_DEFAULT).
 // The handle stays usable: the response of a receive that timed out is
-// dropped when it arrives (see gr_api_client_recv()).
+// dropped when it arrives (see gr_api_client_recv_len()).
 //
 // Event loops: gr_api_client_fd() gives one descriptor to wait on for
 // readability, gr_api_client_poll_prepare() and gr_api_client_poll_done()
@@ -100,10 +104,16 @@ struct gr_api_client_opts {
 	int timeout_ms;
 };
 
-// Connect to the daemon at sock_path (NULL: GR_API_DEFAULT_SOCK_PATH), say
-// hello and, when the transport allows, attach a shared-memory channel.
-// If the channel cannot be had in auto mode the client stays on the socket;
-// gr_api_client_transport_reason() says why. Blocks and makes system calls.
+// gr_api_client_connect() (gr_api.h) with options: connect to the daemon at
+// sock_path (NULL: GR_API_DEFAULT_SOCK_PATH), say hello and, when the
+// transport allows, attach a shared-memory channel. Hello names shmchan's
+// API version (GR_API_VERSION); a daemon that refuses it (EBADMSG) is asked
+// again on the same connection with Grout's main version
+// (GR_API_VERSION_GROUT_MAIN), then with v0.17.0's
+// (GR_API_VERSION_GROUT_0_17): a Grout daemon, which then answers the
+// attach ENOTSUP. If the channel cannot be had in auto mode the client
+// stays on the socket; gr_api_client_transport_reason() says why. Blocks
+// and makes system calls.
 //
 // The channel's memory: a process that is a DPDK secondary of the daemon
 // (rte_eal_init() with --proc-type=secondary and the daemon's --file-prefix,
@@ -116,14 +126,14 @@ struct gr_api_client_opts {
 // secondary that cannot have a memzone channel falls back to memfd, and
 // gr_api_client_transport_reason() says why.
 // Returns a handle, or NULL with errno: ENOENT/ECONNREFUSED (no daemon),
-// EACCES (the socket's permissions), EBADMSG (API version mismatch), ENOTSUP
+// EACCES (the socket's permissions), EBADMSG (the daemon refused all three
+// API versions), ENOTSUP
 // (shm forced but not offered by the daemon or not mappable here), EINVAL
 // (bad options, GR_API_TRANSPORT or GR_API_TIMEOUT_MS), ETIMEDOUT (no answer
 // within the timeout: a stopped daemon), ENOMEM, or a refusal of the daemon:
 // EMFILE (this process holds the most connections the daemon allows one
 // process), EUSERS (this user does), ENFILE (the daemon serves all the
 // connections it can).
-struct gr_api_client *gr_api_client_connect(const char *sock_path);
 struct gr_api_client *
 gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opts *opts);
 
@@ -139,10 +149,11 @@ gr_api_client_connect_opts(const char *sock_path, const struct gr_api_client_opt
 // until the thread's next connect. Never NULL; makes no system call.
 const char *gr_api_client_last_error(void);
 
-// Detach the channel, close the socket and free the handle and every
-// response still stashed in it. Returns 0, or -1 with errno if a close failed
-// (the handle is freed anyway). NULL is accepted and returns 0.
-int gr_api_client_disconnect(struct gr_api_client *);
+// The API version the daemon accepted in hello: GR_API_VERSION (shmchand),
+// GR_API_VERSION_GROUT_MAIN or GR_API_VERSION_GROUT_0_17 (a daemon that
+// speaks only Grout's; gr_api_client_info() has its hello response). 0 for
+// a NULL handle. Makes no system call.
+uint32_t gr_api_client_api_version(const struct gr_api_client *);
 
 // The transport in use: GR_API_TRANSPORT_SOCKET or GR_API_TRANSPORT_SHM.
 enum gr_api_transport gr_api_client_transport(const struct gr_api_client *);
@@ -152,21 +163,8 @@ enum gr_api_transport gr_api_client_transport(const struct gr_api_client *);
 // The string lives as long as the handle.
 const char *gr_api_client_transport_reason(const struct gr_api_client *);
 
-// Send one request without waiting. Returns its id (> 0), or -1 with errno:
-// EINVAL (tx_len over GR_API_MAX_MSG_LEN, or tx_data NULL with tx_len > 0),
-// ECONNRESET/EPIPE (daemon gone), ETIMEDOUT. On shm, may wait (spin, then
-// sleep) while the request ring is full; nothing is dropped, and a send that
-// times out sent nothing. On the socket, may wait while the socket buffer
-// is full; one that times out after part of the request left has broken the
-// framing: the handle is then dead (later calls fail ECONNRESET).
-long gr_api_client_send(
-	struct gr_api_client *,
-	uint32_t req_type,
-	size_t tx_len,
-	const void *tx_data
-);
-
-// Like gr_api_client_send(), for a batch: on the shared-memory channel the
+// Like gr_api_client_send() (gr_api.h; a negative errno on failure), for a
+// batch: on the shared-memory channel the
 // request is in the ring at once and a spinning daemon serves it at once, but
 // a sleeping daemon is woken only by the next gr_api_client_send(),
 // gr_api_client_flush(), or call that has to wait for a response (recv,
@@ -216,27 +214,29 @@ long gr_api_client_send_batch(
 // handle). Makes a system call only when the daemon sleeps.
 int gr_api_client_flush(struct gr_api_client *);
 
-// Wait for the response to request for_id. Responses to other ids that
-// arrive first are kept for later calls (pipelining, out of order).
-// On status 0, returns the payload length and, if rx_data is not NULL, stores
-// a malloc'ed copy of the payload there (NULL for an empty payload; the
-// caller frees it). Returns -1 with errno set to the response's non-zero
-// status, or to ECONNRESET (daemon gone), EBADMSG (malformed response),
-// ENOMEM. Blocks.
-long gr_api_client_recv(struct gr_api_client *, uint32_t for_id, void **rx_data);
+// Wait for the response to request for_id, as gr_api_client_recv()
+// (gr_api.h), without its type and its size check: returns the payload's
+// length. Responses to other ids that arrive first are kept for later calls
+// (pipelining, out of order). On status 0, returns the payload length and,
+// if rx_data is not NULL, stores a malloc'ed copy of the payload there (NULL
+// for an empty payload; the caller frees it). Returns -1 with errno set to
+// the response's non-zero status, or to ECONNRESET (daemon gone), EBADMSG
+// (malformed response), ENOMEM, ETIMEDOUT, ECANCELED (for_id timed out
+// before), EINVAL. Blocks.
+long gr_api_client_recv_len(struct gr_api_client *, uint32_t for_id, void **rx_data);
 
-// Like gr_api_client_recv(), but copies the payload into buf. Returns the
+// Like gr_api_client_recv_len(), but copies the payload into buf. Returns the
 // payload length; if it exceeds buf_len, the payload is dropped and the call
 // fails with EMSGSIZE. Makes no allocation on the shm fast path, where the
 // payload of the response waited for is copied from the ring straight into
 // buf. When the response carries an error status, buf may hold its payload.
 long gr_api_client_recv_into(struct gr_api_client *, uint32_t for_id, void *buf, size_t buf_len);
 
-// Like gr_api_client_recv() and gr_api_client_recv_into(), but never wait:
+// Like gr_api_client_recv_len() and gr_api_client_recv_into(), but never wait:
 // take the response to for_id if it has arrived, reading what the transport
 // holds without waiting (responses to other ids found on the way are
 // stashed). Return -1 with errno EAGAIN exactly when no response to for_id
-// has arrived; otherwise as gr_api_client_recv() (ECONNRESET once the daemon
+// has arrived; otherwise as gr_api_client_recv_len() (ECONNRESET once the daemon
 // is gone; see gr_api_client_poll_done()). On shm, make no system call
 // (a sleeping daemon is woken, as by gr_api_client_flush(), for requests
 // sent with gr_api_client_send_more()); on the socket, at most one
@@ -249,9 +249,9 @@ long gr_api_client_try_recv_into(
 	size_t buf_len
 );
 
-// send + recv, with one timeout for both. Returns what gr_api_client_recv()
-// returns.
-long gr_api_client_send_recv(
+// send + recv_len, with one timeout for both. Returns what
+// gr_api_client_recv_len() returns.
+long gr_api_client_send_recv_len(
 	struct gr_api_client *,
 	uint32_t req_type,
 	size_t tx_len,
@@ -275,8 +275,8 @@ long gr_api_client_send_recv_into(
 );
 
 // Receive the next response of a stream request, in order. Returns 1 and the
-// payload (as gr_api_client_recv) for a data response, 0 for the empty
-// response that ends the stream, -1 with errno as gr_api_client_recv()
+// payload (as gr_api_client_recv_len) for a data response, 0 for the empty
+// response that ends the stream, -1 with errno as gr_api_client_recv_len()
 // (ETIMEDOUT abandons the rest of the stream).
 int gr_api_client_stream_next(
 	struct gr_api_client *,
@@ -288,25 +288,28 @@ int gr_api_client_stream_next(
 // ---- Events ----
 //
 // Subscribe with gr_api_client_send_recv(c, GR_EVENT_SUBSCRIBE, ...) and a
-// struct gr_event_subscribe_req (GR_EVENT_ALL for every type); drop every
+// struct gr_event_subscribe_req (GR_EVENT_ALL for every type), and take
+// the events with gr_api_client_event_recv() (gr_api.h); drop every
 // subscription with GR_EVENT_UNSUBSCRIBE. On either transport the library
-// sends GR_SHM_EVENT_SUBSCRIBE for GR_EVENT_SUBSCRIBE, so events and
+// sends shmchand GR_SHM_EVENT_SUBSCRIBE for GR_EVENT_SUBSCRIBE, so events and
 // responses share the handle: any call that reads from the daemon queues the
 // events it meets, and responses that arrive while waiting for an event are
 // kept for their receivers. Events stay queued in the handle until taken:
 // a program that subscribes takes them. A subscriber whose events pile up in
 // the daemon loses the newest and later gets a GR_SHM_EVENT_LOST event with
-// their count (gr_shm.h).
-
-// Wait for the next event, Grout's call. Returns 0 and stores in *event a
-// malloc'ed struct gr_api_event followed by its payload_len bytes of
-// payload (the caller frees it; unlike Grout's, also for an empty payload).
-// As in Grout, returns a negative errno value on failure, with errno set too:
-// -EINVAL (NULL argument), -ECONNRESET (daemon gone), -EBADMSG (malformed
-// event), -ENOMEM, -ETIMEDOUT (no event within the handle's timeout; the
-// handle stays usable). Blocks. On the shared-memory channel, makes no system
-// call while events keep coming (it spins, then sleeps on the doorbell).
-int gr_api_client_event_recv(const struct gr_api_client *, struct gr_api_event **event);
+// their count (gr_shm.h). The handle holds at most 1024 events and 4 MiB
+// not yet taken: past that it drops the events that arrive (the daemon's
+// GR_SHM_EVENT_LOST too, adding its count to theirs) and queues one
+// GR_SHM_EVENT_LOST with their total once an event is taken, so that the
+// events kept and the counts of the GR_SHM_EVENT_LOST taken add up to every
+// event the daemon had for the subscriber.
+//
+// A daemon that speaks Grout's API only (gr_api_client_api_version() is one
+// of Grout's) gets Grout's GR_EVENT_SUBSCRIBE and sends its events in
+// Grout's framing, which no reader tells from responses: as with Grout's own
+// client, the handle then takes events only (a further subscribe, or an
+// unsubscribe, sent and received one at a time, still gets its answer;
+// after an unsubscribe, responses again). Subscribe on a handle of its own.
 
 // Like gr_api_client_event_recv(), without waiting: takes a queued event or
 // one the daemon has already sent, else returns -EAGAIN (errno EAGAIN).

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 
-# Each public header compiles alone, with no warning, as ISO C11 and as
-# C++17 (-pedantic -Wall -Wextra -Werror), and, included together with the
-# others, twice in one file. Without a C++ compiler only C is checked.
+# Each public header compiles alone, with no warning, as ISO C11 with POSIX
+# 2008 (gr_clock.h calls clock_gettime()) and as C++17 (-pedantic -Wall
+# -Wextra -Werror), and, included together with the others, twice in one
+# file: gr_api_client_impl.h first, as it must be. Without a C++ compiler
+# only C is checked.
 # usage: headers_test.sh API_DIR CC [CXX]
 
 set -eu
@@ -17,7 +19,7 @@ cc=$2
 cxx=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-warn="-pedantic -Wall -Wextra -Werror"
+warn="-pedantic -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L"
 
 check() { # LANG STD FILE WHAT
 	if ! "$5" -x "$1" -std="$2" $warn -fsyntax-only -I"$api" "$3" 2>"$tmp/err"; then
@@ -29,11 +31,11 @@ check() { # LANG STD FILE WHAT
 
 n=0
 all="$tmp/all.h"
-: >"$all"
+printf '#include <gr_api_client_impl.h>\n' >"$all"
 for h in "$api"/*.h; do
 	name=$(basename "$h")
 	printf '#include <%s>\n' "$name" >"$tmp/one.c"
-	printf '#include <%s>\n' "$name" >>"$all"
+	[ "$name" = gr_api_client_impl.h ] || printf '#include <%s>\n' "$name" >>"$all"
 	check c c11 "$tmp/one.c" "$name" "$cc"
 	if [ -n "$cxx" ]; then
 		check c++ c++17 "$tmp/one.c" "$name" "$cxx"

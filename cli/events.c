@@ -296,7 +296,7 @@ static int events_subscribe(struct gr_api_client *c, const uint32_t *types, size
 	for (size_t i = 0; i < n_types; i++) {
 		struct gr_event_subscribe_req req = {.ev_type = types[i]};
 
-		if (gr_api_client_send_recv(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) < 0)
+		if (gr_api_client_send_recv_len(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) < 0)
 			return -errno;
 	}
 	return 0;

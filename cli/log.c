@@ -194,7 +194,7 @@ static int log_set(struct cli_opts *opts, int argc, char **argv) {
 	c = cli_connect(opts, GR_API_TRANSPORT_SOCKET, &status);
 	if (c == NULL)
 		return status;
-	if (gr_api_client_send_recv(c, GR_LOG_LEVEL_SET, sizeof(req), &req, NULL) < 0) {
+	if (gr_api_client_send_recv_len(c, GR_LOG_LEVEL_SET, sizeof(req), &req, NULL) < 0) {
 		int err = errno;
 
 		gr_api_client_disconnect(c);

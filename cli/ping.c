@@ -76,13 +76,13 @@ static int64_t ping_once(struct gr_api_client *c, bool ping2, unsigned long seq)
 
 	if (!ping2) {
 		start = now_ns();
-		if (gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL) < 0)
+		if (gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL) < 0)
 			return -1;
 		return (int64_t)(now_ns() - start);
 	}
 	// A payload of its own per call, so that a stale echo is caught.
-	for (size_t i = 0; i < sizeof(req.data); i++)
-		req.data[i] = (uint8_t)(seq + i);
+	for (size_t i = 0; i < sizeof(req.payload); i++)
+		req.payload[i] = (char)(seq + i);
 	start = now_ns();
 	len = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 	if (len > 0)

@@ -110,7 +110,7 @@ int cli_request(struct gr_api_client *c, uint32_t type, void *resp, size_t resp_
 	void *payload = NULL;
 	long len;
 
-	len = gr_api_client_send_recv(c, type, 0, NULL, &payload);
+	len = gr_api_client_send_recv_len(c, type, 0, NULL, &payload);
 	if (len < 0)
 		return -errno;
 	fit(resp, resp_len, payload, (size_t)len);

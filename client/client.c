@@ -37,10 +37,6 @@
 #define USEC_PER_MSEC 1000
 #define MSEC_PER_SEC 1000
 
-// Largest errno value (the kernel's MAX_ERRNO). A status above it is no
-// errno: the response is malformed.
-#define CLIENT_MAX_ERRNO 4095
-
 // Room for gr_api_client_last_error(): a sentence naming the socket path
 // (108 bytes at most), its mode, owner and group, and the caller's ids.
 #define CLIENT_ERROR_LEN 512
@@ -57,11 +53,6 @@ __attribute__((format(printf, 1, 2))) static void error_set(const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-}
-
-// The errno of a response's non-zero status.
-static int status_errno(uint32_t status) {
-	return status <= CLIENT_MAX_ERRNO ? (int)status : EBADMSG;
 }
 
 int client_transport_choose(
@@ -134,10 +125,17 @@ long client_send_batch(
 		return -ECONNRESET;
 
 	// Grout's subscribe asks for events in Grout's framing, which no
-	// response parser can tell from a response: this library asks for
-	// tagged ones, on both transports, so that one handle gets both.
-	if (type == GR_EVENT_SUBSCRIBE)
+	// response parser can tell from a response: this library asks shmchand
+	// for tagged ones, on both transports, so that one handle gets both.
+	// A daemon that took one of Grout's API versions only, not ours, is no
+	// shmchand: it gets Grout's requests.
+	bool grout_daemon = c->api_version == GR_API_VERSION_GROUT_MAIN ||
+			    c->api_version == GR_API_VERSION_GROUT_0_17;
+	bool grout_event_req = false;
+	if (type == GR_EVENT_SUBSCRIBE && !grout_daemon)
 		type = GR_SHM_EVENT_SUBSCRIBE;
+	else if (type == GR_EVENT_SUBSCRIBE || type == GR_EVENT_UNSUBSCRIBE)
+		grout_event_req = grout_daemon;
 
 	uint32_t id = c->next_id;
 	// Ids are never 0 (a response to id 0 is an event): skip it on wrap.
@@ -155,6 +153,10 @@ long client_send_batch(
 		ret = client_sock_send(c, &hdr, data, len);
 	if (ret < 0)
 		return ret;
+	if (grout_event_req) {
+		c->grout_event_req_id = id;
+		c->grout_event_req_type = type;
+	}
 	return id;
 }
 
@@ -332,22 +334,6 @@ int client_take(
 	}
 }
 
-int client_hello(struct gr_api_client *c, const char *version) {
-	struct gr_hello_req req = {.api_version = GR_API_VERSION};
-	snprintf(req.version, sizeof(req.version), "%s", version);
-
-	long id = client_send(c, GR_HELLO, sizeof(req), &req);
-	if (id < 0)
-		return (int)id;
-	struct client_stash_entry *entry;
-	struct client_msg msg;
-	int ret = client_take(c, (uint32_t)id, true, NULL, &msg, &entry);
-	if (ret < 0)
-		return ret;
-	client_stash_free(entry);
-	return msg.hdr.status == 0 ? 0 : -status_errno(msg.hdr.status);
-}
-
 // The timeout of a handle: opts->timeout_ms unless it is 0, else env (the
 // value of GR_API_TIMEOUT_MS: milliseconds, 0 for none), else the default.
 // Returns 0 with *ms (> 0, or GR_API_TIMEOUT_NONE), or -EINVAL.
@@ -471,10 +457,12 @@ static void error_hello(const char *path, int err, int timeout_ms) {
 	switch (-err) {
 	case EBADMSG:
 		error_set(
-			"the daemon on %s refused API version %d (EBADMSG): client and daemon "
-			"are of different versions",
+			"the daemon on %s refused API versions %d, %d and %d (EBADMSG): it speaks "
+			"neither shmchan's nor Grout's",
 			path,
-			GR_API_VERSION
+			GR_API_VERSION,
+			GR_API_VERSION_GROUT_MAIN,
+			GR_API_VERSION_GROUT_0_17
 		);
 		break;
 	case ETIMEDOUT:
@@ -650,9 +638,14 @@ static long send_common(
 	return id;
 }
 
-GR_API_EXPORT long
+// Grout's convention: a negative errno, and errno set to it.
+static long errno_return(long ret) {
+	return ret < 0 ? -errno : ret;
+}
+
+GR_API_EXPORT long int
 gr_api_client_send(struct gr_api_client *c, uint32_t req_type, size_t tx_len, const void *tx_data) {
-	return send_common(c, req_type, tx_len, tx_data, false);
+	return errno_return(send_common(c, req_type, tx_len, tx_data, false));
 }
 
 GR_API_EXPORT long gr_api_client_send_more(
@@ -661,7 +654,7 @@ GR_API_EXPORT long gr_api_client_send_more(
 	size_t tx_len,
 	const void *tx_data
 ) {
-	return send_common(c, req_type, tx_len, tx_data, true);
+	return errno_return(send_common(c, req_type, tx_len, tx_data, true));
 }
 
 GR_API_EXPORT long gr_api_client_send_batch(
@@ -718,11 +711,8 @@ GR_API_EXPORT int gr_api_client_flush(struct gr_api_client *c) {
 	return 0;
 }
 
-// Wait for for_id (or, without wait, take it if it is there) and fail with
-// the response's status. On success the caller owns *entry (may be NULL)
-// and msg. A wait that times out abandons for_id: its answer is dropped when
-// it comes.
-static int recv_common(
+// Without wait, take for_id's response only if it is there.
+int client_recv_common(
 	struct gr_api_client *c,
 	uint32_t for_id,
 	bool wait,
@@ -743,18 +733,18 @@ static int recv_common(
 	if (msg->hdr.status != 0) {
 		client_stash_free(*entry);
 		*entry = NULL;
-		return -status_errno(msg->hdr.status);
+		return -client_status_errno(msg->hdr.status);
 	}
 	return 0;
 }
 
-// gr_api_client_recv() and gr_api_client_try_recv().
+// gr_api_client_recv_len() and gr_api_client_try_recv().
 static long recv_alloc(struct gr_api_client *c, uint32_t for_id, bool wait, void **rx_data) {
 	struct client_stash_entry *entry;
 	struct client_msg msg;
 	if (rx_data != NULL)
 		*rx_data = NULL;
-	int ret = recv_common(c, for_id, wait, NULL, &msg, &entry);
+	int ret = client_recv_common(c, for_id, wait, NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
@@ -786,7 +776,7 @@ recv_copy(struct gr_api_client *c, uint32_t for_id, bool wait, void *buf, size_t
 	const struct client_into into = {.for_id = for_id, .buf = buf, .len = buf_len};
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = recv_common(c, for_id, wait, buf != NULL ? &into : NULL, &msg, &entry);
+	int ret = client_recv_common(c, for_id, wait, buf != NULL ? &into : NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
@@ -804,10 +794,34 @@ fail:
 	return -1;
 }
 
-GR_API_EXPORT long gr_api_client_recv(struct gr_api_client *c, uint32_t for_id, void **rx_data) {
+GR_API_EXPORT long
+gr_api_client_recv_len(struct gr_api_client *c, uint32_t for_id, void **rx_data) {
 	if (c != NULL)
 		client_call_start(c);
 	return recv_alloc(c, for_id, true, rx_data);
+}
+
+// Grout's receive from a length-returning one's result (len, or -1 with
+// errno; the payload in *rx): the payload checked against req_type's
+// registered length, and Grout's return convention.
+static int grout_result(uint32_t req_type, long len, void **rx) {
+	if (len < 0)
+		return -errno;
+	int ret = client_message_check(req_type, (size_t)len);
+	if (ret < 0) {
+		if (rx != NULL) {
+			free(*rx);
+			*rx = NULL;
+		}
+		errno = -ret;
+		return ret;
+	}
+	return 0;
+}
+
+GR_API_EXPORT int
+gr_api_client_recv(struct gr_api_client *c, uint32_t req_type, uint32_t for_id, void **rx_data) {
+	return grout_result(req_type, gr_api_client_recv_len(c, for_id, rx_data), rx_data);
 }
 
 GR_API_EXPORT long
@@ -827,7 +841,7 @@ gr_api_client_try_recv_into(struct gr_api_client *c, uint32_t for_id, void *buf,
 	return recv_copy(c, for_id, false, buf, buf_len);
 }
 
-GR_API_EXPORT long gr_api_client_send_recv(
+GR_API_EXPORT long gr_api_client_send_recv_len(
 	struct gr_api_client *c,
 	uint32_t req_type,
 	size_t tx_len,
@@ -841,6 +855,28 @@ GR_API_EXPORT long gr_api_client_send_recv(
 	if (id < 0)
 		return -1;
 	return recv_alloc(c, (uint32_t)id, true, rx_data);
+}
+
+GR_API_EXPORT int gr_api_client_send_recv(
+	struct gr_api_client *c,
+	uint32_t req_type,
+	size_t tx_len,
+	const void *tx_data,
+	void **rx_data
+) {
+	long len = gr_api_client_send_recv_len(c, req_type, tx_len, tx_data, rx_data);
+	return grout_result(req_type, len, rx_data);
+}
+
+GR_API_EXPORT int
+__gr_api_client_stream_drain(struct gr_api_client *c, uint32_t req_type, uint32_t for_id) {
+	for (;;) {
+		void *payload;
+		int ret = gr_api_client_recv(c, req_type, for_id, &payload);
+		if (ret < 0 || payload == NULL)
+			return ret;
+		free(payload);
+	}
 }
 
 GR_API_EXPORT long gr_api_client_send_recv_into(
@@ -864,7 +900,7 @@ GR_API_EXPORT int gr_api_client_stream_next(
 	void **rx_data,
 	size_t *rx_len
 ) {
-	long len = gr_api_client_recv(c, for_id, rx_data);
+	long len = gr_api_client_recv_len(c, for_id, rx_data);
 	if (len < 0)
 		return -1;
 	if (rx_len != NULL)

@@ -39,7 +39,7 @@
 #define CLIENT_REASON_LEN 256
 
 // Ids whose receive timed out, remembered so that their late responses are
-// dropped when they arrive (gr_api_client_recv()). A controller that gives up
+// dropped when they arrive (gr_api_client_recv_len()). A controller that gives up
 // on more ids than this before their answers come gets the oldest ones'
 // answers stashed instead: memory, never a wrong answer.
 #define CLIENT_ABANDONED_MAX 64
@@ -143,6 +143,22 @@ struct gr_api_client {
 	// later call fails ECONNRESET, even for a response already stashed.
 	bool dead;
 	uint32_t next_id; // id of the next request; never 0
+	// The API version the daemon accepted in hello, and its hello
+	// response (zero when that version's is empty).
+	uint32_t api_version;
+	struct gr_hello_resp hello_resp;
+	uint64_t ping2_seq; // gr_api_client_ping2() calls, in each echo
+	// A daemon that speaks Grout's API only (api_version is Grout's) sends
+	// events in Grout's framing, which no response parser tells from a
+	// response: once its GR_EVENT_SUBSCRIBE succeeded, the socket carries
+	// events only (grout_events), as Grout's own client assumes. Between
+	// the send of a subscribe or an unsubscribe and its response
+	// (grout_event_req_id, its type in grout_event_req_type), the socket is
+	// read as responses, so that a program may subscribe to several types
+	// one after the other.
+	bool grout_events;
+	uint32_t grout_event_req_id;
+	uint32_t grout_event_req_type;
 	struct client_spin spin; // spin budget of the waits on the channel
 	char reason[CLIENT_REASON_LEN]; // why not on shm, "" when on shm
 
@@ -298,9 +314,37 @@ int client_route(struct gr_api_client *, const struct client_msg *, uint32_t wan
 // (payload too long) after marking the handle dead.
 int client_check_hdr(struct gr_api_client *, const struct gr_api_response *);
 
-// Say hello with version text. Returns 0, or -errno (the daemon's status,
-// EBADMSG on an API version mismatch).
+// Wait for the response to for_id and fail with its status (recv_len's
+// receive). On success the caller owns *entry (may be NULL) and msg. A wait
+// that times out abandons for_id: its answer is dropped when it comes.
+int client_recv_common(
+	struct gr_api_client *,
+	uint32_t for_id,
+	bool wait,
+	const struct client_into *into,
+	struct client_msg *msg,
+	struct client_stash_entry **entry
+);
+
+// ---- hello.c ----
+
+// Say hello with version text, in the newest API version the daemon
+// accepts: GR_API_VERSION, else Grout's (GR_API_VERSION_GROUT_MAIN, then
+// GR_API_VERSION_GROUT_0_17), and keep it and the hello response in the
+// handle. Returns 0, or -errno (the daemon's status: EBADMSG when it
+// refused all three).
 int client_hello(struct gr_api_client *, const char *version);
+
+// The errno of a response's non-zero status (EBADMSG for a status that is
+// no errno value).
+int client_status_errno(uint32_t status);
+
+// ---- message.c ----
+
+// Check a response (or event) payload of len bytes against the length
+// registered for its type. Returns 0 (long enough, an empty one ending a
+// stream, or a type never registered) or -EMSGSIZE. Takes no lock.
+int client_message_check(uint32_t type, size_t len);
 
 // ---- event.c ----
 

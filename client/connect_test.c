@@ -125,25 +125,44 @@ static void connect_fails(struct connector *cn, int err, const char *what) {
 	why_says(cn->why, what);
 }
 
-// Read the hello, check it, answer with status.
-static void daemon_hello(struct fake_daemon *d, const char *version, uint32_t status) {
+// Read the hello of request id, which must name api_version and version,
+// and answer it with status and len bytes of resp.
+static void daemon_hello_at(
+	struct fake_daemon *d,
+	uint32_t id,
+	uint32_t api_version,
+	const char *version,
+	uint32_t status,
+	const void *resp,
+	size_t len
+) {
 	struct gr_api_request hdr;
 	struct gr_hello_req hello;
 	fake_daemon_read_all(d->sock, &hdr, sizeof(hdr));
 	assert_int_equal(hdr.type, GR_HELLO);
-	assert_int_equal(hdr.id, 1);
+	assert_int_equal(hdr.id, id);
 	assert_int_equal(hdr.payload_len, sizeof(hello));
 	fake_daemon_read_all(d->sock, &hello, sizeof(hello));
-	assert_int_equal(hello.api_version, GR_API_VERSION);
+	assert_int_equal(hello.api_version, api_version);
 	assert_non_null(memchr(hello.version, '\0', sizeof(hello.version)));
 	assert_string_equal(hello.version, version);
-	fake_daemon_write(d, hdr.id, status, NULL, 0, NULL, 0);
+	fake_daemon_write(d, hdr.id, status, resp, len, NULL, 0);
 }
 
-// Read the attach request (the client's second, id 2) and answer with status.
-static void daemon_attach_refuse(struct fake_daemon *d, uint32_t status) {
+// The first hello, in shmchan's version, answered with status.
+static void daemon_hello(struct fake_daemon *d, const char *version, uint32_t status) {
+	daemon_hello_at(d, 1, GR_API_VERSION, version, status, NULL, 0);
+}
+
+// Read the attach request (the client's request id) and answer with status.
+static void daemon_attach_refuse_at(struct fake_daemon *d, uint32_t id, uint32_t status) {
 	fake_daemon_read_attach(d);
-	fake_daemon_write(d, 2, status, NULL, 0, NULL, 0);
+	fake_daemon_write(d, id, status, NULL, 0, NULL, 0);
+}
+
+// The attach after the first hello (id 2).
+static void daemon_attach_refuse(struct fake_daemon *d, uint32_t status) {
+	daemon_attach_refuse_at(d, 2, status);
 }
 
 static void daemon_attach_answer(struct fake_daemon *d, uint32_t layout_version) {
@@ -166,7 +185,7 @@ static void ping_on_socket(struct fake_daemon *d, struct gr_api_client *c) {
 	assert_int_equal(hdr.type, GR_PING);
 	assert_int_equal(hdr.id, id);
 	fake_daemon_write(d, hdr.id, 0, NULL, 0, NULL, 0);
-	assert_int_equal(gr_api_client_recv(c, (uint32_t)id, NULL), 0);
+	assert_int_equal(gr_api_client_recv_len(c, (uint32_t)id, NULL), 0);
 }
 
 static void socket_by_env(void **state) {
@@ -199,14 +218,64 @@ static void custom_version(void **state) {
 	fake_daemon_fini(&d);
 }
 
+// A daemon that speaks none of the versions: three hellos on the one
+// connection, shmchan's then Grout's main then v0.17.0's, all refused.
 static void version_mismatch(void **state) {
 	struct listener *l = *state;
 	struct connector cn;
 	struct fake_daemon d;
 	connect_start(l, &cn, &d, NULL);
 	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
-	connect_fails(&cn, EBADMSG, "refused API version 1 (EBADMSG)");
+	daemon_hello_at(&d, 2, GR_API_VERSION_GROUT_MAIN, DEFAULT_VERSION, EBADMSG, NULL, 0);
+	daemon_hello_at(&d, 3, GR_API_VERSION_GROUT_0_17, DEFAULT_VERSION, EBADMSG, NULL, 0);
+	connect_fails(&cn, EBADMSG, "refused API versions 1, 10 and 9 (EBADMSG)");
 	fake_daemon_fini(&d);
+}
+
+// After the hello a Grout daemon accepted: it answers the attach (request
+// attach_id, of a module it does not know) ENOTSUP. The client stays on the
+// socket with no error, and keeps the version and the hello response.
+static void grout_daemon_connected(
+	struct connector *cn,
+	struct fake_daemon *d,
+	uint32_t attach_id,
+	uint32_t api_version,
+	uint16_t max_ifaces
+) {
+	daemon_attach_refuse_at(d, attach_id, ENOTSUP);
+	struct gr_api_client *c = connect_ok(cn, d);
+	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SOCKET);
+	assert_int_equal(gr_api_client_api_version(c), api_version);
+	assert_non_null(gr_api_client_info(c));
+	assert_int_equal(gr_api_client_info(c)->max_ifaces, max_ifaces);
+	ping_on_socket(d, c);
+	fake_daemon_fini(d);
+}
+
+// A daemon as Grout's main branch: it refuses shmchan's version, takes its
+// own with its hello response.
+static void grout_main_daemon(void **state) {
+	struct listener *l = *state;
+	struct gr_hello_resp resp = {.max_ifaces = 1024};
+	struct connector cn;
+	struct fake_daemon d;
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
+	daemon_hello_at(&d, 2, GR_API_VERSION_GROUT_MAIN, DEFAULT_VERSION, 0, &resp, sizeof(resp));
+	grout_daemon_connected(&cn, &d, 3, GR_API_VERSION_GROUT_MAIN, 1024);
+}
+
+// A daemon as Grout v0.17.0: it takes version 9 alone, with an empty hello
+// response.
+static void grout_0_17_daemon(void **state) {
+	struct listener *l = *state;
+	struct connector cn;
+	struct fake_daemon d;
+	connect_start(l, &cn, &d, NULL);
+	daemon_hello(&d, DEFAULT_VERSION, EBADMSG);
+	daemon_hello_at(&d, 2, GR_API_VERSION_GROUT_MAIN, DEFAULT_VERSION, EBADMSG, NULL, 0);
+	daemon_hello_at(&d, 3, GR_API_VERSION_GROUT_0_17, DEFAULT_VERSION, 0, NULL, 0);
+	grout_daemon_connected(&cn, &d, 4, GR_API_VERSION_GROUT_0_17, 0);
 }
 
 static void auto_falls_back(void **state) {
@@ -269,6 +338,8 @@ static void auto_attaches(void **state) {
 	struct gr_api_client *c = connect_ok(&cn, &d);
 	assert_int_equal(gr_api_client_transport(c), GR_API_TRANSPORT_SHM);
 	assert_string_equal(gr_api_client_transport_reason(c), "");
+	assert_int_equal(gr_api_client_api_version(c), GR_API_VERSION);
+	assert_int_equal(gr_api_client_info(c)->max_ifaces, 0);
 
 	long id = gr_api_client_send(c, GR_PING, 0, NULL);
 	assert_true(id > 0);
@@ -278,7 +349,7 @@ static void auto_attaches(void **state) {
 	assert_int_equal(hdr.id, id);
 	struct gr_api_response resp = {.for_id = hdr.id};
 	assert_int_equal(shmchan_server_send(d.server, &resp, sizeof(resp), NULL, 0), 0);
-	assert_int_equal(gr_api_client_recv(c, (uint32_t)id, NULL), 0);
+	assert_int_equal(gr_api_client_recv_len(c, (uint32_t)id, NULL), 0);
 	fake_daemon_fini(&d);
 }
 
@@ -382,6 +453,8 @@ int main(void) {
 		cmocka_unit_test_setup_teardown(socket_by_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(custom_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(version_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(grout_main_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(grout_0_17_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(auto_falls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(shm_forced_not_offered, setup, teardown),
 		cmocka_unit_test_setup_teardown(shm_forced_layout_mismatch, setup, teardown),

@@ -47,6 +47,17 @@ static void event_lost_push(struct gr_api_client *c) {
 	c->events_lost = 0;
 }
 
+// How many events one that arrives to a full queue stands for: one, or the
+// count of a GR_SHM_EVENT_LOST, which is the daemon's own drops.
+static uint64_t event_count(const struct gr_api_event *hdr, const void *payload) {
+	struct gr_shm_event_lost lost;
+
+	if (hdr->ev_type != GR_SHM_EVENT_LOST || hdr->payload_len < sizeof(lost))
+		return 1;
+	memcpy(&lost, (const uint8_t *)payload + sizeof(*hdr), sizeof(lost));
+	return lost.count;
+}
+
 int client_event_queue(struct gr_api_client *c, const struct client_msg *msg) {
 	struct gr_api_event hdr;
 	struct gr_api_event *ev;
@@ -58,7 +69,7 @@ int client_event_queue(struct gr_api_client *c, const struct client_msg *msg) {
 	if (hdr.payload_len != len - sizeof(hdr))
 		goto bad;
 	if (c->n_events >= CLIENT_EVENTS_MAX || c->event_bytes + len > CLIENT_EVENTS_MAX_BYTES) {
-		c->events_lost++;
+		c->events_lost += event_count(&hdr, msg->payload);
 		return 0;
 	}
 	// Events were dropped before this one, which fits: say so first.
@@ -126,12 +137,19 @@ static int event_take(struct gr_api_client *c, bool wait, struct gr_api_event **
 	STAILQ_REMOVE_HEAD(&c->events, next);
 	c->n_events--;
 	c->event_bytes -= e->len;
-	*event = e->ev;
+	struct gr_api_event *ev = e->ev;
 	free(e);
 	// The room just made: the count of what was dropped goes after the
 	// events kept before it.
 	if (c->events_lost > 0)
 		event_lost_push(c);
+	// As Grout's: an event shorter than its type's payload is refused.
+	ret = client_message_check(ev->ev_type, ev->payload_len);
+	if (ret < 0) {
+		free(ev);
+		goto fail;
+	}
+	*event = ev;
 	return 0;
 fail:
 	errno = -ret;

@@ -3,16 +3,22 @@
 # Copyright (c) 2026 The shmchan authors
 
 # The shared client library exports exactly the functions declared in
-# gr_api_client.h, and needs no DPDK library or symbol.
-# usage: exports_test.sh NM READELF LIBGR_API_CLIENT.so GR_API_CLIENT.h
+# gr_api.h (Grout's calls) and gr_api_client.h (shmchan's), and needs no
+# DPDK library or symbol. A declared function is a name of the client's
+# (gr_api_client_*, __gr_api_client_*, gr_api_message_*) followed by "(",
+# outside comments, macros and the static inline helpers of the stream
+# macro (names ending in "_").
+# usage: exports_test.sh NM READELF LIBGR_API_CLIENT.so HEADER...
 
 set -eu
 nm_prog=$1
 readelf_prog=$2
 lib=$3
-header=$4
+shift 3
 
-declared=$(grep -oE '\bgr_api_client_[a-z_]+\(' "$header" | tr -d '(' | sort -u)
+declared=$(sed -e 's://.*$::' "$@" |
+	awk '/^#define/ { macro = 1 } macro { macro = /\\$/; next } { print }' |
+	grep -oE '(\b|__)(__)?gr_api_(client|message)_[a-z0-9_]*[a-z0-9]\(' | tr -d '(' | sort -u)
 exported=$("$nm_prog" -D --defined-only "$lib" | awk '{print $3}' | sort -u)
 if [ "$declared" != "$exported" ]; then
 	echo "exported symbols differ from the header's functions:" >&2

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,14 @@ void fake_daemon_fini(struct fake_daemon *d) {
 		shmchan_server_destroy(d->server);
 	shmchan_memfd_destroy(&d->mem);
 	fake_daemon_close_sock(d);
+}
+
+uint64_t fake_daemon_doorbell_rings(struct fake_daemon *d) {
+	struct pollfd pfd = {.fd = shmchan_server_req_fd(d->server), .events = POLLIN};
+	uint64_t count = 0;
+	if (poll(&pfd, 1, 0) == 1)
+		assert_int_equal(read(pfd.fd, &count, sizeof(count)), sizeof(count));
+	return count;
 }
 
 unsigned fake_daemon_count_fds(void) {

@@ -106,5 +106,9 @@ void fake_daemon_close_sock(struct fake_daemon *);
 // Disconnect the client, destroy the channel, close the socket.
 void fake_daemon_fini(struct fake_daemon *);
 
+// The client's rings of the daemon's request doorbell since the last call:
+// the eventfd's counter (each ring adds 1), read without waiting.
+uint64_t fake_daemon_doorbell_rings(struct fake_daemon *);
+
 // Descriptors open in this process (entries of /proc/self/fd).
 unsigned fake_daemon_count_fds(void);

@@ -128,7 +128,7 @@ static void *read_req(int fd, struct gr_api_request *hdr) {
 
 static void expect_str(struct gr_api_client *c, uint32_t id, const char *want) {
 	void *data = NULL;
-	long len = gr_api_client_recv(c, id, &data);
+	long len = gr_api_client_recv_len(c, id, &data);
 	assert_int_equal(len, strlen(want) + 1);
 	assert_string_equal(data, want);
 	free(data);
@@ -136,6 +136,12 @@ static void expect_str(struct gr_api_client *c, uint32_t id, const char *want) {
 
 static void expect_errno(long ret, int err) {
 	assert_int_equal(ret, -1);
+	assert_int_equal(errno, err);
+}
+
+// Grout's calls (gr_api_client_send()): the negative errno, and errno too.
+static void expect_neg_errno(long ret, int err) {
+	assert_int_equal(ret, -err);
 	assert_int_equal(errno, err);
 }
 
@@ -167,7 +173,7 @@ static void three_merged_in_one_write(void **state) {
 
 	expect_str(d->client, 1, "one");
 	void *data = (void *)1;
-	assert_int_equal(gr_api_client_recv(d->client, 2, &data), 0);
+	assert_int_equal(gr_api_client_recv_len(d->client, 2, &data), 0);
 	assert_null(data);
 	expect_str(d->client, 3, "three");
 	assert_int_equal(client_stash_count(d->client), 0);
@@ -193,7 +199,7 @@ static void payload_larger_than_readahead(void **state) {
 
 	expect_str(d->client, 1, "small before");
 	void *data = NULL;
-	assert_int_equal(gr_api_client_recv(d->client, 2, &data), big);
+	assert_int_equal(gr_api_client_recv_len(d->client, 2, &data), big);
 	assert_memory_equal(data, pattern, big);
 	free(data);
 	expect_str(d->client, 3, "small after");
@@ -209,7 +215,7 @@ static void out_of_order(void **state) {
 	struct fake_daemon *d = *state;
 	struct gr_ping2 sent[3];
 	for (unsigned i = 0; i < 3; i++) {
-		fill_pattern(sent[i].data, sizeof(sent[i].data), i + 1);
+		fill_pattern((uint8_t *)sent[i].payload, sizeof(sent[i].payload), i + 1);
 		long id = gr_api_client_send(d->client, GR_PING2, sizeof(sent[i]), &sent[i]);
 		assert_int_equal(id, i + 1);
 	}
@@ -222,7 +228,7 @@ static void out_of_order(void **state) {
 		assert_int_equal(hdr[i].id, i + 1);
 		assert_int_equal(hdr[i].type, GR_PING2);
 		assert_int_equal(hdr[i].payload_len, GR_PING2_LEN);
-		assert_memory_equal(payload[i], sent[i].data, GR_PING2_LEN);
+		assert_memory_equal(payload[i], sent[i].payload, GR_PING2_LEN);
 	}
 	struct wire w = {0};
 	const unsigned order[] = {2, 0, 1};
@@ -234,7 +240,7 @@ static void out_of_order(void **state) {
 		struct gr_ping2 got;
 		long len = gr_api_client_recv_into(d->client, i + 1, &got, sizeof(got));
 		assert_int_equal(len, GR_PING2_LEN);
-		assert_memory_equal(got.data, sent[i].data, GR_PING2_LEN);
+		assert_memory_equal(got.payload, sent[i].payload, GR_PING2_LEN);
 		free(payload[i]);
 	}
 	assert_int_equal(client_stash_count(d->client), 0);
@@ -329,7 +335,7 @@ static void expect_events_lost(struct gr_api_client *c, uint64_t count) {
 
 // n events of len bytes from seq first, then the string response for id,
 // written from a thread (more than the socket buffers hold), received with
-// gr_api_client_recv(): the events it reads on its way are queued.
+// gr_api_client_recv_len(): the events it reads on its way are queued.
 static void events_then_response(struct fake_daemon *d, uint32_t first, unsigned n, size_t len) {
 	struct writer wr = {0};
 	for (unsigned i = 0; i < n; i++)
@@ -388,8 +394,8 @@ static void event_malformed(void **state) {
 	wire_str(&w, 1, "never seen");
 	wire_flush(&w, d->sock);
 
-	expect_errno(gr_api_client_recv(d->client, 1, NULL), EBADMSG);
-	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 1, NULL), EBADMSG);
+	expect_errno(gr_api_client_recv_len(d->client, 1, NULL), ECONNRESET);
 }
 
 static void eof_mid_message(void **state) {
@@ -403,20 +409,20 @@ static void eof_mid_message(void **state) {
 	fake_daemon_close_sock(d);
 
 	expect_str(d->client, 1, "whole");
-	expect_errno(gr_api_client_recv(d->client, 2, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 2, NULL), ECONNRESET);
 	// Every later call fails the same way, even for a stashed response.
-	expect_errno(gr_api_client_recv(d->client, 2, NULL), ECONNRESET);
-	expect_errno(gr_api_client_recv(d->client, 3, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 2, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 3, NULL), ECONNRESET);
 	char buf[8];
 	expect_errno(gr_api_client_recv_into(d->client, 3, buf, sizeof(buf)), ECONNRESET);
-	expect_errno(gr_api_client_send(d->client, GR_PING, 0, NULL), ECONNRESET);
+	expect_neg_errno(gr_api_client_send(d->client, GR_PING, 0, NULL), ECONNRESET);
 }
 
 static void eof_before_response(void **state) {
 	struct fake_daemon *d = *state;
 	fake_daemon_close_sock(d);
-	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
-	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 1, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 1, NULL), ECONNRESET);
 }
 
 // No SIGPIPE handler is installed: a SIGPIPE would kill this test.
@@ -425,10 +431,10 @@ static void send_after_peer_closed(void **state) {
 	fake_daemon_close_sock(d);
 	struct gr_ping2 ping = {0};
 	long ret = gr_api_client_send(d->client, GR_PING2, sizeof(ping), &ping);
-	assert_int_equal(ret, -1);
+	assert_int_equal(ret, -errno);
 	assert_true(errno == EPIPE || errno == ECONNRESET);
 	ret = gr_api_client_send(d->client, GR_PING, 0, NULL);
-	assert_int_equal(ret, -1);
+	assert_int_equal(ret, -errno);
 	assert_true(errno == EPIPE || errno == ECONNRESET);
 }
 
@@ -439,9 +445,9 @@ static void oversized_payload_len(void **state) {
 		.payload_len = GR_API_MAX_MSG_LEN + sizeof(struct gr_api_event) + 1,
 	};
 	write_all(d->sock, &hdr, sizeof(hdr));
-	expect_errno(gr_api_client_recv(d->client, 1, NULL), EBADMSG);
-	expect_errno(gr_api_client_recv(d->client, 1, NULL), ECONNRESET);
-	expect_errno(gr_api_client_send(d->client, GR_PING, 0, NULL), ECONNRESET);
+	expect_errno(gr_api_client_recv_len(d->client, 1, NULL), EBADMSG);
+	expect_errno(gr_api_client_recv_len(d->client, 1, NULL), ECONNRESET);
+	expect_neg_errno(gr_api_client_send(d->client, GR_PING, 0, NULL), ECONNRESET);
 }
 
 static void recv_into_too_small(void **state) {
@@ -469,10 +475,10 @@ static void error_status(void **state) {
 	wire_flush(&w, d->sock);
 
 	void *data = (void *)1;
-	expect_errno(gr_api_client_recv(d->client, 1, &data), ENOTSUP);
+	expect_errno(gr_api_client_recv_len(d->client, 1, &data), ENOTSUP);
 	assert_null(data);
 	// A status that is no errno value.
-	expect_errno(gr_api_client_recv(d->client, 2, NULL), EBADMSG);
+	expect_errno(gr_api_client_recv_len(d->client, 2, NULL), EBADMSG);
 	expect_str(d->client, 3, "ok");
 }
 
@@ -545,7 +551,7 @@ static void send_drains_responses(void **state) {
 	struct fake_daemon *d = *state;
 	struct stubborn st = {.fd = d->sock, .payload = malloc(FLOOD_LEN)};
 	assert_non_null(st.payload);
-	fill_pattern(st.payload, FLOOD_LEN, 11);
+	fill_pattern((uint8_t *)st.payload, FLOOD_LEN, 11);
 	alarm(FLOOD_ALARM_S);
 	assert_int_equal(pthread_create(&st.thread, NULL, stubborn_run, &st), 0);
 	for (uint32_t id = 1; id <= FLOOD_COUNT; id++)
@@ -560,7 +566,7 @@ static void send_drains_responses(void **state) {
 	assert_true(client_stash_count(d->client) > 0);
 	for (uint32_t id = 1; id <= FLOOD_COUNT; id++) {
 		void *data = NULL;
-		assert_int_equal(gr_api_client_recv(d->client, id, &data), FLOOD_LEN);
+		assert_int_equal(gr_api_client_recv_len(d->client, id, &data), FLOOD_LEN);
 		assert_memory_equal(data, st.payload, FLOOD_LEN);
 		free(data);
 	}
@@ -570,9 +576,12 @@ static void send_drains_responses(void **state) {
 static void send_bad_args(void **state) {
 	struct fake_daemon *d = *state;
 	uint8_t byte = 0;
-	expect_errno(gr_api_client_send(d->client, GR_PING, GR_API_MAX_MSG_LEN + 1, &byte), EINVAL);
-	expect_errno(gr_api_client_send(d->client, GR_PING, 1, NULL), EINVAL);
-	expect_errno(gr_api_client_recv(d->client, 0, NULL), EINVAL);
+	expect_neg_errno(
+		gr_api_client_send(d->client, GR_PING, GR_API_MAX_MSG_LEN + 1, &byte),
+		EINVAL
+	);
+	expect_neg_errno(gr_api_client_send(d->client, GR_PING, 1, NULL), EINVAL);
+	expect_errno(gr_api_client_recv_len(d->client, 0, NULL), EINVAL);
 }
 
 // A test on a fake daemon whose client gives up a read after RECV_TIMEOUT_S.

@@ -11,7 +11,6 @@
 #include "fake_daemon.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 
 #include <setjmp.h>
@@ -23,16 +22,6 @@
 #define TEST_ECHO GR_MSG_TYPE(0x7e57, 1)
 #define BATCH_N 8
 #define PAYLOAD_LEN 24
-
-// The fake daemon's doorbell writes since the last call: the eventfd's
-// counter (each ring adds 1), read without waiting.
-static uint64_t doorbell_rings(struct fake_daemon *d) {
-	struct pollfd pfd = {.fd = shmchan_server_req_fd(d->server), .events = POLLIN};
-	uint64_t count = 0;
-	if (poll(&pfd, 1, 0) == 1)
-		assert_int_equal(read(pfd.fd, &count, sizeof(count)), sizeof(count));
-	return count;
-}
 
 static void fill_reqs(struct gr_api_client_req *reqs, uint8_t (*payloads)[PAYLOAD_LEN]) {
 	for (unsigned i = 0; i < BATCH_N; i++) {
@@ -98,7 +87,7 @@ static void batch_rings_once(void **state) {
 	// The daemon sleeps: its need-wakeup flag is set.
 	shmchan_server_doorbell_arm(d->server);
 	assert_int_equal(gr_api_client_send_batch(c, BATCH_N, reqs, ids), BATCH_N);
-	assert_int_equal(doorbell_rings(d), 1);
+	assert_int_equal(fake_daemon_doorbell_rings(d), 1);
 	serve_batch(d, reqs, ids);
 	recv_batch(c, reqs, ids);
 
@@ -107,14 +96,14 @@ static void batch_rings_once(void **state) {
 		ids[i] = gr_api_client_send(c, reqs[i].req_type, reqs[i].tx_len, reqs[i].tx_data);
 		assert_true(ids[i] > 0);
 	}
-	assert_int_equal(doorbell_rings(d), BATCH_N);
+	assert_int_equal(fake_daemon_doorbell_rings(d), BATCH_N);
 	serve_batch(d, reqs, ids);
 	recv_batch(c, reqs, ids);
 
 	// A spinning daemon (flag clear) is not rung at all.
 	shmchan_server_doorbell_disarm(d->server);
 	assert_int_equal(gr_api_client_send_batch(c, BATCH_N, reqs, ids), BATCH_N);
-	assert_int_equal(doorbell_rings(d), 0);
+	assert_int_equal(fake_daemon_doorbell_rings(d), 0);
 	serve_batch(d, reqs, ids);
 	recv_batch(c, reqs, ids);
 }

@@ -340,12 +340,15 @@ int client_shm_wait_fd(struct gr_api_client *c) {
 }
 
 int client_shm_poll_prepare(struct gr_api_client *c) {
+	// Every prepare, armed already or not: the daemon must hear of the
+	// requests sent with more since the last one, or a caller that sleeps
+	// on the fd waits for answers to requests the daemon never woke for.
+	shm_wait_start(c);
 	// Armed by an earlier prepare, not yet done: anything published since
 	// that arm rings the doorbell, anything before it was seen by its
 	// re-check.
 	if (c->armed)
 		return 0;
-	shm_wait_start(c);
 	if (shmchan_client_has_response(c->chan))
 		return 1;
 	return shm_arm(c, 0) ? 0 : 1;

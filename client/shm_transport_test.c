@@ -247,8 +247,13 @@ static void echo_sizes(void **state) {
 	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		fill_pattern(pattern, sizes[i], i);
 		void *data = NULL;
-		long len =
-			gr_api_client_send_recv(p->d.client, TEST_ECHO, sizes[i], pattern, &data);
+		long len = gr_api_client_send_recv_len(
+			p->d.client,
+			TEST_ECHO,
+			sizes[i],
+			pattern,
+			&data
+		);
 		assert_int_equal(len, sizes[i]);
 		if (sizes[i] > 0)
 			assert_memory_equal(data, pattern, sizes[i]);
@@ -263,12 +268,12 @@ static void ping_pong(void **state) {
 	struct poller *p = *state;
 	struct gr_ping2 ping, pong;
 	for (unsigned i = 0; i < PING_PONGS; i++) {
-		fill_pattern(ping.data, sizeof(ping.data), i);
+		fill_pattern((uint8_t *)ping.payload, sizeof(ping.payload), i);
 		long id = gr_api_client_send(p->d.client, TEST_ECHO, sizeof(ping), &ping);
 		assert_true(id > 0);
 		long len = gr_api_client_recv_into(p->d.client, (uint32_t)id, &pong, sizeof(pong));
 		assert_int_equal(len, sizeof(pong));
-		assert_memory_equal(pong.data, ping.data, sizeof(ping.data));
+		assert_memory_equal(pong.payload, ping.payload, sizeof(ping.payload));
 	}
 }
 
@@ -277,7 +282,7 @@ static void out_of_order(void **state) {
 	struct gr_ping2 sent[3], got;
 	long ids[3];
 	for (unsigned i = 0; i < 3; i++) {
-		fill_pattern(sent[i].data, sizeof(sent[i].data), 100 + i);
+		fill_pattern((uint8_t *)sent[i].payload, sizeof(sent[i].payload), 100 + i);
 		ids[i] = gr_api_client_send(p->d.client, TEST_HOLD, sizeof(sent[i]), &sent[i]);
 		assert_true(ids[i] > 0);
 	}
@@ -288,9 +293,9 @@ static void out_of_order(void **state) {
 		long len =
 			gr_api_client_recv_into(p->d.client, (uint32_t)ids[i], &got, sizeof(got));
 		assert_int_equal(len, sizeof(got));
-		assert_memory_equal(got.data, sent[i].data, sizeof(got.data));
+		assert_memory_equal(got.payload, sent[i].payload, sizeof(got.payload));
 	}
-	assert_int_equal(gr_api_client_recv(p->d.client, (uint32_t)flush, NULL), 0);
+	assert_int_equal(gr_api_client_recv_len(p->d.client, (uint32_t)flush, NULL), 0);
 	assert_int_equal(client_stash_count(p->d.client), 0);
 }
 
@@ -331,7 +336,7 @@ static void full_request_ring(void **state) {
 		void *data = NULL;
 		fill_pattern(pattern, FLOOD_LEN, i);
 		assert_int_equal(
-			gr_api_client_recv(p->d.client, (uint32_t)ids[i], &data),
+			gr_api_client_recv_len(p->d.client, (uint32_t)ids[i], &data),
 			FLOOD_LEN
 		);
 		assert_memory_equal(data, pattern, FLOOD_LEN);
@@ -362,7 +367,7 @@ static void send_more_batch(void **state) {
 	unsigned served = atomic_load(&p->served);
 
 	for (unsigned i = 0; i < 4; i++) {
-		fill_pattern(ping.data, sizeof(ping.data), i);
+		fill_pattern((uint8_t *)ping.payload, sizeof(ping.payload), i);
 		ids[i] = gr_api_client_send_more(p->d.client, TEST_ECHO, sizeof(ping), &ping);
 		assert_true(ids[i] > 0);
 	}
@@ -370,12 +375,12 @@ static void send_more_batch(void **state) {
 	assert_int_equal(atomic_load(&p->served), served);
 	assert_int_equal(gr_api_client_flush(p->d.client), 0);
 	for (unsigned i = 0; i < 4; i++) {
-		fill_pattern(ping.data, sizeof(ping.data), i);
+		fill_pattern((uint8_t *)ping.payload, sizeof(ping.payload), i);
 		assert_int_equal(
 			gr_api_client_recv_into(p->d.client, (uint32_t)ids[i], &pong, sizeof(pong)),
 			sizeof(pong)
 		);
-		assert_memory_equal(pong.data, ping.data, sizeof(ping.data));
+		assert_memory_equal(pong.payload, ping.payload, sizeof(ping.payload));
 	}
 
 	// No explicit flush: the receive that has to wait sends the batch.
@@ -430,16 +435,16 @@ static void lease_lost(void **state) {
 	pthread_t closer;
 	assert_int_equal(pthread_create(&closer, NULL, close_later, &p->d), 0);
 	uint64_t start = now_ms();
-	assert_int_equal(gr_api_client_recv(p->d.client, (uint32_t)id, NULL), -1);
+	assert_int_equal(gr_api_client_recv_len(p->d.client, (uint32_t)id, NULL), -1);
 	assert_int_equal(errno, ECONNRESET);
 	uint64_t waited = now_ms() - start;
 	assert_int_equal(pthread_join(closer, NULL), 0);
 	if (waited > LEASE_NOTICE_MAX_MS)
 		fail_msg("lost lease noticed after %ju ms", (uintmax_t)waited);
 
-	assert_int_equal(gr_api_client_recv(p->d.client, (uint32_t)id, NULL), -1);
+	assert_int_equal(gr_api_client_recv_len(p->d.client, (uint32_t)id, NULL), -1);
 	assert_int_equal(errno, ECONNRESET);
-	assert_int_equal(gr_api_client_send(p->d.client, TEST_ECHO, 0, NULL), -1);
+	assert_int_equal(gr_api_client_send(p->d.client, TEST_ECHO, 0, NULL), -ECONNRESET);
 	assert_int_equal(errno, ECONNRESET);
 }
 

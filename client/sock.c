@@ -3,7 +3,8 @@
 
 // Socket transport: framing of requests and responses on the Unix stream
 // socket, the read-ahead buffer and the descriptors that arrive with
-// SCM_RIGHTS (the attach response's eventfds and memfd).
+// SCM_RIGHTS (the attach response's eventfds and memfd). And, from a daemon
+// that speaks Grout's API only, its events in Grout's framing.
 
 #include "client_priv.h"
 
@@ -237,23 +238,80 @@ static ssize_t sock_read(struct gr_api_client *c, void *buf, size_t len, bool wa
 	}
 }
 
+// Whether the message at p (a response header's worth of bytes at least)
+// is a Grout-framed event (client_priv.h, grout_events). An event's first
+// word is its type, (module << 16) | id; a response's is the id of a
+// request, and such a handle waits for one at most: that of its subscribe
+// or unsubscribe.
+static bool sock_is_grout_event(const struct gr_api_client *c, const uint8_t *p) {
+	uint32_t first;
+
+	if (!c->grout_events)
+		return false;
+	if (c->grout_event_req_id == 0)
+		return true;
+	memcpy(&first, p, sizeof(first));
+	return first != c->grout_event_req_id;
+}
+
+// Read the header of the message at p, of which avail bytes are there, into
+// hdr, and where its payload starts into *off. A Grout-framed event becomes
+// the tagged event it would be: a response with for_id 0 whose payload is
+// the event header and the event payload, at p itself. Returns false while
+// avail does not hold the whole header.
+static bool sock_hdr_parse(
+	const struct gr_api_client *c,
+	const uint8_t *p,
+	size_t avail,
+	struct gr_api_response *hdr,
+	size_t *off
+) {
+	struct gr_api_event ev;
+
+	if (avail < sizeof(*hdr))
+		return false;
+	if (!sock_is_grout_event(c, p)) {
+		memcpy(hdr, p, sizeof(*hdr));
+		*off = sizeof(*hdr);
+		return true;
+	}
+	if (avail < sizeof(ev))
+		return false;
+	memcpy(&ev, p, sizeof(ev));
+	// Too long for a uint32_t: client_check_hdr() refuses UINT32_MAX.
+	size_t len = ev.payload_len > CLIENT_MAX_PAYLOAD ? UINT32_MAX : sizeof(ev) + ev.payload_len;
+	*hdr = (struct gr_api_response){.payload_len = (uint32_t)len};
+	*off = 0;
+	return true;
+}
+
+// A whole message was read: the response to a Grout subscribe switches the
+// socket to Grout's event framing, that of an unsubscribe back.
+static void sock_msg_done(struct gr_api_client *c, const struct gr_api_response *hdr) {
+	if (c->grout_event_req_id == 0 || hdr->for_id != c->grout_event_req_id)
+		return;
+	if (hdr->status == 0)
+		c->grout_events = c->grout_event_req_type == GR_EVENT_SUBSCRIBE;
+	c->grout_event_req_id = 0;
+}
+
 #ifdef SHMCHAN_CLIENT_READAHEAD
 
 bool client_sock_buffered(const struct gr_api_client *c) {
 	struct gr_api_response hdr;
-	size_t avail = c->rbuf_tail - c->rbuf_head;
-	if (avail < sizeof(hdr))
-		return false;
-	memcpy(&hdr, c->rbuf + c->rbuf_head, sizeof(hdr));
-	return avail - sizeof(hdr) >= hdr.payload_len;
+	size_t avail = c->rbuf_tail - c->rbuf_head, off;
+	return sock_hdr_parse(c, c->rbuf + c->rbuf_head, avail, &hdr, &off) &&
+	       avail - off >= hdr.payload_len;
 }
 
 // The rest of a message larger than the read-ahead buffer, whose first
 // big_have bytes are in msg_buf. Returns 0 once it is whole, or -errno
 // (-EAGAIN without wait: the bytes read so far stay in msg_buf).
 static int sock_read_big(struct gr_api_client *c, struct client_msg *msg, bool wait) {
-	memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
-	size_t total = sizeof(msg->hdr) + msg->hdr.payload_len;
+	size_t off = 0;
+	// Its header is whole: it was parsed in rbuf before it came here.
+	(void)sock_hdr_parse(c, c->msg_buf, c->big_have, &msg->hdr, &off);
+	size_t total = off + msg->hdr.payload_len;
 	while (c->big_have < total) {
 		ssize_t n = sock_read(c, c->msg_buf + c->big_have, total - c->big_have, wait);
 		if (n < 0)
@@ -261,7 +319,8 @@ static int sock_read_big(struct gr_api_client *c, struct client_msg *msg, bool w
 		c->big_have += (size_t)n;
 	}
 	c->big_have = 0;
-	msg->payload = c->msg_buf + sizeof(msg->hdr);
+	msg->payload = c->msg_buf + off;
+	sock_msg_done(c, &msg->hdr);
 	return 0;
 }
 
@@ -269,16 +328,16 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool w
 	if (c->big_have > 0)
 		return sock_read_big(c, msg, wait);
 	for (;;) {
-		size_t avail = c->rbuf_tail - c->rbuf_head;
-		if (avail >= sizeof(msg->hdr)) {
-			memcpy(&msg->hdr, c->rbuf + c->rbuf_head, sizeof(msg->hdr));
+		size_t avail = c->rbuf_tail - c->rbuf_head, off;
+		if (sock_hdr_parse(c, c->rbuf + c->rbuf_head, avail, &msg->hdr, &off)) {
 			int ret = client_check_hdr(c, &msg->hdr);
 			if (ret < 0)
 				return ret;
-			size_t total = sizeof(msg->hdr) + msg->hdr.payload_len;
+			size_t total = off + msg->hdr.payload_len;
 			if (avail >= total) {
-				msg->payload = c->rbuf + c->rbuf_head + sizeof(msg->hdr);
+				msg->payload = c->rbuf + c->rbuf_head + off;
 				c->rbuf_head += total;
+				sock_msg_done(c, &msg->hdr);
 				return 0;
 			}
 			if (total > CLIENT_READAHEAD_LEN) {
@@ -338,16 +397,31 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool w
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return -EAGAIN;
 	}
-	int ret = sock_read_exact(c, &msg->hdr, sizeof(msg->hdr));
+	// A response header, or the first bytes of a Grout-framed event's.
+	size_t hdr_len = sizeof(msg->hdr), off;
+	int ret = sock_read_exact(c, c->msg_buf, hdr_len);
 	if (ret < 0)
 		return ret;
+	if (!sock_hdr_parse(c, c->msg_buf, hdr_len, &msg->hdr, &off)) {
+		ret = sock_read_exact(
+			c,
+			c->msg_buf + hdr_len,
+			sizeof(struct gr_api_event) - hdr_len
+		);
+		if (ret < 0)
+			return ret;
+		hdr_len = sizeof(struct gr_api_event);
+		(void)sock_hdr_parse(c, c->msg_buf, hdr_len, &msg->hdr, &off);
+	}
 	ret = client_check_hdr(c, &msg->hdr);
 	if (ret < 0)
 		return ret;
-	ret = sock_read_exact(c, c->msg_buf, msg->hdr.payload_len);
+	size_t kept = hdr_len - off; // the header bytes that start the payload
+	ret = sock_read_exact(c, c->msg_buf + kept, msg->hdr.payload_len - kept);
 	if (ret < 0)
 		return ret;
 	msg->payload = c->msg_buf;
+	sock_msg_done(c, &msg->hdr);
 	return 0;
 }
 

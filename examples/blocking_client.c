@@ -3,9 +3,10 @@
 
 // A plain blocking client of shmchand: connect (the shared-memory channel
 // when it can be had, else the socket), ping, a 64-byte echo, the daemon's
-// info, and the channel list, a stream. Every call waits at most the
-// library's timeout (10 s, GR_API_TIMEOUT_MS). Exits 1 on any failure,
-// saying why.
+// info, and the channel list, a stream. Grout's calls (gr_api.h: ping,
+// send_recv, stream_foreach) beside shmchan's (gr_api_client.h: recv_into,
+// the transport). Every call waits at most the library's timeout (10 s,
+// GR_API_TIMEOUT_MS). Exits 1 on any failure, saying why.
 //
 // usage: blocking_client [SOCK]
 // build: cc blocking_client.c $(pkg-config --cflags --libs gr_api_client)
@@ -40,13 +41,13 @@ int main(int argc, char **argv) {
 	printf("\n");
 
 	// A request with no payload, answered with none.
-	if (gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL) < 0)
+	if (gr_api_client_ping(c) < 0)
 		return fail("GR_PING");
 
 	// A 64-byte echo, received into a buffer of ours.
 	struct gr_ping2 req, resp;
-	for (size_t i = 0; i < sizeof(req.data); i++)
-		req.data[i] = (uint8_t)i;
+	for (size_t i = 0; i < sizeof(req.payload); i++)
+		req.payload[i] = (char)i;
 	long id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 	if (id < 0)
 		return fail("send GR_PING2");
@@ -59,39 +60,27 @@ int main(int argc, char **argv) {
 	}
 	printf("ping and ping2: ok\n");
 
-	// A response the library allocates (free it).
+	// A response the library allocates (free it), at least as long as
+	// GR_SHM_DAEMON_INFO's response struct (else EMSGSIZE).
 	struct gr_shm_daemon_info *info = NULL;
-	len = gr_api_client_send_recv(c, GR_SHM_DAEMON_INFO, 0, NULL, (void **)&info);
-	if (len < 0)
+	if (gr_api_client_send_recv(c, GR_SHM_DAEMON_INFO, 0, NULL, (void **)&info) < 0)
 		return fail("GR_SHM_DAEMON_INFO");
-	if (len != (long)sizeof(*info)) {
-		fprintf(stderr, "blocking_client: GR_SHM_DAEMON_INFO: %ld bytes\n", len);
-		return EXIT_FAILURE;
-	}
 	printf("daemon pid %d, %u poller(s)\n", (int)info->pid, info->pollers);
 	free(info);
 
-	// A stream: responses until an empty one.
-	id = gr_api_client_send(c, GR_SHM_CHANNEL_LIST, 0, NULL);
-	if (id < 0)
-		return fail("send GR_SHM_CHANNEL_LIST");
+	// A stream: a loop over its responses, each freed by the loop.
+	const struct gr_shm_channel_info *ch;
 	unsigned channels = 0;
-	for (;;) {
-		struct gr_shm_channel_info *ch = NULL;
-		size_t ch_len;
-		int more = gr_api_client_stream_next(c, (uint32_t)id, (void **)&ch, &ch_len);
-		if (more < 0)
-			return fail("GR_SHM_CHANNEL_LIST");
-		if (more == 0)
-			break;
-		if (ch_len == sizeof(*ch))
-			printf("channel %.*s of pid %d\n",
-			       (int)sizeof(ch->name),
-			       ch->name,
-			       (int)ch->client_pid);
-		free(ch);
+	int ret;
+	gr_api_client_stream_foreach (ch, ret, c, GR_SHM_CHANNEL_LIST, 0, NULL) {
+		printf("channel %.*s of pid %d\n",
+		       (int)sizeof(ch->name),
+		       ch->name,
+		       (int)ch->client_pid);
 		channels++;
 	}
+	if (ret < 0)
+		return fail("GR_SHM_CHANNEL_LIST");
 	printf("%u channel(s) attached\n", channels);
 	if (shm && channels == 0) {
 		fprintf(stderr, "blocking_client: on a channel, but the daemon lists none\n");

@@ -50,8 +50,8 @@ struct controller {
 };
 
 static void fill(struct gr_ping2 *p, uint32_t seq) {
-	for (size_t i = 0; i < sizeof(p->data); i += sizeof(seq))
-		memcpy(p->data + i, &seq, sizeof(seq));
+	for (size_t i = 0; i < sizeof(p->payload); i += sizeof(seq))
+		memcpy(p->payload + i, &seq, sizeof(seq));
 }
 
 // Send one more request into slot i. send_more: the next poll_prepare

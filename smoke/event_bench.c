@@ -105,7 +105,7 @@ static void subscriber(const struct options *o, int ready_fd, int report_fd) {
 
 	if (lat == NULL)
 		fail("no memory for %llu samples", (unsigned long long)o->events);
-	if (gr_api_client_send_recv(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) < 0)
+	if (gr_api_client_send_recv_len(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) < 0)
 		fail("subscribe: %s", strerror(errno));
 	write_all(ready_fd, &byte, 1);
 	while (r.received + r.lost < o->events) {
@@ -140,7 +140,7 @@ static void publish(const struct options *o, struct gr_api_client *c) {
 	payload_fill(payload, o->payload);
 	for (uint64_t i = 0; i < o->events + o->depth; i++) {
 		unsigned slot = (unsigned)(i % o->depth);
-		if (i >= o->depth && gr_api_client_recv(c, ids[slot], NULL) < 0)
+		if (i >= o->depth && gr_api_client_recv_len(c, ids[slot], NULL) < 0)
 			fail("publish %llu: %s", (unsigned long long)(i - o->depth), strerror(errno)
 			);
 		if (i >= o->events)

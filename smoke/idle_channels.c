@@ -55,7 +55,7 @@ struct idle_channels *idle_channels_open(const char *sock_path, unsigned n) {
 			     strerror(errno),
 			     errno == EMFILE ? " (the daemon's --max-conn-per-pid)" : "");
 		ic->clients[ic->n++] = c;
-		if (gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL) != 0)
+		if (gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL) != 0)
 			fail("--idle-channels: GR_PING on channel %u: %s", i + 1, strerror(errno));
 	}
 	return ic;

@@ -47,8 +47,8 @@ struct in_flight {
 };
 
 static void fill(struct gr_ping2 *p, uint64_t seq) {
-	for (size_t i = 0; i < sizeof(p->data); i += sizeof(seq))
-		memcpy(p->data + i, &seq, sizeof(seq));
+	for (size_t i = 0; i < sizeof(p->payload); i += sizeof(seq))
+		memcpy(p->payload + i, &seq, sizeof(seq));
 }
 
 static uint32_t send_one(struct gr_api_client *c, uint64_t seq) {

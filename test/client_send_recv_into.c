@@ -34,7 +34,7 @@ static void fill(uint8_t *buf, size_t len, uint8_t salt) {
 
 static void check_ping2(struct gr_api_client *c, uint8_t salt) {
 	struct gr_ping2 req, resp;
-	fill(req.data, sizeof(req.data), salt);
+	fill((uint8_t *)req.payload, sizeof(req.payload), salt);
 	memset(&resp, 0, sizeof(resp));
 	long len =
 		gr_api_client_send_recv_into(c, GR_PING2, sizeof(req), &req, &resp, sizeof(resp));
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
 
 	// A request in flight before it keeps its answer.
 	struct gr_ping2 early_req, early_resp;
-	fill(early_req.data, sizeof(early_req.data), 42);
+	fill((uint8_t *)early_req.payload, sizeof(early_req.payload), 42);
 	long early = gr_api_client_send(c, GR_PING2, sizeof(early_req), &early_req);
 	CHECK(early > 0, "send: %s", strerror(errno));
 	check_ping2(c, 43);

@@ -37,8 +37,8 @@
 #define NS_PER_MS 1000000ull
 
 static void fill(struct gr_ping2 *p, uint32_t salt) {
-	for (size_t i = 0; i < sizeof(p->data); i += sizeof(salt))
-		memcpy(p->data + i, &salt, sizeof(salt));
+	for (size_t i = 0; i < sizeof(p->payload); i += sizeof(salt))
+		memcpy(p->payload + i, &salt, sizeof(salt));
 }
 
 // Run call, which must fail with ETIMEDOUT after timeout_ms, not sooner,
@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
 	// before the last one, and were dropped, not stashed.
 	CHECK(gr_api_client_poll_prepare(c) == 0, "a late response was kept");
 	CHECK(gr_api_client_poll_done(c) == 0, "poll_done: %s", strerror(errno));
-	CHECK(gr_api_client_recv(c, (uint32_t)late, NULL) < 0 && errno == ECANCELED,
+	CHECK(gr_api_client_recv_len(c, (uint32_t)late, NULL) < 0 && errno == ECANCELED,
 	      "recv of the abandoned id: %s, expected ECANCELED",
 	      strerror(errno));
 	printf("%s: the handle works after SIGCONT, %u flooded requests answered, late "

@@ -32,8 +32,8 @@
 #define ANSWER_WAIT_NS (5 * 1000000000ull)
 
 static void fill(struct gr_ping2 *p, uint8_t salt) {
-	for (size_t i = 0; i < sizeof(p->data); i++)
-		p->data[i] = (uint8_t)(i + salt);
+	for (size_t i = 0; i < sizeof(p->payload); i++)
+		p->payload[i] = (uint8_t)(i + salt);
 }
 
 static uint32_t send_ping2(struct gr_api_client *c, uint8_t salt) {

@@ -3,7 +3,8 @@
 
 // A C++17 program built on the public headers and the client library: the
 // wire sizes agree with C's (an empty payload is 0 bytes in both), and it
-// talks to the daemon: ping, ping2 through gr_api_client_fd() and try_recv.
+// talks to the daemon: ping, ping2 through gr_api_client_fd() and try_recv,
+// and Grout's stream loop over the log levels.
 //
 // usage: cpp_consumer SOCK (under test/with_daemon.sh)
 
@@ -64,11 +65,11 @@ int main(int argc, char **argv) {
 	opts.version = "cpp_consumer";
 	gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
 	CHECK(c != nullptr, gr_api_client_last_error());
-	CHECK(gr_api_client_send_recv(c, GR_PING, 0, nullptr, nullptr) == 0, "GR_PING");
+	CHECK(gr_api_client_ping(c) == 0, "GR_PING");
 
 	gr_ping2 req{}, rx{};
-	for (size_t i = 0; i < sizeof(req.data); i++)
-		req.data[i] = static_cast<uint8_t>(i * 7);
+	for (size_t i = 0; i < sizeof(req.payload); i++)
+		req.payload[i] = static_cast<char>(i * 7);
 	long id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 	CHECK(id > 0, "send GR_PING2");
 	int fd = gr_api_client_fd(c);
@@ -86,10 +87,21 @@ int main(int argc, char **argv) {
 		CHECK(gr_api_client_poll_done(c) == 0, "poll_done");
 	}
 	CHECK(len == GR_PING2_LEN && std::memcmp(&rx, &req, sizeof(rx)) == 0, "GR_PING2 echo");
+
+	gr_log_level_list_req list{};
+	const gr_log_entry *e;
+	unsigned levels = 0;
+	int ret;
+	gr_api_client_stream_foreach (e, ret, c, GR_LOG_LEVEL_LIST, sizeof(list), &list) {
+		CHECK(e->level >= GR_LOG_LEVEL_MIN && e->level <= GR_LOG_LEVEL_MAX, e->name);
+		levels++;
+	}
+	CHECK(ret == 0 && levels > 0, "GR_LOG_LEVEL_LIST");
 	std::printf(
-		"C++17 consumer on %s: %zu wire sizes as in C, ping and ping2: ok\n",
+		"C++17 consumer on %s: %zu wire sizes as in C, ping, ping2, %u log types: ok\n",
 		gr_api_client_transport(c) == GR_API_TRANSPORT_SHM ? "shm" : "socket",
-		cpp_sizes.size()
+		cpp_sizes.size(),
+		levels
 	);
 	gr_api_client_disconnect(c);
 	return EXIT_SUCCESS;

@@ -572,10 +572,10 @@ static int churn_main(unsigned seconds) {
 	      after.stats.total.detach_lease - base.stats.total.detach_lease);
 
 	// The daemon still serves: the control client, and a fresh channel.
-	long len = gr_api_client_send_recv(ctl, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(ctl, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "control GR_PING: %ld: %s", len, strerror(errno));
 	struct gr_api_client *c = secondary_connect_on(sock_path, T_MEMFD, "crash_soak fresh");
-	len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "fresh channel GR_PING: %ld: %s", len, strerror(errno));
 	gr_api_client_disconnect(c);
 	gr_api_client_disconnect(ctl);

@@ -111,18 +111,18 @@ int main(int argc, char **argv) {
 	CHECK(c != NULL, "connect %s (%s): %s", sock, argv[2], strerror(errno));
 	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", argv[2]);
 
-	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "GR_PING before the kill: %ld: %s", len, strerror(errno));
 
 	kill_daemon(daemon_pid_from_env());
 
-	CHECK_FAILS_PROMPTLY(gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL), "GR_PING");
+	CHECK_FAILS_PROMPTLY(gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL), "GR_PING");
 
 	// A large send is where a socket would raise SIGPIPE.
 	void *big = calloc(1, GR_API_MAX_MSG_LEN);
 	CHECK(big != NULL, "calloc");
 	CHECK_FAILS_PROMPTLY(
-		gr_api_client_send_recv(c, GR_SHM_ECHO, GR_API_MAX_MSG_LEN, big, NULL),
+		gr_api_client_send_recv_len(c, GR_SHM_ECHO, GR_API_MAX_MSG_LEN, big, NULL),
 		"GR_SHM_ECHO of 128 KiB"
 	);
 	CHECK_FAILS_PROMPTLY(gr_api_client_send(c, GR_PING, 0, NULL), "send GR_PING");

@@ -88,7 +88,9 @@ static void attack(const char *sock_path, int report_fd, int go_fd) {
 static void victim_ping(struct gr_api_client *c) {
 	long id = gr_api_client_send(c, GR_PING, 0, NULL);
 	CHECK(id > 0, "victim: send: %s", strerror(errno));
-	CHECK(gr_api_client_recv(c, (uint32_t)id, NULL) == 0, "victim: recv: %s", strerror(errno));
+	CHECK(gr_api_client_recv_len(c, (uint32_t)id, NULL) == 0,
+	      "victim: recv: %s",
+	      strerror(errno));
 }
 
 // Ping for VICTIM_MEASURE_MS; returns the slowest round trip, in ns.
@@ -127,7 +129,7 @@ static void victim_measure(struct gr_api_client *c, const char *when) {
 static struct gr_shm_stats_resp stats(struct gr_api_client *c) {
 	struct gr_shm_stats_resp s;
 	void *rx = NULL;
-	long len = gr_api_client_send_recv(c, GR_SHM_STATS, 0, NULL, &rx);
+	long len = gr_api_client_send_recv_len(c, GR_SHM_STATS, 0, NULL, &rx);
 	CHECK(len == (long)sizeof(s), "GR_SHM_STATS: %ld: %s", len, strerror(errno));
 	memcpy(&s, rx, sizeof(s));
 	free(rx);

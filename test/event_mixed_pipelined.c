@@ -45,7 +45,7 @@ static void check_pipelined(struct gr_api_client *c) {
 		event_fill(buf, event_len(i), i);
 		pub_id[i] = gr_api_client_send_more(c, GR_SHM_EVENT_PUBLISH, event_len(i), buf);
 		CHECK(pub_id[i] > 0, "publish %u: %s", i, strerror(errno));
-		event_fill(ping.data, sizeof(ping.data), i + IN_FLIGHT);
+		event_fill((uint8_t *)ping.payload, sizeof(ping.payload), i + IN_FLIGHT);
 		ping_id[i] = gr_api_client_send_more(c, GR_PING2, sizeof(ping), &ping);
 		CHECK(ping_id[i] > 0, "ping %u: %s", i, strerror(errno));
 	}
@@ -54,10 +54,14 @@ static void check_pipelined(struct gr_api_client *c) {
 	for (int i = IN_FLIGHT - 1; i >= 0; i--) {
 		long len = gr_api_client_recv_into(c, (uint32_t)ping_id[i], &echo, sizeof(echo));
 		CHECK(len == sizeof(echo), "ping %d: %ld: %s", i, len, strerror(errno));
-		CHECK(event_check_fill(echo.data, sizeof(echo.data), (uint32_t)i + IN_FLIGHT),
+		CHECK(event_check_fill(
+			      (uint8_t *)echo.payload,
+			      sizeof(echo.payload),
+			      (uint32_t)i + IN_FLIGHT
+		      ),
 		      "ping %d: echo differs",
 		      i);
-		CHECK(gr_api_client_recv(c, (uint32_t)pub_id[i], NULL) == 0,
+		CHECK(gr_api_client_recv_len(c, (uint32_t)pub_id[i], NULL) == 0,
 		      "publish %d: %s",
 		      i,
 		      strerror(errno));

@@ -71,7 +71,7 @@ static void check_unsubscribe(const char *sock, struct gr_api_client *mon) {
 	event_subscribe(c, GR_EVENT_ALL, true);
 	event_subscribe(c, GR_SHM_EVENT_TEST, true); // an update, not a third
 	expect_subscriptions(mon, 2, "subscribed");
-	CHECK(gr_api_client_send_recv(c, GR_EVENT_UNSUBSCRIBE, 0, NULL, NULL) == 0,
+	CHECK(gr_api_client_send_recv_len(c, GR_EVENT_UNSUBSCRIBE, 0, NULL, NULL) == 0,
 	      "unsubscribe: %s",
 	      strerror(errno));
 	expect_subscriptions(mon, 0, "GR_EVENT_UNSUBSCRIBE");
@@ -125,7 +125,7 @@ static void check_cycles(const char *sock, struct gr_api_client *mon) {
 		if (i == WARMUP_CYCLES)
 			base_kb = daemon_rss_kb(daemon);
 		event_subscribe(c, GR_MSG_TYPE(GR_SHM_MODULE, 0x9000 + i % 64), i % 2 == 0);
-		CHECK(gr_api_client_send_recv(c, GR_EVENT_UNSUBSCRIBE, 0, NULL, NULL) == 0,
+		CHECK(gr_api_client_send_recv_len(c, GR_EVENT_UNSUBSCRIBE, 0, NULL, NULL) == 0,
 		      "unsubscribe %u: %s",
 		      i,
 		      strerror(errno));

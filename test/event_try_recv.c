@@ -77,7 +77,9 @@ int main(int argc, char **argv) {
 		long pub = gr_api_client_send_more(c, GR_SHM_EVENT_PUBLISH, sizeof(payload), payload);
 		long id = gr_api_client_send(c, GR_PING2, sizeof(ping), &ping);
 		CHECK(pub > 0 && id > 0, "send: %s", strerror(errno));
-		CHECK(gr_api_client_recv(c, (uint32_t)pub, NULL) == 0, "publish: %s", strerror(errno));
+		CHECK(gr_api_client_recv_len(c, (uint32_t)pub, NULL) == 0,
+		      "publish: %s",
+		      strerror(errno));
 		CHECK(gr_api_client_recv_into(c, (uint32_t)id, &echo, sizeof(echo)) == sizeof(echo),
 		      "ping: %s",
 		      strerror(errno));

@@ -74,13 +74,13 @@ void event_subscribe(struct gr_api_client *c, uint32_t ev_type, bool suppress_se
 		.suppress_self_events = suppress_self,
 		.ev_type = ev_type,
 	};
-	long ret = gr_api_client_send_recv(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL);
+	long ret = gr_api_client_send_recv_len(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL);
 
 	CHECK(ret == 0, "subscribe to %#x: %s", ev_type, strerror(errno));
 }
 
 void event_publish(struct gr_api_client *c, const void *payload, size_t len) {
-	long ret = gr_api_client_send_recv(c, GR_SHM_EVENT_PUBLISH, len, payload, NULL);
+	long ret = gr_api_client_send_recv_len(c, GR_SHM_EVENT_PUBLISH, len, payload, NULL);
 
 	CHECK(ret == 0, "publish of %zu bytes: %s", len, strerror(errno));
 }

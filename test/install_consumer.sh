@@ -9,6 +9,15 @@
 # against them talks to the installed daemon, and the installed shmchanctl
 # lists it.
 #
+# A Grout program too: a ping2_perf of the RFC's shape (rfc_ping2_perf.c:
+# gr_api_client_impl.h, gr_api.h, Grout's calls and clock, GROUT_SOCK_PATH)
+# builds unchanged the same way, and runs on the channel (the daemon's
+# channel counters see its calls), then on the socket with
+# GR_API_TRANSPORT=socket (they see none); the ratio of their calls/s is
+# printed, not checked: the tenfold and more of a quiet machine
+# (docs/performance.md) falls to less than one on a loaded one, or under
+# the sanitizers, where a spinning client competes with the daemon for CPUs.
+#
 #   install_consumer.sh DAEMON_BIN MESON BUILD_ROOT CC
 set -eu
 
@@ -19,6 +28,11 @@ meson=$2
 build_root=$3
 cc=$4
 CTL_TIMEOUT_S=10
+PERF_TIMEOUT_S=20
+# Calls of each run: a few hundredths of a second on a quiet machine, a few
+# seconds on a loaded one under the sanitizers.
+PERF_CALLS_SHM=50000
+PERF_CALLS_SOCKET=5000
 
 SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX")
 dest=$SHMT_TMPDIR/dest
@@ -42,7 +56,8 @@ root=$dest$prefix
 pc=$(find "$root" -name gr_api_client.pc)
 [ -n "$pc" ] || shmt_fail "no gr_api_client.pc under $root"
 for f in sbin/shmchand bin/shmchanctl include/shmchan/gr_api.h include/shmchan/gr_api_client.h \
-	include/shmchan/gr_shm.h lib/systemd/system/shmchand.service; do
+	include/shmchan/gr_api_client_impl.h include/shmchan/gr_clock.h include/shmchan/gr_shm.h \
+	lib/systemd/system/shmchand.service; do
 	[ -e "$root/$f" ] || shmt_fail "not installed: $f"
 done
 if [ -e "$build_root/docs/man/shmchand.8" ]; then
@@ -96,6 +111,10 @@ C
 "$cc" -Wall -Werror $sanitize_flags -o "$SHMT_TMPDIR/consumer" "$SHMT_TMPDIR/consumer.c" $flags ||
 	shmt_fail "the consumer does not build with: $flags"
 echo "consumer built with: $flags"
+# shellcheck disable=SC2086
+"$cc" -Wall -Werror $sanitize_flags -o "$SHMT_TMPDIR/ping2_perf" "$(dirname "$0")/rfc_ping2_perf.c" \
+	$flags || shmt_fail "the RFC's ping2_perf does not build with: $flags"
+echo "the RFC's ping2_perf built unchanged with: $flags"
 
 # The installed daemon, CLI and library together.
 SHMT_DAEMON=$root/sbin/shmchand
@@ -109,4 +128,32 @@ out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$root/bin/shmchanctl" -s "$SHMT_SOCK" i
 	shmt_fail "installed shmchanctl info: $out"
 echo "$out" | grep -Eq "^pid +$SHMT_PID$" || shmt_fail "installed shmchanctl info: $out"
 echo "installed shmchanctl: ok"
+
+# Requests the daemon took on its channels so far.
+channel_requests() {
+	"$root/bin/shmchanctl" -s "$SHMT_SOCK" -j stats |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"])'
+}
+# The calls/s of one ping2_perf run: its last word but one.
+perf_rate() {
+	local out
+	out=$(shmt_run_bounded "$PERF_TIMEOUT_S" "$@") || shmt_fail "ping2_perf $*: $out"
+	echo "ping2_perf: $out" >&2
+	echo "$out" | awk '/ calls\/s$/ { print $(NF - 1) }'
+}
+before=$(channel_requests)
+# No -s: GROUT_SOCK_PATH names the socket, as in the RFC's.
+shm_rate=$(GROUT_SOCK_PATH=$SHMT_SOCK perf_rate "$SHMT_TMPDIR/ping2_perf" -n "$PERF_CALLS_SHM")
+after=$(channel_requests)
+[ $((after - before)) -ge "$PERF_CALLS_SHM" ] ||
+	shmt_fail "ping2_perf was not on the channel: $((after - before)) channel requests"
+socket_rate=$(GR_API_TRANSPORT=socket perf_rate "$SHMT_TMPDIR/ping2_perf" -s "$SHMT_SOCK" \
+	-n "$PERF_CALLS_SOCKET")
+[ "$(channel_requests)" = "$after" ] || shmt_fail "ping2_perf forced to the socket used a channel"
+[ -n "$shm_rate" ] && [ -n "$socket_rate" ] || shmt_fail "ping2_perf printed no calls/s"
+python3 -c '
+import sys
+shm, sock = float(sys.argv[1]), float(sys.argv[2])
+print(f"the RFC ping2_perf: {shm:.0f} calls/s on the channel, {sock:.0f} on the socket: {shm / sock:.1f}x")
+' "$shm_rate" "$socket_rate"
 stop_daemon

@@ -55,9 +55,10 @@ int main(int argc, char **argv) {
 
 	uint64_t calls = 0, start = monotonic_ns(), stop = start + ms * NSEC_PER_MSEC, now = start;
 	while (now < stop) {
-		memcpy(tx.data, &calls, sizeof(calls));
-		memset(tx.data + sizeof(calls), (int)(calls & 0xff), sizeof(tx.data) - sizeof(calls)
-		);
+		memcpy(tx.payload, &calls, sizeof(calls));
+		memset(tx.payload + sizeof(calls),
+		       (int)(calls & 0xff),
+		       sizeof(tx.payload) - sizeof(calls));
 		long id = gr_api_client_send(c, GR_PING2, sizeof(tx), &tx);
 		CHECK(id > 0, "send GR_PING2 #%" PRIu64 ": %s", calls, strerror(errno));
 		long len = gr_api_client_recv_into(c, (uint32_t)id, &rx, sizeof(rx));

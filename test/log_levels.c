@@ -59,7 +59,7 @@ static void
 set(struct gr_api_client *c, const char *pattern, size_t plen, uint32_t level, int err) {
 	struct gr_log_level_set_req req = {.level = level};
 	memcpy(req.pattern, pattern, plen);
-	long ret = gr_api_client_send_recv(c, GR_LOG_LEVEL_SET, sizeof(req), &req, NULL);
+	long ret = gr_api_client_send_recv_len(c, GR_LOG_LEVEL_SET, sizeof(req), &req, NULL);
 	if (err == 0)
 		CHECK(ret == 0, "set %.*s %u: %s", (int)plen, pattern, level, strerror(errno));
 	else
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
 	set(c, unterminated, sizeof(unterminated), LEVEL_INFO, EINVAL);
 	list(c, false, OWN_TYPE, &level);
 	CHECK(level == LEVEL_INFO, "a refused set changed the level to %u", level);
-	CHECK(gr_api_client_send_recv(c, GR_LOG_LEVEL_SET, 10, "shmchand\0\0", NULL) < 0 &&
+	CHECK(gr_api_client_send_recv_len(c, GR_LOG_LEVEL_SET, 10, "shmchand\0\0", NULL) < 0 &&
 		      errno == EMSGSIZE,
 	      "short set: %s",
 	      strerror(errno));
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
 	printf("a pattern that matches nothing: ENOENT: ok\n");
 
 	struct gr_log_packets_set_req pk = {.enabled = true};
-	CHECK(gr_api_client_send_recv(c, GR_LOG_PACKETS_SET, sizeof(pk), &pk, NULL) < 0 &&
+	CHECK(gr_api_client_send_recv_len(c, GR_LOG_PACKETS_SET, sizeof(pk), &pk, NULL) < 0 &&
 		      errno == ENOTSUP,
 	      "log packets: %s",
 	      strerror(errno));

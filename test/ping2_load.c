@@ -16,9 +16,9 @@
 // The payload of request number seq: seq itself, then bytes that depend on
 // it, so an echo of another request (or of stale memory) never matches.
 static void ping2_fill(struct gr_ping2 *p, uint64_t seq) {
-	memcpy(p->data, &seq, sizeof(seq));
-	for (size_t i = sizeof(seq); i < sizeof(p->data); i++)
-		p->data[i] = (uint8_t)(seq * 31 + i * 7);
+	memcpy(p->payload, &seq, sizeof(seq));
+	for (size_t i = sizeof(seq); i < sizeof(p->payload); i++)
+		p->payload[i] = (uint8_t)(seq * 31 + i * 7);
 }
 
 struct in_flight {

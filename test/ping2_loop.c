@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
 	struct gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
 	CHECK(c != NULL, "connect %s over shm: %s", argv[1], strerror(errno));
 	CHECK(gr_api_client_transport(c) == GR_API_TRANSPORT_SHM, "not on the shm channel");
-	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "first GR_PING: %ld: %s", len, strerror(errno));
 	printf("ready\n");
 	fflush(stdout);

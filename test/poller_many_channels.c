@@ -72,8 +72,8 @@ static void ping2(struct gr_api_client *c, unsigned channel, uint64_t seq) {
 	struct gr_ping2 req, resp;
 
 	memset(&req, 0, sizeof(req));
-	memcpy(req.data, &seq, sizeof(seq));
-	req.data[sizeof(seq)] = (uint8_t)channel;
+	memcpy(req.payload, &seq, sizeof(seq));
+	req.payload[sizeof(seq)] = (uint8_t)channel;
 	long id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 	CHECK(id > 0, "channel %u: send: %s", channel, strerror(errno));
 	long len = gr_api_client_recv_into(c, (uint32_t)id, &resp, sizeof(resp));

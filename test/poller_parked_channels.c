@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
 		for (unsigned i = 0; i < N_IDLE; i++) {
 			usleep(GAP_US);
 			uint64_t start = monotonic_ns();
-			long len = gr_api_client_send_recv(idle[i], GR_PING, 0, NULL, NULL);
+			long len = gr_api_client_send_recv_len(idle[i], GR_PING, 0, NULL, NULL);
 			uint64_t ms = (monotonic_ns() - start) / 1000000;
 			CHECK(len == 0,
 			      "idle channel %u, round %u: %ld: %s",

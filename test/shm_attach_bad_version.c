@@ -38,7 +38,7 @@ static void fill_pattern(uint8_t *buf, size_t len, unsigned salt) {
 static void check_other_served(const char *after) {
 	struct gr_ping2 req, resp;
 
-	fill_pattern(req.data, sizeof(req.data), next_id);
+	fill_pattern((uint8_t *)req.payload, sizeof(req.payload), next_id);
 	long id = gr_api_client_send(other, GR_PING2, sizeof(req), &req);
 	CHECK(id > 0, "other client after %s: send: %s", after, strerror(errno));
 	long len = gr_api_client_recv_into(other, (uint32_t)id, &resp, sizeof(resp));

@@ -59,10 +59,10 @@ static struct gr_api_client *connect_with(enum gr_api_transport t) {
 static void check_serves(struct gr_api_client *c, const char *what) {
 	struct gr_ping2 req, resp;
 
-	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "%s: GR_PING: %ld: %s", what, len, strerror(errno));
-	for (size_t i = 0; i < sizeof(req.data); i++)
-		req.data[i] = (uint8_t)(i * 5 + 1);
+	for (size_t i = 0; i < sizeof(req.payload); i++)
+		req.payload[i] = (char)(i * 5 + 1);
 	long id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 	CHECK(id > 0, "%s: send GR_PING2: %s", what, strerror(errno));
 	len = gr_api_client_recv_into(c, (uint32_t)id, &resp, sizeof(resp));

@@ -53,7 +53,7 @@ static struct gr_shm_stats_resp stats_of(struct gr_api_client *c, const char *wh
 }
 
 static void ping(struct gr_api_client *c, const char *what) {
-	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "%s: GR_PING: %ld: %s", what, len, strerror(errno));
 }
 

@@ -138,7 +138,7 @@ static void __attribute__((noreturn)) child_run(int ready_fd) {
 
 	struct gr_api_client *c = gr_api_client_connect_opts(sock_path, &opts);
 	CHECK(c != NULL, "child: connect over shm: %s", strerror(errno));
-	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "child: GR_PING: %ld: %s", len, strerror(errno));
 	CHECK(write(ready_fd, "r", 1) == 1, "child: write: %s", strerror(errno));
 	ping2_load_until_killed(c, CHILD_DEPTH, &done);
@@ -259,14 +259,14 @@ int main(int argc, char **argv) {
 	      (unsigned long long)(now.stats.total.requests - base.stats.total.requests));
 
 	// The daemon still serves: the control client, and a fresh channel.
-	long len = gr_api_client_send_recv(ctl, GR_PING, 0, NULL, NULL);
+	long len = gr_api_client_send_recv_len(ctl, GR_PING, 0, NULL, NULL);
 	CHECK(len == 0, "control GR_PING: %ld: %s", len, strerror(errno));
 	opts.transport = GR_API_TRANSPORT_SHM;
 	struct gr_api_client *c = gr_api_client_connect_opts(sock_path, &opts);
 	CHECK(c != NULL, "fresh client: connect over shm: %s", strerror(errno));
 	daemon_state_get(&base);
 	for (int i = 0; i < COUNTED_CALLS; i++) {
-		len = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+		len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 		CHECK(len == 0, "fresh client GR_PING: %ld: %s", len, strerror(errno));
 	}
 	gr_api_client_disconnect(c);

@@ -67,7 +67,7 @@ static int hold(const char *sock) {
 	CHECK(fgets(line, sizeof(line), stdin) != NULL,
 	      "stdin closed before the daemon was killed");
 	uint64_t start = monotonic_ns();
-	long ret = gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL);
+	long ret = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL);
 	int err = errno;
 	uint64_t took = monotonic_ns() - start;
 	CHECK(ret < 0, "GR_PING succeeded after the daemon was killed");

@@ -96,7 +96,7 @@ static void expect_ping_response(struct raw_chan *rc, unsigned i) {
 static struct gr_shm_stats_resp stats(struct gr_api_client *ctl) {
 	struct gr_shm_stats_resp s;
 	void *rx = NULL;
-	long len = gr_api_client_send_recv(ctl, GR_SHM_STATS, 0, NULL, &rx);
+	long len = gr_api_client_send_recv_len(ctl, GR_SHM_STATS, 0, NULL, &rx);
 	CHECK(len == (long)sizeof(s), "GR_SHM_STATS: %ld: %s", len, strerror(errno));
 	memcpy(&s, rx, sizeof(s));
 	free(rx);

@@ -346,7 +346,7 @@ static void expect_served(uid_t uid, const char *what) {
 			      strerror(errno));
 		struct gr_api_client *c = connect_socket();
 		CHECK(c != NULL, "%s: connect: %s", what, strerror(errno));
-		CHECK(gr_api_client_send_recv(c, GR_PING, 0, NULL, NULL) == 0,
+		CHECK(gr_api_client_send_recv_len(c, GR_PING, 0, NULL, NULL) == 0,
 		      "%s: ping: %s",
 		      what,
 		      strerror(errno));

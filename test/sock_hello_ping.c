@@ -43,7 +43,7 @@ static void fill_pattern(uint8_t *buf, size_t len, unsigned salt) {
 // Hello is part of connect: a request the daemon answers proves it passed.
 static void check_ping(struct gr_api_client *c) {
 	void *rx = NULL;
-	long len = gr_api_client_send_recv(c, GR_PING, 0, NULL, &rx);
+	long len = gr_api_client_send_recv_len(c, GR_PING, 0, NULL, &rx);
 	CHECK(len == 0, "GR_PING: returned %ld: %s", len, strerror(errno));
 	CHECK(rx == NULL, "GR_PING: an empty response came with a payload");
 }
@@ -52,8 +52,8 @@ static void check_ping2(struct gr_api_client *c) {
 	struct gr_ping2 req;
 	void *rx = NULL;
 
-	fill_pattern(req.data, sizeof(req.data), 1);
-	long len = gr_api_client_send_recv(c, GR_PING2, sizeof(req), &req, &rx);
+	fill_pattern((uint8_t *)req.payload, sizeof(req.payload), 1);
+	long len = gr_api_client_send_recv_len(c, GR_PING2, sizeof(req), &req, &rx);
 	CHECK(len == GR_PING2_LEN, "GR_PING2: returned %ld: %s", len, strerror(errno));
 	CHECK(memcmp(rx, &req, sizeof(req)) == 0, "GR_PING2: echo differs from the request");
 	free(rx);
@@ -65,7 +65,7 @@ static void check_echo(struct gr_api_client *c, size_t size) {
 
 	CHECK(tx != NULL, "calloc %zu", size);
 	fill_pattern(tx, size, (unsigned)size);
-	long len = gr_api_client_send_recv(c, GR_SHM_ECHO, size, tx, &rx);
+	long len = gr_api_client_send_recv_len(c, GR_SHM_ECHO, size, tx, &rx);
 	CHECK(len == (long)size,
 	      "GR_SHM_ECHO of %zu bytes: returned %ld: %s",
 	      size,
@@ -103,7 +103,7 @@ static void check_pipelining(struct gr_api_client *c) {
 		reqs[i].len = ping2 ? GR_PING2_LEN : 1 + i * ECHO_STEP;
 		reqs[i].payload = malloc(reqs[i].len);
 		CHECK(reqs[i].payload != NULL, "malloc");
-		fill_pattern(reqs[i].payload, reqs[i].len, i);
+		fill_pattern((uint8_t *)reqs[i].payload, reqs[i].len, i);
 		reqs[i].id = gr_api_client_send(c, reqs[i].type, reqs[i].len, reqs[i].payload);
 		CHECK(reqs[i].id > 0,
 		      "send request %u of %d: %s",
@@ -114,7 +114,7 @@ static void check_pipelining(struct gr_api_client *c) {
 	qsort(reqs, PIPELINE_DEPTH, sizeof(reqs[0]), by_id_descending);
 	for (unsigned i = 0; i < PIPELINE_DEPTH; i++) {
 		void *rx = NULL;
-		long len = gr_api_client_recv(c, (uint32_t)reqs[i].id, &rx);
+		long len = gr_api_client_recv_len(c, (uint32_t)reqs[i].id, &rx);
 		CHECK(len == (long)reqs[i].len,
 		      "request id %ld: response of %ld bytes, expected %zu: %s",
 		      reqs[i].id,
@@ -171,7 +171,7 @@ static void check_stream(struct gr_api_client *c, const char *sock) {
 
 static void check_daemon_info(struct gr_api_client *c) {
 	void *rx = NULL;
-	long len = gr_api_client_send_recv(c, GR_SHM_DAEMON_INFO, 0, NULL, &rx);
+	long len = gr_api_client_send_recv_len(c, GR_SHM_DAEMON_INFO, 0, NULL, &rx);
 	CHECK(len == (long)sizeof(struct gr_shm_daemon_info),
 	      "GR_SHM_DAEMON_INFO: returned %ld: %s",
 	      len,

@@ -67,9 +67,10 @@ static void ping2_calls(struct gr_api_client *c, unsigned n, unsigned salt) {
 	struct gr_ping2 req, resp;
 
 	for (unsigned i = 0; i < n; i++) {
-		memcpy(req.data, &i, sizeof(i));
-		memset(req.data + sizeof(i), (int)(uint8_t)(i + salt), sizeof(req.data) - sizeof(i)
-		);
+		memcpy(req.payload, &i, sizeof(i));
+		memset(req.payload + sizeof(i),
+		       (int)(uint8_t)(i + salt),
+		       sizeof(req.payload) - sizeof(i));
 		long id = gr_api_client_send(c, GR_PING2, sizeof(req), &req);
 		CHECK(id > 0, "send GR_PING2 %u: %s", i, strerror(errno));
 		long len = fd_ep >= 0
@@ -87,7 +88,7 @@ static void event_calls(struct gr_api_client *pub, struct gr_api_client *sub, un
 
 	for (unsigned i = 0; i < n; i++) {
 		memcpy(payload, &i, sizeof(i));
-		long ret = gr_api_client_send_recv(
+		long ret = gr_api_client_send_recv_len(
 			pub,
 			GR_SHM_EVENT_PUBLISH,
 			sizeof(payload),
