@@ -161,7 +161,7 @@ for case in $cases; do
 	shmt_log_expect "$case" "$LOG_WAIT_S" "$want"
 	if [ "$case" = log_forge ]; then
 		shmt_log_expect "$case" "$LOG_WAIT_S" \
-			"log level of 'nomatch.forge\x0ashmchand: forged pattern' set to"
+			"log level pattern 'nomatch.forge\x0ashmchand: forged pattern' matches no log type"
 		! grep -q '^shmchand: forged' "$SHMT_LOG" ||
 			shmt_fail "$case: a line of the client's making in the log:" \
 				"$(grep '^shmchand: forged' "$SHMT_LOG")"
