@@ -62,12 +62,14 @@ def table_lines(occasional_rows, shm_backing):
         return []
     gaps = sorted({r["gap_ms"] for r in occasional_rows})
     lines = ["### Occasional calls", ""]
-    lines.append(f"GR_PING2 after {', '.join(fmt_gap(ms) for ms in gaps)} of silence: one shm "
+    names = [fmt_gap(ms) for ms in gaps]
+    listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    lines.append(f"GR_PING2 after {listed} of silence: one shm "
                  f"({shm_backing or 'memfd'}) and one socket connection in one process, "
                  "alternated call by call (gap, shm call, gap, socket call), on a daemon with "
                  f"its default options. Goal: shm p50 <= socket p50 at every gap (ratio <= "
-                 f"{GOAL}); stretch: <= {STRETCH}. A p99 of fewer than 100 rounds is their "
-                 "slowest.")
+                 f"{GOAL}); stretch: <= {STRETCH}. A p99 of fewer than 100 calls is the "
+                 "slowest of them.")
     lines.append("")
     lines.append("| client | after | rounds | shm p50 / p99 | socket p50 / p99 | shm / socket p50 "
                  "| verdict |")
