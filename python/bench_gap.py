@@ -126,8 +126,16 @@ def main():
     args = parser.parse_args()
 
     data = bytes(range(shmchan.GR_PING2_LEN))
-    clients = {t: shmchan.connect(args.socket, transport=t, spin_us=args.spin,
-                                  version="bench_gap.py") for t in TRANSPORTS}
+    clients = {}
+    try:
+        for t in TRANSPORTS:
+            clients[t] = shmchan.connect(args.socket, transport=t, spin_us=args.spin,
+                                         version="bench_gap.py")
+    except OSError as e:
+        for c in clients.values():
+            c.close()
+        sys.exit(f"bench_gap.py: connect {args.socket or 'the default socket'} "
+                 f"(transport {t}): {e}")
     try:
         for t in TRANSPORTS:
             for _ in range(args.warmup):

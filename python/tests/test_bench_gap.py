@@ -64,3 +64,10 @@ def test_text_table_has_a_row_per_gap(daemon):
 def test_bad_options_are_refused(daemon, bad):
     out = run_tool("-s", daemon.sock, *bad)
     assert out.returncode == 2 and "bench_gap.py" in out.stderr
+
+
+@pytest.mark.daemon_args("--no-shm")
+def test_no_channel_says_why(own_daemon):
+    out = run_tool("-s", own_daemon.sock, "--gap", "1", "--gap-rounds", "1", "-w", "0", "-q")
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"bench_gap.py: connect {own_daemon.sock} (transport shm): ")
