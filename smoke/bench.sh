@@ -10,10 +10,14 @@
 # s), the placement cells (the daemon on a CPU of its own, the clients on
 # the others: 64 B, spinning, memfd, depths x clients), a busy client's round
 # trip beside 0, 16 and 256 idle channels on its poller (alternated rounds),
-# and the system calls of a busy channel counted again under strace.
+# the occasional calls (GR_PING2 after 1 ms, 20 ms, 300 ms and 1 s of
+# silence, shm and socket alternated, from C and from Python), and the system
+# calls of a busy channel counted again under strace.
 # Writes every JSON into results/<timestamp>/, a summary.json, the plots
-# (gnuplot), and prints the goals table. About five minutes on 2 CPUs; each
-# step prints "[n/N elapsed]" and what it measures.
+# (gnuplot), and prints the goals table. About six minutes on 2 CPUs; each
+# step prints "[n/N elapsed]" and what it measures. A sequencer: what the
+# steps decide (a round measured again, its verdict) and the report are the
+# Python tools' beside it (bench_rounds.py, bench_report.py).
 #
 # Noise never fails it: a goal round whose two references moved is measured
 # again while the run's retry budget lasts, then kept and reported as moved,
@@ -29,8 +33,9 @@
 # BENCH_GOAL_TRIES (tries of one goal triple at most, default 3),
 # BENCH_FAIR_CELL_S (seconds of the pinned 16-client cells, default 4),
 # BENCH_RESULTS (the results folder, default results/<timestamp>),
-# BENCH_REF_BENCH and BENCH_PING2_PERF (the tools, default BUILDDIR's; the
-# tests give stand-ins), BENCH_BUILD=0 (the tools are built: no ninja),
+# BENCH_REF_BENCH, BENCH_PING2_PERF and BENCH_GAP_PY (the tools, default
+# BUILDDIR's and python/bench_gap.py; the tests give stand-ins),
+# BENCH_BUILD=0 (the tools are built: no ninja),
 # BENCH_PRIORITY=1 (root, on a machine shared with other work: run under
 # setsid(1), in a scheduler autogroup of its own at nice -20, so that the
 # processes of other autogroups take little CPU from the benchmark; plain
@@ -101,6 +106,13 @@ idle_channel_counts=(0 16 256)
 IDLE_CHANNEL_ROUNDS=4
 IDLE_CHANNEL_MAX_CONN=300
 
+# The occasional calls: the gaps of silence before each call (ping2_perf
+# --gap, python/bench_gap.py), on a daemon with its default options. Their
+# default rounds (8 after each 1 s gap) add about 50 s to the run, most of it
+# the 1 s gaps; BENCH_QUICK takes 2 rounds of each.
+OCCASIONAL_GAPS_MS=1,20,300,1000
+occasional_rounds=()
+
 transports=(socket memfd memzone)
 depths=(1 32)
 clients=(1 4 16)
@@ -108,13 +120,17 @@ sizes=(64 4096 131072)
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	clients=(1 16)
 	sizes=(64)
+	occasional_rounds=(--gap-rounds 2)
 fi
 
 perf=${BENCH_PING2_PERF:-$builddir/smoke/ping2_perf}
 ref=${BENCH_REF_BENCH:-$builddir/smoke/ref_bench}
+gap_py=${BENCH_GAP_PY:-$srcdir/python/bench_gap.py}
 if [ "${BENCH_BUILD:-1}" != 0 ]; then
 	echo "bench: building $builddir" >&2
-	out=$(ninja -C "$builddir" main/shmchand smoke/ping2_perf smoke/ref_bench 2>&1) ||
+	# Everything: the daemon, the tools, the client library and the Python
+	# package's C module (bench_gap.py).
+	out=$(ninja -C "$builddir" 2>&1) ||
 		shmt_fail "ninja: $out"
 fi
 
@@ -129,83 +145,12 @@ step=0
 # n_steps is counted below, once the plan is known.
 n_steps=0
 
-elapsed() {
-	local s=$((SECONDS - bench_start))
-	printf '%d:%02d' $((s / 60)) $((s % 60))
-}
-
-# progress WHAT: the next step's line, "[n/N m:ss] WHAT".
-progress() {
-	step=$((step + 1))
-	echo "bench: [$step/$n_steps $(elapsed)] $*" >&2
-}
-
 # A command that fails where no check expects it still says where.
 trap 'shmt_fail "unexpected failure (status $?) at line $LINENO of $0: $BASH_COMMAND"' ERR
 
-# daemon_check WHAT: fail, saying so, if the daemon died (during WHAT).
-daemon_check() {
-	local pid=$SHMT_PID rc=0
-	[ -n "$pid" ] || return 0
-	shmt_running "$pid" && return 0
-	wait "$pid" || rc=$?
-	SHMT_PID=
-	shmt_clean_dpdk
-	if [ "$rc" -gt 128 ]; then
-		shmt_fail "the daemon (pid $pid) died during $1: killed by SIG$(kill -l $((rc - 128)))"
-	fi
-	shmt_fail "the daemon (pid $pid) died during $1: exit status $rc"
-}
-
-# run_tool WHAT OUT CMD [ARGS...]: CMD's output into OUT, bounded by
-# TOOL_BOUND_S; its error output is kept in OUT.err only if it fails. A
-# failure ends the bench and says what failed and how: the daemon's death
-# first (it explains the rest), then a hang, a crash or an exit status, with
-# the last lines CMD wrote to its error output.
-run_tool() {
-	local what=$1 out=$2 rc=0 how
-	shift 2
-	timeout --foreground --kill-after="$SHMT_KILL_AFTER_S" "$TOOL_BOUND_S" \
-		"${shmt_die_with_parent[@]}" "$@" >"$out" 2>"$out.err" || rc=$?
-	if [ "$rc" = 0 ]; then
-		rm -f "$out.err"
-		return 0
-	fi
-	# No result: the folder keeps the tool's error output only.
-	[ -s "$out" ] || rm -f "$out"
-	# A tool that lost the daemon may end before the kernel has finished
-	# the daemon's exit (a large address space takes a while to unmap, as
-	# under AddressSanitizer): give it a second to be seen gone.
-	[ -z "$SHMT_PID" ] || shmt_wait_gone "$SHMT_PID" 1 || true
-	daemon_check "$what"
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		how="hung: no result within $TOOL_BOUND_S s"
-	elif [ "$rc" -gt 128 ]; then
-		how="crashed: killed by SIG$(kill -l $((rc - 128)))"
-	else
-		how="failed: exit status $rc"
-	fi
-	shmt_fail "$what $how; its last words: $(tail -n 5 "$out.err")"
-}
-
-# The field each kind of output must have, a number: a reference's time per
-# operation, a cell's rate, the idle run's daemon CPU time.
-declare -A output_key=([ref]=ns_per_op [cell]=calls_per_s [idle]=daemon_cpu_ns)
-NUMBER_RE='-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
-
-# check_output KIND FILE WHAT: fail unless FILE is a JSON object with
-# KIND's field (output_key), and set output_value to that field's value. In
-# the shell, for a step costs no process: bench_report.py checks every field
-# it reads (bench_check.py) once the run is over.
-check_output() {
-	local key=${output_key[$1]} text
-	text=$(<"$2")
-	[[ $text =~ ^[[:space:]]*\{.*\}[[:space:]]*$ ]] ||
-		shmt_fail "$3: bad output: $2: not JSON: $(head -c 200 "$2")"
-	[[ $text =~ \"$key\":\ ($NUMBER_RE) ]] ||
-		shmt_fail "$3: bad output: $2: no '$key' number"
-	output_value=${BASH_REMATCH[1]}
-}
+# progress, daemon_check, run_tool, check_output.
+# shellcheck source=smoke/bench_lib.sh
+. smoke/bench_lib.sh
 
 # ---- the references ----
 
@@ -258,44 +203,28 @@ goal_refs() {
 # two virtual CPUs in the same place: this hypervisor moves them (a cache-line
 # round trip of 57, 75 and 95 ns within one run, 258 ns in another). So each
 # such goal is measured as a triple: the reference, the cell, the reference
-# again; if the two references differ by more than GOAL_REF_TOLERANCE, the
-# vCPUs moved in between (or other work took the CPUs from the reference) and
-# the triple is measured again, up to GOAL_TRIES times in all, while the
-# run's retry budget (RETRY_S, all retries together) lasts. A round whose
-# references still differ is kept as it is: the report marks it as moved,
-# with its spread, and leaves it out of the goal's median when another round
-# is steady. Three rounds of triples (at the start, between the two daemons,
-# at the end: wherever the vCPUs are then); the report gives each round's
-# ratio and the goal takes their median.
-GOAL_REF_TOLERANCE=0.2
+# again; if the two references differ by more than bench_rounds.py's
+# tolerance (20 %), the vCPUs moved in between (or other work took the CPUs
+# from the reference) and the triple is measured again, up to GOAL_TRIES
+# times in all, while the run's retry budget (RETRY_S, all retries together)
+# lasts: bench_rounds.py decides after each try, and writes what the report
+# reads. A round whose references still differ is kept as it is: the report
+# marks it as moved, with its spread, and leaves it out of the goal's median
+# when another round is steady. Three rounds of triples (at the start,
+# between the two daemons, at the end: wherever the vCPUs are then); the
+# report gives each round's ratio and the goal takes their median.
 GOAL_TRIES=${BENCH_GOAL_TRIES:-3}
 RETRY_S=${BENCH_RETRY_S:-40}
-retry_left_s=$RETRY_S
+python3 smoke/bench_rounds.py budget "$results" "$RETRY_S"
 # The goals of a round, each "NAME|REF_BENCH ARGS|PING2_PERF ARGS".
 goal_specs=("rtt|cacheline|-d 1 -z 64" "stream|-z 64 ring-stream|-d 32 -z 64"
 	"echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
 GOAL_ROUNDS=3
 
-# retry_spent WHAT TRY: true, saying so, when try TRY (a retry) of WHAT finds
-# the run's retry budget spent.
-retry_spent() {
-	[ "$2" -gt 1 ] && [ "$retry_left_s" -le 0 ] || return 1
-	echo "bench: $1: no retry budget left ($RETRY_S s in all): kept as moved" >&2
-}
-
-# spread_verdict A B: "steady PCT" or "moved PCT", how far apart the two
-# measurements are in % of the lower (bench_check.py spread()).
-spread_verdict() {
-	awk -v a="$1" -v b="$2" -v t="$GOAL_REF_TOLERANCE" \
-		'BEGIN { lo = a < b ? a : b; s = (a > b ? a - b : b - a) / lo
-		printf "%s %.1f\n", s <= t ? "steady" : "moved", 100 * s }'
-}
-
-# tries_record FILE TRIES STOPPED: the tries a round took and why they
-# stopped, for the report.
-tries_record() {
-	printf '{"tries": %d, "steady": %s, "stopped": "%s", "tolerance": %s}\n' "$2" \
-		"$([ "$3" = steady ] && echo true || echo false)" "$3" "$GOAL_REF_TOLERANCE" >"$1"
+# judge KIND NAME TRY SECONDS A B: bench_rounds.py's word after try TRY of
+# round NAME, which measured A and B around its cell: "again" or "done".
+judge() {
+	python3 smoke/bench_rounds.py judge "$results" "$1" "$2" "$3" "$GOAL_TRIES" "$4" "$5" "$6"
 }
 
 # goal_triple "NAME|REF_BENCH ARGS|PING2_PERF ARGS" ROUND: on the spinning
@@ -303,19 +232,13 @@ tries_record() {
 # goal-NAME-rROUND-tries.json: the tries made, whether the last was steady,
 # and why the retries stopped.
 goal_triple() {
-	local name=${1%%|*} rest=${1#*|} refargs perfargs try started verdict pct ns1 ns2
+	local name=${1%%|*} rest=${1#*|} refargs perfargs try=1 started ns1 ns2 prefix
 	local output_value
-	local stopped=max-tries prefix
 	refargs=${rest%%|*}
 	perfargs=${rest#*|}
 	name=$name-r$2
 	progress "goal $name"
-	for try in $(seq "$GOAL_TRIES"); do
-		if retry_spent "goal $name" "$try"; then
-			stopped=budget
-			try=$((try - 1))
-			break
-		fi
+	while :; do
 		started=$SECONDS
 		prefix=$results/goal-$name-t$try
 		# shellcheck disable=SC2086 # refargs is a list of words
@@ -333,20 +256,9 @@ goal_triple() {
 		run_tool "ref_bench $refargs (goal $name)" "$prefix-ref2.json" "$ref" --json $refargs
 		check_output ref "$prefix-ref2.json" "ref_bench $refargs (goal $name)"
 		ns2=$output_value
-		# How far apart, in % of the lower (bench_check.py spread()).
-		read -r verdict pct < <(spread_verdict "$ns1" "$ns2")
-		printf -v ns1 '%.0f' "$ns1"
-		printf -v ns2 '%.0f' "$ns2"
-		[ "$try" = 1 ] || retry_left_s=$((retry_left_s - (SECONDS - started)))
-		if [ "$verdict" = steady ]; then
-			stopped=steady
-			break
-		fi
-		echo "bench: goal $name: the references moved by $pct % ($ns1 ns before the cell," \
-			"$ns2 ns after) in try $try of $GOAL_TRIES; $((retry_left_s > 0 ? retry_left_s : 0)) s" \
-			"of retries left" >&2
+		[ "$(judge goal "$name" "$try" $((SECONDS - started)) "$ns1" "$ns2")" = again ] || break
+		try=$((try + 1))
 	done
-	tries_record "$results/goal-$name-tries.json" "$try" "$stopped"
 }
 
 # goal_round N: one round of every hardware-bound goal.
@@ -372,50 +284,16 @@ matrix_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#size
 shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples, the matrix, the cell with both ends sleeping, the idle
-# cost, the pinned cells, the idle channels, the two strace runs, the report.
+# cost, the pinned cells, the idle channels, the occasional calls (C and
+# Python), the two strace runs, the report.
 n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * ${#goal_specs[@]} +
 	matrix_cells + 1 + 1 + pinned_cells + shared_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
-	2 + 1))
+	2 + 2 + 1))
 memzone_reason=
 
 # What the machine is and was doing: the report says what it ran on and how
 # noisy the run was.
-python3 - "$results/meta.json" "$CELL_S" "$IDLE_S" "$RETRY_S" <<'PY'
-import json, os, platform, subprocess, sys
-path, cell_s, idle_s, retry_s = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-def first(cmd):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return None
-# lscpu's "Key: value" lines, in the C locale, but for the long lists.
-lscpu = {}
-out = first(["env", "LC_ALL=C", "lscpu"]) or ""
-for line in out.splitlines():
-    key, sep, value = line.partition(":")
-    if sep and not key.startswith("Vulnerability") and key != "Flags":
-        lscpu[key.strip()] = value.strip()
-model = lscpu.get("Model name")
-if model is None:
-    with open("/proc/cpuinfo") as f:
-        model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
-meta = {
-    "start": first(["date", "-Iseconds"]),
-    "loadavg_start": open("/proc/loadavg").read().split()[:3],
-    "kernel": platform.release(),
-    "cpu_model": model,
-    "cpus": os.cpu_count(),
-    "lscpu": lscpu or None,
-    "hypervisor": first(["systemd-detect-virt"]),
-    "commit": first(["git", "rev-parse", "--short", "HEAD"]),
-    "cell_seconds": cell_s,
-    "idle_seconds": idle_s,
-    "retry_seconds": retry_s,
-    "autogroup": open("/proc/self/autogroup").read().strip()
-    if os.path.exists("/proc/self/autogroup") else None,
-}
-json.dump(meta, open(path, "w"), indent=1)
-PY
+python3 smoke/bench_meta.py start "$results" "$CELL_S" "$IDLE_S" "$RETRY_S"
 
 for spec in "${start_refs[@]}"; do
 	run_ref "$spec"
@@ -533,7 +411,7 @@ fi
 # then 16 over the fairness window, then one client again, the daemon as it
 # starts by default (its pollers at nice -20 when it may set that). The goal
 # compares the 16 with the mean of the two single clients around them, so
-# the two must agree (within GOAL_REF_TOLERANCE, or the vCPUs moved under
+# the two must agree (within bench_rounds.py's tolerance, or the vCPUs moved under
 # the round: tried again as a goal triple is, on the same retry budget).
 # Then one round with --poller-nice off (the pollers at the daemon's own nice
 # value, the clients' equal), which no goal judges: it shows what the nice
@@ -552,14 +430,9 @@ shared_cell() {
 # shared_round MODE R: shared-MODE-rR-tTRY-{one1,many,one2}.json for each
 # try, and shared-MODE-rR-tries.json as goal_triple writes its own.
 shared_round() {
-	local name=shared-$1-r$2 try prefix started verdict pct a b stopped=max-tries output_value
+	local name=shared-$1-r$2 try=1 prefix started a b output_value
 	progress "16 clients on shared CPUs: $name"
-	for try in $(seq "$GOAL_TRIES"); do
-		if retry_spent "$name" "$try"; then
-			stopped=budget
-			try=$((try - 1))
-			break
-		fi
+	while :; do
 		started=$SECONDS
 		prefix=$results/$name-t$try
 		shared_cell "$prefix-one1.json" 1 "$CELL_S" "$name"
@@ -569,16 +442,9 @@ shared_round() {
 		shared_cell "$prefix-one2.json" 1 "$CELL_S" "$name"
 		b=$output_value
 		daemon_check "$name"
-		read -r verdict pct < <(spread_verdict "$a" "$b")
-		[ "$try" = 1 ] || retry_left_s=$((retry_left_s - (SECONDS - started)))
-		if [ "$verdict" = steady ]; then
-			stopped=steady
-			break
-		fi
-		echo "bench: $name: one client's rate moved by $pct % (${a%.*} calls/s before," \
-			"${b%.*} after) in try $try of $GOAL_TRIES" >&2
+		[ "$(judge shared "$name" "$try" $((SECONDS - started)) "$a" "$b")" = again ] || break
+		try=$((try + 1))
 	done
-	tries_record "$results/$name-tries.json" "$try" "$stopped"
 }
 
 : >"$results/poller-nice.txt"
@@ -635,6 +501,27 @@ for round in $(seq "$IDLE_CHANNEL_ROUNDS"); do
 done
 stop_daemon
 
+# ---- the occasional calls ----
+
+# GR_PING2 after each gap of silence, one shm and one socket connection in
+# one process alternated call by call: from C (ping2_perf --gap), then from
+# Python (python/bench_gap.py, the shmchan package), on a daemon with its
+# default options, as a user starts it.
+start_daemon
+echo "bench: daemon with its default options, pid $SHMT_PID, for the occasional calls" >&2
+progress "occasional calls from C: after $OCCASIONAL_GAPS_MS ms of silence"
+run_tool "ping2_perf --gap" "$results/gap-c.json" "$perf" -s "$SHMT_SOCK" \
+	--gap "$OCCASIONAL_GAPS_MS" "${occasional_rounds[@]}" -w "$WARMUP" -q --json
+check_output gap "$results/gap-c.json" "ping2_perf --gap"
+progress "occasional calls from Python: after $OCCASIONAL_GAPS_MS ms of silence"
+run_tool "bench_gap.py" "$results/gap-python.json" env \
+	PYTHONPATH="$srcdir/python:$builddir/python" \
+	SHMCHAN_LIBRARY="$builddir/client/libgr_api_client.so" "$gap_py" -s "$SHMT_SOCK" \
+	--gap "$OCCASIONAL_GAPS_MS" "${occasional_rounds[@]}" -w "$WARMUP" -q --json
+check_output gap "$results/gap-python.json" "bench_gap.py"
+daemon_check "the occasional calls"
+stop_daemon
+
 goal_refs end
 
 # ---- system calls of a busy channel, under strace ----
@@ -665,15 +552,7 @@ done
 daemon_check "the strace runs"
 stop_daemon
 
-python3 - "$results/meta.json" "$retry_left_s" <<'PY'
-import json, subprocess, sys
-path = sys.argv[1]
-meta = json.load(open(path))
-meta["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
-meta["end"] = subprocess.run(["date", "-Iseconds"], capture_output=True, text=True).stdout.strip()
-meta["retry_seconds_left"] = max(0, int(sys.argv[2]))
-json.dump(meta, open(path, "w"), indent=1)
-PY
+python3 smoke/bench_meta.py end "$results"
 
 progress "report"
 python3 smoke/bench_report.py "$results" "$STRACE_CALLS_SHORT" "$STRACE_CALLS_LONG" ||

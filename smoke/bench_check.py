@@ -3,7 +3,8 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # What make bench accepts as a tool's output: the JSON of one ref_bench run
-# (a reference), one ping2_perf run (a cell, or the idle cost), checked for
+# (a reference), one ping2_perf run (a cell, the idle cost, or the occasional
+# calls of ping2_perf --gap and python/bench_gap.py), checked for
 # every field the report reads, and how far apart a goal's two references
 # are. smoke/bench_report.py checks each file as it loads it; smoke/bench.sh
 # checks the one field it needs of each as soon as its tool ends (in the
@@ -53,6 +54,18 @@ def _after_idle(v):
     return isinstance(v, dict) and all(_non_negative(v.get(k)) for k in ("rounds", "gap_ms", "p50", "max"))
 
 
+def _gap_samples(v):
+    return (isinstance(v, dict) and _positive(v.get("count"))
+            and all(_positive(v.get(k)) for k in ("p50", "p99", "max")))
+
+
+def _gaps(v):
+    return isinstance(v, list) and v != [] and all(
+        isinstance(g, dict) and _positive(g.get("gap_ms")) and _positive(g.get("rounds"))
+        and _gap_samples(g.get("shm")) and _gap_samples(g.get("socket"))
+        and _positive(g.get("p50_ratio")) for g in v)
+
+
 # Per kind: (field, check, what the check wants).
 SCHEMAS = {
     "ref": [
@@ -90,6 +103,11 @@ SCHEMAS = {
         ("daemon_syscalls", _optional(_non_negative), "a count or null"),
         ("first_request_ns", _positive, "a time above 0"),
         ("after_idle_ns", _after_idle, "rounds, gap_ms, p50 and max"),
+    ],
+    "gap": [
+        ("mode", lambda v: v == "gap", "'gap'"),
+        ("seconds", _positive, "a duration above 0"),
+        ("gaps", _gaps, "gaps, each with gap_ms, rounds, shm and socket percentiles, p50_ratio"),
     ],
 }
 

@@ -36,7 +36,8 @@ expect_failure() {
 	mkdir -p "$dir/state"
 	shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 \
 		BENCH_RESULTS="$dir/results" BENCH_REF_BENCH="$smoke/fake_ref_bench.py" \
-		BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" FAKE_STATE="$dir/state" "$@" \
+		BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
+		FAKE_STATE="$dir/state" "$@" \
 		"$smoke/bench.sh" "$builddir" >"$dir/out" 2>"$dir/err" || rc=$?
 	if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		cat "$dir/err" >&2

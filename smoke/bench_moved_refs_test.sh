@@ -37,6 +37,7 @@ rc=0
 shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_RESULTS="$results" \
 	BENCH_RETRY_S="$RETRY_S" BENCH_GOAL_TRIES="$GOAL_TRIES" \
 	BENCH_REF_BENCH="$smoke/fake_ref_bench.py" BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" \
+	BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
 	FAKE_STATE="$SHMT_TMPDIR/state" FAKE_REF_MOVE_ONCE=cacheline:3 \
 	FAKE_REF_ALWAYS_MOVE=ring-stream \
 	"$smoke/bench.sh" "$builddir" >"$SHMT_TMPDIR/out" 2>"$SHMT_TMPDIR/err" || rc=$?

@@ -3,7 +3,8 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # The benchmark tools work: every ref_bench test in a tiny run, and the
-# ping2_perf modes make bench uses (-T with --cdf, --idle, --idle-channels)
+# ping2_perf modes make bench uses (-T with --cdf, --idle, --idle-channels,
+# --gap)
 # against a daemon of its own. Checks what the JSON says, never how fast anything was.
 #
 #   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
@@ -194,6 +195,27 @@ case $err in
 *max-conn-per-pid*) ;;
 *) shmt_fail "ping2_perf --idle-channels 70: no word of the limit: $err" ;;
 esac
+# The occasional call: one shm and one socket connection, alternated after
+# each gap, the rounds asked for (or as many as the gap's budget gives).
+out=$("$perf" -s "$SHMT_SOCK" --gap 1,3 --gap-rounds 4 -w 10 -q --json) ||
+	shmt_fail "ping2_perf --gap failed"
+check "$out" "r['mode'] == 'gap' and r['backing'] == 'memfd' and \
+[g['gap_ms'] for g in r['gaps']] == [1, 3] and \
+all(g['rounds'] == 4 and g[t]['count'] == 4 and 0 < g[t]['p50'] <= g[t]['p99'] <= g[t]['max'] \
+for g in r['gaps'] for t in ('shm', 'socket')) and \
+all(abs(g['p50_ratio'] - g['shm']['p50'] / g['socket']['p50']) < 0.001 for g in r['gaps']) and \
+r['seconds'] >= 2 * 4 * (1 + 3) / 1000" "ping2_perf --gap: wrong gaps, counts or ratios"
+out=$("$perf" -s "$SHMT_SOCK" --gap 1 -w 0 -q --json --spin 0 -z 0) ||
+	shmt_fail "ping2_perf --gap 1 failed"
+check "$out" "r['gaps'][0]['rounds'] == 200 and r['spin_us'] == 0 and r['request'] == 'GR_PING'" \
+	"ping2_perf --gap 1: not 200 rounds by default, or not the spin and request asked"
+for bad in "--gap 1 -t shm" "--gap 1 -c 2" "--gap 1 -d 2" "--gap 1 -n 10" "--gap 1,,2" "--gap 0" \
+	"--gap-rounds 3"; do
+	# shellcheck disable=SC2086 # bad is a list of words
+	if "$perf" -s "$SHMT_SOCK" $bad -q 2>/dev/null; then
+		shmt_fail "ping2_perf accepted $bad"
+	fi
+done
 if "$perf" -s "$SHMT_SOCK" -n 10 -T 1 -q 2>/dev/null; then
 	shmt_fail "ping2_perf accepted both -n and -T"
 fi

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 void fail(const char *fmt, ...) {
@@ -23,6 +24,15 @@ void fail(const char *fmt, ...) {
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(EXIT_FAILURE);
+}
+
+void sleep_ns(uint64_t ns) {
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+		.tv_nsec = (long)(ns % NSEC_PER_SEC),
+	};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 void die_with_parent(pid_t parent) {

@@ -37,6 +37,10 @@ static inline uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+// Sleep ns nanoseconds (CLOCK_MONOTONIC), the rest again after a signal.
+// No error.
+void sleep_ns(uint64_t ns);
+
 // In a child, right after fork(): the kernel sends it SIGKILL when its parent
 // dies, however the parent ends (a SIGKILL, a timeout), so that no child
 // spins on as an orphan. The parent may have died before the prctl: then the

@@ -4,8 +4,10 @@
 #
 # A stand-in for ping2_perf in the tests of make bench (BENCH_PING2_PERF): it
 # takes ping2_perf's options, sends nothing, and prints the JSON ping2_perf
-# would (a cell, or the idle cost with --idle; a line of text without
-# --json), so that the tests decide which run fails and how. Each variable
+# would (a cell, the idle cost with --idle, the occasional calls with --gap;
+# a line of text without --json), so that the tests decide which run fails
+# and how. It stands in for python/bench_gap.py too (BENCH_GAP_PY), whose
+# options and JSON are ping2_perf --gap's. Each variable
 # holds a piece of the command line (say "-t socket -d 1 -c 16"); the runs
 # whose arguments contain it:
 #
@@ -21,9 +23,13 @@ import time
 
 # Options of ping2_perf that take a value.
 VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin",
-          "--idle-channels"}
+          "--idle-channels", "--gap", "--gap-rounds"}
 # A rate for every cell: any positive value will do.
 CALLS_PER_S = 1e6
+# --gap: the round trips after every gap, shm and socket (ns): any positive
+# values will do.
+GAP_SHM_NS = {"p50": 90000, "p99": 150000, "max": 150000}
+GAP_SOCKET_NS = {"p50": 100000, "p99": 160000, "max": 160000}
 
 
 def wait_gone(pid, seconds=5.0):
@@ -79,6 +85,15 @@ def main():
                  after_idle_ns={"rounds": 20, "gap_ms": 20, "p50": 200000, "p99": 250000,
                                 "max": 250000})
         print(json.dumps(r))
+        return 0
+    if "--gap" in opts:
+        rounds = int(opts.get("--gap-rounds", 8))
+        gaps = [{"gap_ms": int(ms), "rounds": rounds, "shm": dict(GAP_SHM_NS, count=rounds),
+                 "socket": dict(GAP_SOCKET_NS, count=rounds),
+                 "p50_ratio": GAP_SHM_NS["p50"] / GAP_SOCKET_NS["p50"]}
+                for ms in opts["--gap"].split(",")]
+        print(json.dumps(dict(base, mode="gap", transport="shm+socket", spin_us=None, warmup=0,
+                              seconds=1.0, gaps=gaps)))
         return 0
     stamps = "--no-stamps" not in opts
     r = dict(base, mode="calls", count=int(CALLS_PER_S), seconds=1.0, calls_per_s=CALLS_PER_S,

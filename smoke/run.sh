@@ -6,8 +6,10 @@
 # and the DPDK file prefix are private), time GR_PING and GR_PING2 over the
 # socket, over a shared-memory channel in a memfd, and over one in a memzone
 # (ping2_perf --secondary: a DPDK secondary of the daemon, which needs the
-# daemon to have hugepages; without them the column is left out and the
-# reason shown), print a table, stop the daemon. Takes well under 30 s.
+# daemon to have hugepages; without them those rows are left out and the
+# reason shown), one call right after the other and each after 20 ms of
+# silence (ping2_perf --gap: the channel and the socket alternated call by
+# call), print a table, stop the daemon. Takes well under 30 s.
 #
 #   smoke/run.sh BUILDDIR
 set -eu
@@ -27,6 +29,10 @@ perf=$builddir/smoke/ping2_perf
 # calls, so that the whole table takes the same few seconds on a quiet
 # machine and on a busy one, where the channel's rate can fall 100-fold.
 RUN_SECONDS=${RUN_SECONDS:-1}
+# The occasional call: the silence before each, and the calls after it on
+# each transport (ping2_perf --gap-rounds): 1 s of silence per transport.
+RUN_GAP_MS=20
+RUN_GAP_ROUNDS=25
 
 [ -x "$perf" ] || shmt_fail "no $perf: build first (make)"
 start_daemon
@@ -50,6 +56,12 @@ for req in ping:0 ping2:64; do
 		fi
 		rm -f "$results/$name-shm.json"
 	fi
+	# After silence, the memfd channel and the socket alternated.
+	if [ -z "$shm_reason" ]; then
+		"$perf" -s "$SHMT_SOCK" -z "$size" --gap "$RUN_GAP_MS" --gap-rounds "$RUN_GAP_ROUNDS" \
+			-q --json >"$results/$name-gap.json" ||
+			shmt_fail "ping2_perf --gap $RUN_GAP_MS -z $size failed"
+	fi
 	# ping2_perf --secondary says why when it cannot have a memzone
 	# channel (no hugepages in the daemon, most often): its last line.
 	if [ -z "$shm_reason" ] && [ -z "$memzone_reason" ] &&
@@ -60,77 +72,85 @@ for req in ping:0 ping2:64; do
 		memzone_reason=${memzone_reason:-ping2_perf --secondary failed}
 		rm -f "$results/$name-memzone.json"
 	fi
+	if [ -z "$shm_reason" ] && [ -z "$memzone_reason" ]; then
+		"$perf" -s "$SHMT_SOCK" --secondary -z "$size" --gap "$RUN_GAP_MS" \
+			--gap-rounds "$RUN_GAP_ROUNDS" -q --json >"$results/$name-memzone-gap.json" ||
+			shmt_fail "ping2_perf --secondary --gap $RUN_GAP_MS -z $size failed"
+	fi
 done
 stop_daemon
 
-python3 - "$results" "$shm_reason" "$memzone_reason" "$RUN_SECONDS" <<'EOF'
-import json, os, sys
+python3 - "$results" "$shm_reason" "$memzone_reason" "$RUN_SECONDS" "$RUN_GAP_MS" \
+	"$RUN_GAP_ROUNDS" <<'PY'
+import json, os, sys, textwrap
 
 results, shm_reason, memzone_reason = sys.argv[1], sys.argv[2], sys.argv[3]
+seconds, gap_ms, gap_rounds = sys.argv[4], sys.argv[5], sys.argv[6]
 
-def load(name, transport):
-    path = os.path.join(results, f"{name}-{transport}.json")
+def load(name):
+    path = os.path.join(results, f"{name}.json")
     if not os.path.exists(path):
         return None
     with open(path) as f:
         return json.load(f)
 
-def latency(r):
+def latency(lat):
+    if lat is None:
+        return "-"
     us = lambda ns: f"{ns / 1000:.1f}"
-    return f"{us(r['latency_ns']['p50'])}/{us(r['latency_ns']['p99'])}"
+    return f"{us(lat['p50'])}/{us(lat['p99'])}"
+
+def after_gap(name):
+    # The gap run's only gap: {"shm": ..., "socket": ...}, or {}.
+    r = load(name)
+    return r["gaps"][0] if r else {}
 
 have_shm = not shm_reason
 have_memzone = have_shm and not memzone_reason
-# The channel columns: (file suffix, title) of those measured.
-columns = []
-if have_shm:
-    columns.append(("shm", "memfd"))
-if have_memzone:
-    columns.append(("memzone", "memzone"))
-header = f"{'request':8} {'socket calls/s':>15}"
-for _, title in columns:
-    header += f" {title + ' calls/s':>16} {title + '/socket':>15}"
-header += f" {'socket p50/p99 us':>18}"
-for _, title in columns:
-    header += f" {title + ' p50/p99 us':>19}"
-print(header)
+after = f"after {gap_ms} ms p50/p99 us"
+print(f"{'request':8} {'transport':9} {'calls/s':>10} {'/socket':>8} {'p50/p99 us':>14} "
+      f"{after:>24}")
 for name in ("ping", "ping2"):
-    sock = load(name, "socket")
-    line = f"{name:8} {sock['calls_per_s']:15.0f}"
-    chans = [load(name, suffix) for suffix, _ in columns]
-    for r in chans:
-        line += f" {r['calls_per_s']:16.0f} {r['calls_per_s'] / sock['calls_per_s']:14.1f}x"
-    line += f" {latency(sock):>18}"
-    for r in chans:
-        line += f" {latency(r):>19}"
-    print(line)
+    sock = load(f"{name}-socket")
+    # Each row: the transport, its calls one after the other, its calls
+    # after silence (the socket's from the memfd run, which alternates the
+    # two).
+    gap, zgap = after_gap(f"{name}-gap"), after_gap(f"{name}-memzone-gap")
+    rows = [("socket", sock, gap.get("socket"))]
+    if have_shm:
+        rows.append(("memfd", load(f"{name}-shm"), gap.get("shm")))
+    if have_memzone:
+        rows.append(("memzone", load(f"{name}-memzone"), zgap.get("shm")))
+    for transport, busy, quiet in rows:
+        print(f"{name:8} {transport:9} {busy['calls_per_s']:10.0f} "
+              f"{busy['calls_per_s'] / sock['calls_per_s']:7.1f}x "
+              f"{latency(busy['latency_ns']):>14} {latency(quiet):>24}")
 if not have_shm:
     print(f"shm: not measured: {shm_reason}")
 elif not have_memzone:
     print(f"memzone: not measured: {memzone_reason}")
 
-# One line per column, in the table's order.
-what = {
-    "memfd": "a shared-memory channel in a memfd (any process can map one)",
-    "memzone": "a channel in a memzone (the client is a DPDK secondary of the daemon)",
-}
 legend = [
     ("request", "ping: GR_PING, empty request and response; "
      "ping2: GR_PING2, 64 bytes echoed and checked"),
-    ("socket calls/s", f"round trips per second over the Unix socket: 1 client, "
-     f"1 request in flight (depth 1), for {sys.argv[4]} s"),
+    ("transport", "socket: the Unix socket; memfd: a shared-memory channel in a memfd (any "
+     "process can map one); memzone: a channel in a memzone (the client is a DPDK secondary "
+     "of the daemon)"),
+    ("calls/s", f"round trips per second, one call right after the other: 1 client, 1 "
+     f"request in flight (depth 1), for {seconds} s"),
+    ("/socket", "the row's calls/s over the socket's"),
+    ("p50/p99 us", "median and 99th-percentile round trip of those calls, in microseconds"),
+    (after, f"the same for calls each after {gap_ms} ms of silence, as most calls of a "
+     f"controller come ({gap_rounds} on each transport, the channel and the socket "
+     "alternated call by call)"),
 ]
-for _, title in columns:
-    legend.append((f"{title} calls/s", f"the same over {what[title]}"))
-    legend.append((f"{title}/socket", f"the {title} channel's calls/s over the socket's"))
-legend.append(("socket p50/p99 us", "median and 99th-percentile round trip over the "
-               "socket, in microseconds"))
-for _, title in columns:
-    legend.append((f"{title} p50/p99 us", f"the same over the {title} channel"))
+# The legend as the table: within 100 columns.
+WIDTH = 100
 print()
 width = max(len(name) for name, _ in legend)
 for name, text in legend:
-    print(f"{name:{width}}  {text}")
-print("More clients, depths and payloads, against raw references: make bench "
-      "(smoke/bench.sh), reported in docs/performance.md.")
-EOF
+    print(textwrap.fill(text, WIDTH, initial_indent=f"{name:{width}}  ",
+                        subsequent_indent=" " * (width + 2)))
+print(textwrap.fill("More clients, depths, payloads and gaps, against raw references: make "
+                    "bench (smoke/bench.sh), reported in docs/performance.md.", WIDTH))
+PY
