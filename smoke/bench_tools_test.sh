@@ -4,7 +4,7 @@
 #
 # The benchmark tools work: every ref_bench test in a tiny run, and the
 # ping2_perf modes make bench uses (-T with --cdf, --idle, --idle-channels,
-# --gap)
+# --gap, GROUT_SOCK_PATH)
 # against a daemon of its own. Checks what the JSON says, never how fast anything was.
 #
 #   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
@@ -182,6 +182,12 @@ out=$("$perf" -s "$SHMT_SOCK" -t socket -n 1000 -w 10 -q --json --no-syscall-cou
 check "$out" "r['count'] == 1000 and r['client_syscalls_per_call'] is None and \
 r['daemon_syscalls_per_call'] is None and r['daemon_cpu_ns_per_call'] is not None" \
 	"ping2_perf --no-syscall-count"
+# GROUT_SOCK_PATH names the socket when -s is not given, and -s overrides it.
+out=$(GROUT_SOCK_PATH=$SHMT_SOCK "$perf" -t shm -n 100 -w 10 -q --json) ||
+	shmt_fail "ping2_perf with GROUT_SOCK_PATH and no -s failed"
+check "$out" "r['count'] == 100" "ping2_perf with GROUT_SOCK_PATH"
+GROUT_SOCK_PATH=$SHMT_TMPDIR/none.sock "$perf" -s "$SHMT_SOCK" -t shm -n 100 -w 10 -q >/dev/null ||
+	shmt_fail "ping2_perf -s did not override GROUT_SOCK_PATH"
 # Idle channels beside the client: attached for the run, and counted against
 # the daemon's per-process connection limit (64 by default).
 out=$("$perf" -s "$SHMT_SOCK" -t shm -n 1000 -w 10 -q --json --idle-channels 8) ||

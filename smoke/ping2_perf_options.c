@@ -25,7 +25,7 @@ static void usage(FILE *out) {
 		"                  [--spin US] [--json [--cdf]] [--no-stamps] [-q]\n"
 		"                  [--idle-channels N]\n"
 		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
-		"  -s SOCK     daemon socket (default %s)\n"
+		"  -s SOCK     daemon socket (default $GROUT_SOCK_PATH if set, else %s)\n"
 		"  -n COUNT    measured calls, all clients together (default %d)\n"
 		"  -T SECONDS  instead of -n: every client calls for SECONDS (a fraction is "
 		"fine);\n"
@@ -210,6 +210,10 @@ void parse_options(int argc, char **argv, struct options *o) {
 		.stamps = true,
 		.count_syscalls = true,
 	};
+	// As Grout's own tools: the environment names the socket, -s overrides it.
+	const char *env_sock = getenv("GROUT_SOCK_PATH");
+	if (env_sock != NULL && env_sock[0] != '\0')
+		o->sock_path = env_sock;
 	while ((ch = getopt_long(own_argc, argv, "s:n:T:t:d:z:c:w:qh", long_options, NULL)) != -1) {
 		switch (ch) {
 		case 's':
