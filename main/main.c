@@ -325,6 +325,85 @@ enum {
 	OPTIONS_VERSION,
 };
 
+// Options of DPDK 22.11's EAL that shmchand does not have, long and short
+// (-m, -s, -S and -v are shmchand's own): given before --, they are most
+// likely meant for EAL.
+static const char *const eal_long_options[] = {
+	"allow",
+	"base-virtaddr",
+	"block",
+	"create-uio-dev",
+	"file-prefix",
+	"huge-dir",
+	"huge-unlink",
+	"in-memory",
+	"iova-mode",
+	"lcores",
+	"legacy-mem",
+	"log-level",
+	"main-lcore",
+	"match-allocations",
+	"no-hpet",
+	"no-huge",
+	"no-pci",
+	"no-shconf",
+	"no-telemetry",
+	"proc-type",
+	"single-file-segments",
+	"socket-limit",
+	"socket-mem",
+	"syslog",
+	"vdev",
+	"vfio-intr",
+	"vfio-vf-token",
+};
+#define EAL_SHORT_OPTIONS "abcdlnr"
+
+// Say what is wrong with an option getopt did not take: arg is the argument
+// that holds it, short_opt the letter of a short one; an option of EAL's
+// gets a hint that EAL's options go after --.
+static void option_unknown(const char *arg, int short_opt) {
+	size_t len;
+
+	if (strncmp(arg, "--", 2) != 0) {
+		if (strchr("smgpS", short_opt) != NULL)
+			fprintf(stderr, "shmchand: option -%c needs a value\n", short_opt);
+		else if (strchr(EAL_SHORT_OPTIONS, short_opt) != NULL)
+			fprintf(stderr,
+				"shmchand: -%c is an EAL option: put EAL options after --, as in"
+				" 'shmchand [OPTIONS] -- -%c ...'\n",
+				short_opt,
+				short_opt);
+		else
+			fprintf(stderr, "shmchand: unknown option -%c\n", short_opt);
+		return;
+	}
+	len = strcspn(arg + 2, "=");
+	for (size_t i = 0; i < sizeof(eal_long_options) / sizeof(eal_long_options[0]); i++) {
+		if (strlen(eal_long_options[i]) == len &&
+		    strncmp(arg + 2, eal_long_options[i], len) == 0) {
+			fprintf(stderr,
+				"shmchand: --%s is an EAL option: put EAL options after --, as in"
+				" 'shmchand [OPTIONS] -- --%s ...'\n",
+				eal_long_options[i],
+				eal_long_options[i]);
+			return;
+		}
+	}
+	for (size_t i = 0; long_options[i].name != NULL; i++) {
+		if (strlen(long_options[i].name) == len &&
+		    strncmp(arg + 2, long_options[i].name, len) == 0) {
+			fprintf(stderr,
+				"shmchand: --%s %s\n",
+				long_options[i].name,
+				long_options[i].has_arg == required_argument ? "needs a value"
+									     : "takes no value");
+			return;
+		}
+	}
+	fprintf(stderr, "shmchand: unknown option '%s'\n", arg);
+}
+
 // Parse the daemon's own options, argv[1] up to argc (the caller cut argv
 // at "--"). Returns OPTIONS_RUN, OPTIONS_HELP (--help), OPTIONS_VERSION
 // (--version), or -EINVAL after printing why.
@@ -333,6 +412,8 @@ static int parse_options(int argc, char **argv) {
 	unsigned long value;
 	int opt;
 
+	// Unknown options are reported by option_unknown(), not by getopt.
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vVh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -468,6 +549,7 @@ static int parse_options(int argc, char **argv) {
 		case 'h':
 			return OPTIONS_HELP;
 		default:
+			option_unknown(argv[optind - 1], optopt);
 			return -EINVAL;
 		}
 	}
@@ -925,6 +1007,52 @@ static void eal_files_release(const struct eal_files *files) {
 	eal_print_secondaries(files->runtime_dir);
 }
 
+// Whether the daemon may create its socket at path: its folder exists and
+// this user may create files there. Said before EAL starts, with what to do:
+// the default path is under /run, where only root may create files.
+static int sock_folder_check(const char *path) {
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return 0; // sock_server_check() refuses a path this long
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	int found = stat(dir, &st);
+
+	if (found < 0 || !S_ISDIR(st.st_mode)) {
+		bool missing = found < 0 && errno == ENOENT;
+
+		fprintf(stderr,
+			"shmchand: cannot create the socket %s: %s %s; %schoose another socket path"
+			" with -s PATH\n",
+			path,
+			dir,
+			missing ? "does not exist" : "is not a folder",
+			missing ? "create it, or " : "");
+		return -ENOENT;
+	}
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0) {
+		fprintf(stderr,
+			"shmchand: cannot create the socket %s: folder %s is not writable by uid %d"
+			"%s\n",
+			path,
+			dir,
+			(int)geteuid(),
+			strcmp(path, GR_API_DEFAULT_SOCK_PATH) == 0
+				? "; as a user other than root, choose a socket path with -s PATH,"
+				  " for example -s \"$XDG_RUNTIME_DIR/shmchand.sock\""
+				: "");
+		return -EACCES;
+	}
+	return 0;
+}
+
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
 	(void)what;
 	LOG(NOTICE, "signal %d: shutting down", (int)sig);
@@ -1023,9 +1151,9 @@ int main(int argc, char **argv) {
 	}
 	shmchand_logtype = ret;
 	raise_fd_limit();
-	// Before EAL init: a daemon that cannot serve its socket (another one
-	// answers there) then creates no EAL file at all.
-	if (sock_server_check(cfg->sock_path) < 0)
+	// Before EAL init: a daemon that cannot serve its socket (no folder for
+	// it, or another daemon answers there) then creates no EAL file at all.
+	if (sock_folder_check(cfg->sock_path) < 0 || sock_server_check(cfg->sock_path) < 0)
 		return EXIT_FAILURE;
 
 	if (own_argc < argc)
