@@ -13,7 +13,7 @@
 // lock is released (api_faults_log()), at a bounded rate.
 
 #include "api.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <gr_shm.h>
 
@@ -287,9 +287,7 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 			"attach refused: asks for backings 0x%x, offered 0x%x%s",
 			a[0],
 			a[1],
-			a[1] & GR_SHM_BACKING_MEMZONE
-				? ""
-				: " (no hugepages: --no-huge or --in-memory, memfd only)"
+			a[1] & GR_SHM_BACKING_MEMZONE ? "" : " (no memzones offered: memfd only)"
 		);
 		break;
 	case API_FAULT_LOG_LEVEL:
@@ -306,7 +304,7 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 		snprintf(buf, FAULT_DETAIL_LEN, "log pattern empty or not NUL-terminated");
 		break;
 	case API_FAULT_LOG_PACKETS:
-		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: shmchand has no datapath");
+		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: the server has no datapath");
 		break;
 	case API_FAULT_SUBSCRIBE_FRAMING:
 		snprintf(
@@ -381,15 +379,17 @@ void api_faults_log(struct api_ctx *ctx, bool final) {
 		fault_detail(detail, kind, note);
 		if (n == 1)
 			rte_log(fault_kinds[kind].level,
-				shmchand_logtype,
-				"shmchand: %s client pid %d: %s\n",
+				server_logtype,
+				"%s: %s client pid %d: %s\n",
+				server_log_name,
 				ctx->transport->name,
 				(int)ctx->peer_pid,
 				detail);
 		else
 			rte_log(fault_kinds[kind].level,
-				shmchand_logtype,
-				"shmchand: %s client pid %d: %" PRIu64 " %s%s%s, the last: %s\n",
+				server_logtype,
+				"%s: %s client pid %d: %" PRIu64 " %s%s%s, the last: %s\n",
+				server_log_name,
 				ctx->transport->name,
 				(int)ctx->peer_pid,
 				n,

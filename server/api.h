@@ -87,7 +87,7 @@ enum api_fault {
 	API_FAULT_LOG_LEVEL_SET, // text: what changed (a change done)
 	API_FAULT_LOG_PACKETS, // no args: GR_LOG_PACKETS_SET, not served
 	API_FAULT_SUBSCRIBE_FRAMING, // no args: the other framing while subscribed
-	API_FAULT_SUBSCRIBE_LIMIT, // args: the limit (--event-subscriptions)
+	API_FAULT_SUBSCRIBE_LIMIT, // args: the limit (server_conf.event_subs_max)
 	API_FAULT_SUBSCRIBE_CHANNEL, // no args: on the socket while a channel is attached
 	API_FAULT_ATTACH_SUBSCRIBED, // no args: attach with a subscriber on the socket
 	API_FAULT_CHANNEL_ATTACHED, // text: which, how (done)

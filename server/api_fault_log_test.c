@@ -12,7 +12,7 @@
 
 #include "api.h"
 #include "log_capture_test.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <gr_shm.h>
 
@@ -26,10 +26,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {.pollers = 1, .shm_enabled = true};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 #define FLOOD 10000
 #define SHORT_PAYLOAD_LEN 10
@@ -171,7 +167,7 @@ static void log_requests_logged_once_per_interval(void **state) {
 		"log level 9 is not 1..8",
 		"log pattern empty or not NUL-terminated",
 		"log level of 'nomatch.test*' set to 7",
-		"GR_LOG_PACKETS_SET: shmchand has no datapath",
+		"GR_LOG_PACKETS_SET: the server has no datapath",
 	};
 	unsigned lines[sizeof(details) / sizeof(details[0])];
 	for (unsigned k = 0; k < sizeof(details) / sizeof(details[0]); k++) {

@@ -7,7 +7,7 @@
 // never a borrowed one.
 
 #include "api.h"
-#include "shmchand.h"
+#include "config.h"
 
 // child_die_with_parent(), shared with the integration tests.
 #include "check.h"
@@ -24,10 +24,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {.pollers = 1, .shm_enabled = true};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // Test types: few modules, consecutive ids, as real modules number their
 // requests; they share hash slots and probe runs with each other and with

@@ -7,7 +7,7 @@
 // records every response.
 
 #include "api.h"
-#include "shmchand.h"
+#include "config.h"
 
 // child_die_with_parent(), shared with the integration tests.
 #include "check.h"
@@ -26,10 +26,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {.pollers = 1, .shm_enabled = true};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // Request types of handlers registered by this test only.
 #define TEST_MODULE 0x7e57
@@ -54,6 +50,9 @@ struct fake_client {
 	struct recorded resp[MAX_RECORDED];
 	unsigned n_resp;
 	int send_error; // returned by send when not 0
+	// Keep a copy of the last payload, of any length (malloc'ed).
+	bool keep_last;
+	uint8_t *last_payload;
 };
 
 // Set while a TEST_EXCLUSIVE handler or any response send runs; both must
@@ -83,9 +82,16 @@ static int fake_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out 
 	r->for_id = for_id;
 	r->status = out->status;
 	r->len = out->len;
-	assert_true(out->len <= RECORDED_PAYLOAD_MAX);
-	if (out->len > 0)
+	assert_true(out->len <= RECORDED_PAYLOAD_MAX || client->keep_last);
+	if (out->len > 0 && out->len <= RECORDED_PAYLOAD_MAX)
 		memcpy(r->payload, out->payload, out->len);
+	if (client->keep_last) {
+		free(client->last_payload);
+		client->last_payload = malloc(out->len + 1);
+		assert_non_null(client->last_payload);
+		if (out->len > 0)
+			memcpy(client->last_payload, out->payload, out->len);
+	}
 	return 0;
 }
 
@@ -426,6 +432,40 @@ static void handlers_never_run_concurrently(void **state) {
 	assert_int_equal(overlaps, 0);
 }
 
+// GR_SHM_ECHO: any payload from 0 to GR_API_MAX_MSG_LEN bytes, back as it
+// came.
+static void echo_any_length(void **state) {
+	static const uint32_t lengths[] = {0, 1, 64, 4097, GR_API_MAX_MSG_LEN};
+	uint8_t *payload = malloc(GR_API_MAX_MSG_LEN);
+	struct fake_client client;
+
+	(void)state;
+	assert_non_null(payload);
+	for (uint32_t i = 0; i < GR_API_MAX_MSG_LEN; i++)
+		payload[i] = (uint8_t)(i ^ (i >> 8));
+	client_init(&client);
+	client.keep_last = true;
+	say_hello(&client, GR_API_VERSION);
+	for (unsigned i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+		client.n_resp = 0;
+		assert_int_equal(
+			dispatch(
+				&client,
+				i + 2,
+				GR_SHM_ECHO,
+				lengths[i],
+				lengths[i] > 0 ? payload : NULL
+			),
+			0
+		);
+		assert_int_equal(client.resp[0].status, 0);
+		assert_int_equal(client.resp[0].len, lengths[i]);
+		assert_memory_equal(client.last_payload, payload, lengths[i]);
+	}
+	free(client.last_payload);
+	free(payload);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(request_before_hello_is_eperm),
@@ -438,6 +478,7 @@ int main(void) {
 		cmocka_unit_test(short_payload_is_emsgsize),
 		cmocka_unit_test(check_header_bounds_payload),
 		cmocka_unit_test(ping2_echoes_64_bytes),
+		cmocka_unit_test(echo_any_length),
 		cmocka_unit_test(stream_sends_responses_then_end),
 		cmocka_unit_test(send_error_is_returned),
 		cmocka_unit_test(duplicate_type_aborts),

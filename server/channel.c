@@ -30,7 +30,7 @@
 #include "event.h"
 #include "fd_budget.h"
 #include "poller.h"
-#include "shmchand.h"
+#include "config.h"
 #include "unix_diag.h"
 
 #include <gr_shm.h>
@@ -173,10 +173,10 @@ static unsigned channel_fds(enum shmchan_backing backing) {
 static CDS_LIST_HEAD(registry);
 // The channels of each poller, in the order they attached (main thread
 // writes, poller i reads poller_channels[i]).
-static struct cds_list_head poller_channels[SHMCHAND_MAX_POLLERS];
+static struct cds_list_head poller_channels[GR_API_SERVER_MAX_POLLERS];
 // Bumped by the main thread after each change of poller_channels[i], read by
 // poller i: its view (below) is stale once this moved.
-static _Atomic uint64_t poller_channels_gen[SHMCHAND_MAX_POLLERS];
+static _Atomic uint64_t poller_channels_gen[GR_API_SERVER_MAX_POLLERS];
 
 // A busy poller serves its "active" channels on every pass, and looks at its
 // "parked" ones, those that had nothing to do for CHANNEL_PARK_PASSES passes
@@ -213,7 +213,7 @@ struct poller_view {
 	unsigned n_slots, cap, n_active;
 	unsigned parked_next; // round robin cursor among the parked slots
 };
-static struct poller_view poller_views[SHMCHAND_MAX_POLLERS];
+static struct poller_view poller_views[GR_API_SERVER_MAX_POLLERS];
 static unsigned n_channels; // main thread
 static unsigned next_poller; // main thread: round robin
 static unsigned channel_seq; // main thread: unique names
@@ -934,12 +934,14 @@ static uint32_t memzone_pool_in_use(void) {
 	return in_use;
 }
 
-// Main thread, at startup, before any secondary can attach.
+// Main thread, at startup, before any secondary can attach. The zones stay
+// reserved until EAL cleanup: a server started again in the same process
+// takes the pool it had.
 static void memzone_pool_init(void) {
 	struct shmchan_geometry g;
 	char name[RTE_MEMZONE_NAMESIZE];
 
-	if (shmchan_geometry_init(&g, SHMCHAN_RING_CELLS) < 0)
+	if (memzone_pool.n_zones > 0 || shmchan_geometry_init(&g, SHMCHAN_RING_CELLS) < 0)
 		return;
 	for (unsigned i = 0; i < CHANNEL_MEMZONE_POOL; i++) {
 		const struct rte_memzone *mz;
@@ -966,15 +968,17 @@ static void memzone_pool_init(void) {
 }
 
 // Main thread, at shutdown, after the last channel_free(): the zones stay
-// reserved until EAL cleanup; only the holders' pidfds are closed.
+// reserved until EAL cleanup; only the holders' pidfds are closed. A zone
+// held stays held for a later start in the same process, which watches its
+// holder by pid (and socket) alone.
 static void memzone_pool_fini(void) {
 	pthread_mutex_lock(&memzone_pool.lock);
 	for (unsigned i = 0; i < memzone_pool.n_held; i++)
 		if (memzone_pool.held[i].holder.pidfd >= 0) {
 			close(memzone_pool.held[i].holder.pidfd);
+			memzone_pool.held[i].holder.pidfd = -1;
 			fd_budget_give(1);
 		}
-	memzone_pool.n_held = 0;
 	pthread_mutex_unlock(&memzone_pool.lock);
 }
 
@@ -1215,7 +1219,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	(void)len;
 	if (ctx->sock_fd < 0)
 		return api_out(EINVAL, 0, NULL); // only over the socket: it is the lease
-	if (!shmchand_config.shm_enabled || poller_count() == 0)
+	if (!server_conf.shm_enabled || poller_count() == 0)
 		return api_out(ENOTSUP, 0, NULL);
 	if (ctx->lease_lost != NULL)
 		return api_out(EEXIST, 0, NULL);
@@ -1237,7 +1241,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 		);
 		return api_out(EPROTO, 0, NULL);
 	}
-	offered = shmchand_backings_offered();
+	offered = server_backings_offered();
 	// A secondary asks for both and gets the memzone; anyone else gets the
 	// memfd. The memzone is never handed out without being asked for.
 	if (req->backings & offered & GR_SHM_BACKING_MEMZONE &&
@@ -1285,7 +1289,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	resp->n_fds = ch->n_fds;
 	resp->generation = ch->geometry.generation;
 	snprintf(resp->name, sizeof(resp->name), "%s", ch->name);
-	snprintf(resp->file_prefix, sizeof(resp->file_prefix), "%s", shmchand_config.file_prefix);
+	snprintf(resp->file_prefix, sizeof(resp->file_prefix), "%s", server_conf.file_prefix);
 
 	ctx->lease_lost = channel_detach;
 	ctx->lease_arg = ch;
@@ -1434,17 +1438,17 @@ bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info
 int channel_module_init(struct event_base *base) {
 	(void)base;
 	rcu_register_thread();
-	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++)
+	for (unsigned i = 0; i < GR_API_SERVER_MAX_POLLERS; i++)
 		CDS_INIT_LIST_HEAD(&poller_channels[i]);
 	slow_limit_cycles = rte_get_tsc_hz() / 1000 * CHANNEL_SLOW_LIMIT_MS;
-	if (!shmchand_config.shm_enabled) {
-		LOG(INFO, "shared-memory channels disabled (--no-shm): socket only");
+	if (!server_conf.shm_enabled) {
+		LOG(INFO, "shared-memory channels off (conf.shm_enabled): socket only");
 		return 0;
 	}
-	if (shmchand_config.have_hugepages)
+	if (server_conf.memzones)
 		memzone_pool_init();
-	shmchand_config.memzone_channels = memzone_pool.n_zones;
-	return poller_start(shmchand_config.pollers, shmchand_config.spin_us);
+	server_state.memzone_channels = server_conf.memzones ? memzone_pool.n_zones : 0;
+	return poller_start(server_conf.pollers, server_conf.spin_us);
 }
 
 void channel_module_fini(void) {
@@ -1455,7 +1459,7 @@ void channel_module_fini(void) {
 	cds_list_for_each_entry_safe (ch, tmp, &registry, node)
 		channel_end(ch, END_CUT);
 	poller_stop();
-	for (unsigned i = 0; i < SHMCHAND_MAX_POLLERS; i++) {
+	for (unsigned i = 0; i < GR_API_SERVER_MAX_POLLERS; i++) {
 		free(poller_views[i].slots);
 		memset(&poller_views[i], 0, sizeof(poller_views[i]));
 	}

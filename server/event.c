@@ -30,7 +30,7 @@
 // takes a reference. The consumer of a backlog takes the messages in order
 // and drops its reference once a message is written whole. The messages held
 // by backlogs, each counted once however many backlogs hold it, are bounded
-// together too (--event-memory): past that bound a new event goes to no
+// together too (server_conf.event_memory_bytes): past that bound a new event goes to no
 // backlog, and every subscriber it was for counts it lost. Everything here
 // is guarded by events_lock, a leaf lock.
 //
@@ -43,7 +43,7 @@
 
 #include "event.h"
 #include "api.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <gr_api.h>
 #include <gr_shm.h>
@@ -149,7 +149,7 @@ static TAILQ_HEAD(, event_sub) starved = TAILQ_HEAD_INITIALIZER(starved);
 // Why a subscriber drops its events.
 enum drop_reason {
 	DROP_BACKLOG_FULL, // its own backlog is full
-	DROP_MEMORY_FULL, // the backlogs together hold --event-memory bytes
+	DROP_MEMORY_FULL, // the backlogs together hold server_conf.event_memory_bytes
 };
 
 // Subscribers whose events began to be dropped. Noted by the publisher (any
@@ -239,7 +239,7 @@ static void msg_put(struct event_msg *m) {
 
 // Whether the event memory has room for len more bytes. events_lock held.
 static bool memory_has_room(size_t len) {
-	return held_bytes + len <= shmchand_config.event_memory_bytes;
+	return held_bytes + len <= server_conf.event_memory_bytes;
 }
 
 // Whether it has room for the smallest event: what an events-lost event
@@ -312,8 +312,7 @@ static unsigned sub_events(const struct event_sub *sub) {
 }
 
 static bool sub_has_room(const struct event_sub *sub, uint32_t len) {
-	return sub_events(sub) < sub->cap &&
-	       sub->bytes + len <= shmchand_config.event_backlog_bytes;
+	return sub_events(sub) < sub->cap && sub->bytes + len <= server_conf.event_backlog_bytes;
 }
 
 static void sub_push(struct event_sub *sub, struct event_msg *m) {
@@ -499,7 +498,7 @@ struct event_sub *event_sub_new(
 	struct event_sub *sub = calloc(1, sizeof(*sub));
 
 	if (sub != NULL) {
-		sub->cap = shmchand_config.event_backlog_msgs;
+		sub->cap = server_conf.event_backlog_msgs;
 		sub->ring = calloc(sub->cap + 1, sizeof(*sub->ring));
 	}
 	if (sub == NULL || sub->ring == NULL) {
@@ -619,7 +618,7 @@ int event_subscribe(struct event_sub *sub, uint32_t ev_type, const struct event_
 		sub_update_wants_lost(sub);
 		goto out;
 	}
-	if (sub->n_subs >= shmchand_config.event_subs_max) {
+	if (sub->n_subs >= server_conf.event_subs_max) {
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -889,10 +888,10 @@ int event_module_init(struct event_base *base) {
 		return -ENOMEM;
 	}
 	LOG(INFO,
-	    "events: at most %u subscriptions per connection (--event-subscriptions), %zu"
-	    " bytes of queued events in all (--event-memory)",
-	    shmchand_config.event_subs_max,
-	    shmchand_config.event_memory_bytes);
+	    "events: at most %u subscriptions per connection (conf.event_subs_max), %zu"
+	    " bytes of queued events in all (conf.event_memory_bytes)",
+	    server_conf.event_subs_max,
+	    server_conf.event_memory_bytes);
 	return 0;
 }
 
@@ -965,7 +964,7 @@ static int subscribe_common(
 	if (ret == -EBUSY)
 		api_fault(ctx, API_FAULT_SUBSCRIBE_FRAMING, NULL, 0, 0);
 	else if (ret == -ENOSPC)
-		api_fault(ctx, API_FAULT_SUBSCRIBE_LIMIT, NULL, shmchand_config.event_subs_max, 0);
+		api_fault(ctx, API_FAULT_SUBSCRIBE_LIMIT, NULL, server_conf.event_subs_max, 0);
 	return -ret;
 }
 

@@ -20,26 +20,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-// Default bounds of one subscriber's backlog: events waiting to be taken by
-// the thread that serves it (daemon options --event-backlog and
-// --event-backlog-bytes). 1024 messages keep a burst of small events; 4 MiB
-// keeps 32 of the largest.
-#define EVENT_BACKLOG_MSGS_DEFAULT 1024
-#define EVENT_BACKLOG_BYTES_DEFAULT (4u << 20)
-#define EVENT_BACKLOG_MSGS_MAX (1u << 20)
-// Default bound of the bytes of events all backlogs hold together (daemon
-// option --event-memory), each event counted once however many backlogs hold
-// it: 64 MiB, what a small machine gives a control daemon without noticing,
-// is 16 subscribers' full default backlogs of distinct events, or 500 of the
-// largest events.
-#define EVENT_MEMORY_BYTES_DEFAULT (64u << 20)
-// Subscriptions one connection may hold (daemon option
-// --event-subscriptions): any event type can be subscribed to (as in Grout),
-// so the table is bounded per connection instead. Grout's own clients hold
-// at most a few dozen (its FRR plugin 14 on two connections, grcli one
-// GR_EVENT_ALL); 256 leaves a controller ample room.
-#define EVENT_SUBS_DEFAULT 256
-#define EVENT_SUBS_MAX (1u << 16)
+// The bounds of the backlogs and of the subscriptions are the server's
+// configuration: server_conf.event_backlog_msgs, event_backlog_bytes,
+// event_memory_bytes and event_subs_max (gr_api_server.h).
 
 // How a subscriber gets its events.
 enum event_framing {
@@ -58,7 +41,7 @@ struct event_msg {
 	uint32_t refs; // atomic: one per backlog holding it
 	uint32_t len; // bytes of data
 	uint32_t backlogs; // backlogs holding it (events lock): counted in
-			   // --event-memory while not 0
+			   // server_conf.event_memory_bytes while not 0
 	uint8_t data[];
 };
 
@@ -105,7 +88,7 @@ struct event_sub_opts {
 // Subscribe to ev_type (GR_EVENT_ALL: every type); again for a type updates
 // its options but the framing. framing must be the subscriber's, unless it has no
 // subscription and an empty backlog (then it becomes that). Returns 0,
-// -EBUSY (other framing in use), -ENOSPC (shmchand_config.event_subs_max
+// -EBUSY (other framing in use), -ENOSPC (server_conf.event_subs_max
 // reached) or -ENOMEM. O(log types + subscribers of ev_type).
 int event_subscribe(struct event_sub *, uint32_t ev_type, const struct event_sub_opts *);
 
@@ -120,7 +103,7 @@ void event_unsubscribe_all(struct event_sub *);
 // subscription suppresses self events skip an event published while a
 // handler serves a request of their own pid. A subscriber whose backlog is
 // full loses it (counted); so does every subscriber it was for when the
-// backlogs together hold shmchand_config.event_memory_bytes.
+// backlogs together hold server_conf.event_memory_bytes.
 void event_publish(uint32_t ev_type, const void *payload, uint32_t len);
 
 // Consumer side, the subscriber's serving thread only. peek: the oldest
@@ -137,7 +120,7 @@ struct event_totals {
 	uint32_t subscriptions_removing; // dropped, not yet out of the table
 	uint64_t published; // events with at least one subscriber
 	uint64_t queued; // events put in a backlog
-	uint64_t dropped; // events lost to a full backlog, or to --event-memory
+	uint64_t dropped; // events lost to a full backlog, or to server_conf.event_memory_bytes
 	size_t held_bytes; // of the events the backlogs hold now, each once
 };
 void event_totals_get(struct event_totals *);

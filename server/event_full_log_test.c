@@ -9,7 +9,7 @@
 #include "api.h"
 #include "event.h"
 #include "log_capture_test.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <gr_shm.h>
 
@@ -32,15 +32,6 @@
 #define SUB_PID 4646
 #define FLOOD 10000
 #define NSEC_PER_SEC 1000000000ull
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {
-	.event_backlog_msgs = TEST_BACKLOG_MSGS,
-	.event_backlog_bytes = TEST_BACKLOG_BYTES,
-	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
-	.event_subs_max = EVENT_SUBS_DEFAULT,
-};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 static void count_wake(void *arg) {
 	(void)arg;
@@ -105,9 +96,17 @@ static void drops_logged_by_the_main_loop_at_a_bounded_rate(void **state) {
 	event_base_free(base);
 }
 
+// The server's defaults with small backlogs, and the log captured.
+static int setup(void **state) {
+	gr_api_server_conf_init(&server_conf);
+	server_conf.event_backlog_msgs = TEST_BACKLOG_MSGS;
+	server_conf.event_backlog_bytes = TEST_BACKLOG_BYTES;
+	return log_capture_setup(state);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(drops_logged_by_the_main_loop_at_a_bounded_rate),
 	};
-	return cmocka_run_group_tests(tests, log_capture_setup, log_capture_teardown);
+	return cmocka_run_group_tests(tests, setup, log_capture_teardown);
 }

@@ -14,7 +14,7 @@
 
 #include "api.h"
 #include "event.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <gr_api.h>
 #include <gr_shm.h>
@@ -42,15 +42,6 @@
 #define OTHER_PID 200
 // A request of this test publishes an event from inside a handler.
 #define TEST_PUBLISH_REQ GR_MSG_TYPE(0x7e58, 1)
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {
-	.event_backlog_msgs = TEST_BACKLOG_MSGS,
-	.event_backlog_bytes = TEST_BACKLOG_BYTES,
-	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
-	.event_subs_max = TEST_SUBS_MAX,
-};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 static unsigned wakes;
 
@@ -270,9 +261,9 @@ static void lost_event_leaves_room(void **state) {
 	uint32_t published = 0;
 
 	(void)state;
-	shmchand_config.event_backlog_msgs = 1;
+	server_conf.event_backlog_msgs = 1;
 	sub = new_sub(SUB_PID);
-	shmchand_config.event_backlog_msgs = TEST_BACKLOG_MSGS;
+	server_conf.event_backlog_msgs = TEST_BACKLOG_MSGS;
 	subscribe(sub, GR_SHM_EVENT_TEST, false, 0);
 	for (unsigned i = 0; i < ONE_SLOT_ROUNDS; i++) {
 		event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
@@ -303,11 +294,12 @@ static void memory_bound_for_all_backlogs(void **state) {
 	struct event_sub *a = new_sub(SUB_PID), *b = new_sub(OTHER_PID);
 	size_t one = sizeof(struct event_msg) + sizeof(struct gr_api_response) +
 		     sizeof(struct gr_api_event) + MEMORY_EVENT_LEN;
+	size_t memory_default = server_conf.event_memory_bytes;
 	struct event_totals t;
 	uint64_t n;
 
 	(void)state;
-	shmchand_config.event_memory_bytes = MEMORY_EVENTS * one;
+	server_conf.event_memory_bytes = MEMORY_EVENTS * one;
 	subscribe(a, GR_SHM_EVENT_TEST, false, 0);
 	subscribe(b, GR_SHM_EVENT_TEST, false, 0);
 	for (unsigned i = 0; i < MEMORY_EVENTS - 1; i++)
@@ -330,7 +322,7 @@ static void memory_bound_for_all_backlogs(void **state) {
 	assert_int_equal(n, 1);
 	event_totals_get(&t);
 	assert_int_equal(t.held_bytes, 0);
-	shmchand_config.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT;
+	server_conf.event_memory_bytes = memory_default;
 	event_sub_free(a);
 	event_sub_free(b);
 }
@@ -387,6 +379,16 @@ static void dropped_subscriptions_leave_in_batches(void **state) {
 	event_base_free(base);
 }
 
+// The server's defaults, with small backlogs and many subscriptions.
+static int setup(void **state) {
+	(void)state;
+	gr_api_server_conf_init(&server_conf);
+	server_conf.event_backlog_msgs = TEST_BACKLOG_MSGS;
+	server_conf.event_backlog_bytes = TEST_BACKLOG_BYTES;
+	server_conf.event_subs_max = TEST_SUBS_MAX;
+	return 0;
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nobody_subscribed_costs_nothing),
@@ -402,5 +404,5 @@ int main(void) {
 	};
 
 	api_handler_register(&publish_api);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -2,7 +2,7 @@
 // Copyright (c) 2026 The shmchan authors
 
 #include "fd_budget.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +11,15 @@
 #include <sys/resource.h>
 
 // Descriptors kept for root: its reserved connections, each with a channel.
-#define FD_BUDGET_ROOT_RESERVE (SOCK_ROOT_RESERVED * FD_BUDGET_PER_CLIENT)
+#define FD_BUDGET_ROOT_RESERVE (GR_API_SERVER_ROOT_RESERVED * FD_BUDGET_PER_CLIENT)
+
+// Every connection with a channel, the spare, and the pidfds of held
+// memzones: what the public header tells an application to make room for.
+_Static_assert(
+	GR_API_SERVER_FDS_MAX == GR_API_SERVER_MAX_CLIENTS * FD_BUDGET_PER_CLIENT +
+					 FD_BUDGET_SPARE + CHANNEL_MEMZONE_POOL,
+	"gr_api_server.h counts the descriptors as the budget does"
+);
 
 // Before fd_budget_init() (the unit tests of the socket): no limit.
 static struct {
@@ -53,9 +61,7 @@ void fd_budget_init(void) {
 
 	budget.limit = getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : RLIM_INFINITY;
 	budget.base = fds_open();
-	// Every connection with a channel, and the pidfds of held memzones.
-	needed = (unsigned long)budget.base + FD_BUDGET_SPARE +
-		 SOCK_MAX_CLIENTS * FD_BUDGET_PER_CLIENT + CHANNEL_MEMZONE_POOL;
+	needed = (unsigned long)budget.base + GR_API_SERVER_FDS_MAX;
 	LOG(INFO,
 	    "open files: limit %lu, %u open at start; per client 1 for its connection, %d for"
 	    " a memfd channel, %d for a memzone channel",
@@ -73,9 +79,9 @@ void fd_budget_init(void) {
 	    " -n) to %lu",
 	    budget.limit,
 	    needed,
-	    SOCK_MAX_CLIENTS,
+	    GR_API_SERVER_MAX_CLIENTS,
 	    fd_budget_room(false) / FD_BUDGET_PER_CLIENT,
-	    SOCK_ROOT_RESERVED,
+	    GR_API_SERVER_ROOT_RESERVED,
 	    needed);
 }
 

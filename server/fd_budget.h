@@ -8,7 +8,7 @@
 // make it hold (a connection's socket; a channel's descriptors, as
 // channel.c counts them; a held memzone's pidfd) and admits a client of
 // another user than root only while what it would hold leaves room for
-// SOCK_ROOT_RESERVED clients of root with channels; root, while it fits at
+// GR_API_SERVER_ROOT_RESERVED clients of root with channels; root, while it fits at
 // all. The room is the limit less what the daemon held when it started to
 // serve (counted in /proc/self/fd: EAL, libevent, the pollers, the
 // listener) and FD_BUDGET_SPARE, which covers what is not counted: the
@@ -35,7 +35,7 @@
 #define FD_BUDGET_SPARE (SOCK_REFUSED_MAX + FD_BUDGET_MARGIN)
 
 // Count the descriptors open now as what the daemon holds of its own, read
-// its limit, and warn if the room cannot hold SOCK_MAX_CLIENTS clients with
+// its limit, and warn if the room cannot hold GR_API_SERVER_MAX_CLIENTS clients with
 // channels. Main thread, once serving starts (after the pollers, the
 // listener and before the first accept).
 void fd_budget_init(void);

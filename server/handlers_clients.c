@@ -7,7 +7,7 @@
 #include "clients.h"
 #include "api.h"
 #include "channel.h"
-#include "shmchand.h"
+#include "config.h"
 #include "sock.h"
 
 #include <errno.h>

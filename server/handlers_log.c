@@ -2,19 +2,16 @@
 // Copyright (c) 2026 The shmchan authors
 
 // Grout's log requests: list the log types and their levels, set levels by
-// pattern. shmchand has no datapath, so packet logging is not served.
+// pattern. The server has no datapath, so packet logging is not served.
 
 #include "api.h"
 #include "log_escape.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-// The prefix of the daemon's own log types: the list without show_all.
-#define LOG_OWN_PREFIX "shmchand"
 
 // Send one entry per line of rte_log_dump() ("id N: NAME, level is ...")
 // whose name starts with prefix (NULL: every one). Returns 0 or -errno.
@@ -58,7 +55,7 @@ static struct api_out log_level_list(const void *request, uint32_t len, struct a
 	int ret;
 
 	(void)len;
-	ret = log_send_types(ctx, req->show_all ? NULL : LOG_OWN_PREFIX);
+	ret = log_send_types(ctx, req->show_all ? NULL : server_log_name);
 	return api_out(ret < 0 ? (uint32_t)-ret : 0, 0, NULL);
 }
 

@@ -6,7 +6,7 @@
 
 #include "api.h"
 #include "log_escape.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <errno.h>
 #include <stdbool.h>

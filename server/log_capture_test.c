@@ -2,7 +2,7 @@
 // Copyright (c) 2026 The shmchan authors
 
 #include "log_capture_test.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <rte_log.h>
 
@@ -30,7 +30,7 @@ int log_capture_setup(void **state) {
 	assert_non_null(log_stream);
 	assert_int_equal(rte_openlog_stream(log_stream), 0);
 	rte_log_set_global_level(RTE_LOG_DEBUG);
-	assert_int_equal(rte_log_set_level(shmchand_logtype, RTE_LOG_DEBUG), 0);
+	assert_int_equal(rte_log_set_level(server_logtype, RTE_LOG_DEBUG), 0);
 	return 0;
 }
 

@@ -9,7 +9,7 @@
 #include "api.h"
 #include "log_capture_test.h"
 #include "log_escape.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <gr_api.h>
 
@@ -20,10 +20,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {.pollers = 1, .shm_enabled = true};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // What a forging client writes after its newline: a line of the daemon's
 // own shape.

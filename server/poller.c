@@ -3,7 +3,7 @@
 
 #include "poller.h"
 #include "channel_priv.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -47,7 +47,7 @@ struct poller {
 	uint8_t *req_buf; // SHMCHAN_MSG_MAX bytes: each request is copied here first
 };
 
-static struct poller pollers[SHMCHAND_MAX_POLLERS];
+static struct poller pollers[GR_API_SERVER_MAX_POLLERS];
 static unsigned n_pollers;
 static uint64_t spin_cycles;
 
@@ -94,12 +94,12 @@ void poller_wake(unsigned id) {
 		LOG(ERR, "poller %u: wake: %s", id, strerror(errno));
 }
 
-// Give the calling poller thread the nice value asked for (shmchand.h: a
+// Give the calling poller thread the nice value asked for (config.c: a
 // server must not lose its CPUs to the clients that spin waiting for it).
 // Without the right to, the thread keeps the daemon's, and the log says
 // why: the daemon still serves, only slower on CPUs it shares.
 static void poller_set_nice(const struct poller *p, int32_t nice) {
-	if (nice == SHMCHAND_POLLER_NICE_OFF)
+	if (nice == GR_API_SERVER_NICE_OFF)
 		return;
 	// On Linux the nice value is the thread's: PRIO_PROCESS with a
 	// thread id sets that thread's alone.
@@ -145,10 +145,10 @@ static void *poller_main(void *arg) {
 
 	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
 	pthread_setname_np(pthread_self(), name);
-	poller_set_nice(p, shmchand_config.poller_nice);
+	poller_set_nice(p, server_conf.poller_nice);
 	if (p->id == 0)
 		atomic_store_explicit(
-			&shmchand_config.poller0_tid,
+			&server_state.poller0_tid,
 			(int)gettid(),
 			memory_order_release
 		);
@@ -250,7 +250,7 @@ static void poller_free_one(struct poller *p) {
 int poller_start(unsigned n, unsigned spin_us) {
 	int ret;
 
-	if (n == 0 || n > SHMCHAND_MAX_POLLERS)
+	if (n == 0 || n > GR_API_SERVER_MAX_POLLERS)
 		return -EINVAL;
 	spin_cycles = rte_get_tsc_hz() / 1000000 * spin_us;
 
@@ -271,14 +271,14 @@ int poller_start(unsigned n, unsigned spin_us) {
 		}
 		n_pollers = i + 1;
 	}
-	if (shmchand_config.poller_nice == SHMCHAND_POLLER_NICE_OFF)
+	if (server_conf.poller_nice == GR_API_SERVER_NICE_OFF)
 		LOG(INFO, "%u poller(s), spin budget %u us, the daemon's nice", n, spin_us);
 	else
 		LOG(INFO,
 		    "%u poller(s), spin budget %u us, nice %d",
 		    n,
 		    spin_us,
-		    shmchand_config.poller_nice);
+		    server_conf.poller_nice);
 	return 0;
 fail:
 	poller_stop();
@@ -299,5 +299,5 @@ void poller_stop(void) {
 		poller_free_one(&pollers[i]);
 	}
 	n_pollers = 0;
-	atomic_store_explicit(&shmchand_config.poller0_tid, 0, memory_order_release);
+	atomic_store_explicit(&server_state.poller0_tid, 0, memory_order_release);
 }

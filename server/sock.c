@@ -49,7 +49,7 @@
 #include "event.h"
 #include "fd_budget.h"
 #include "log_limit.h"
-#include "shmchand.h"
+#include "config.h"
 
 #include <shmchan.h>
 
@@ -939,16 +939,16 @@ static uint64_t proc_start_time(pid_t pid) {
 
 // Why a connection of a peer with these credentials is refused now
 // (sock.h), REFUSE_NONE if it is not. Its socket is open already, not yet
-// counted in the fd budget. Walks the connections: at most SOCK_MAX_CLIENTS
+// counted in the fd budget. Walks the connections: at most GR_API_SERVER_MAX_CLIENTS
 // comparisons per accept, and nothing to keep in step with them.
 static enum refusal_why sock_admit(const struct ucred *cred, uint64_t start) {
-	const struct shmchand_config *cfg = &shmchand_config;
+	const struct gr_api_server_conf *cfg = &server_conf;
 	unsigned same_pid = 0, same_uid = 0;
 	bool root = cred->uid == 0;
 	const struct conn *conn;
 
-	if (server.n_conns >= SOCK_MAX_CLIENTS ||
-	    (!root && server.n_conns >= SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED))
+	if (server.n_conns >= GR_API_SERVER_MAX_CLIENTS ||
+	    (!root && server.n_conns >= GR_API_SERVER_MAX_CLIENTS - GR_API_SERVER_ROOT_RESERVED))
 		return REFUSE_CONNS;
 	if (!fd_budget_admits(1, root))
 		return REFUSE_FDS;
@@ -980,9 +980,9 @@ static uint32_t refusal_status(enum refusal_why why) {
 static const char *refusal_reason(enum refusal_why why) {
 	switch (why) {
 	case REFUSE_PID:
-		return "its process holds --max-conn-per-pid connections";
+		return "its process holds conf.max_conn_per_pid connections";
 	case REFUSE_UID:
-		return "its uid holds --max-conn-per-uid connections";
+		return "its uid holds conf.max_conn_per_uid connections";
 	case REFUSE_FDS:
 		return "the daemon's open files limit leaves no room for it (the rest is root's)";
 	default:
@@ -1144,7 +1144,7 @@ static void sock_on_accept(
 	(void)arg;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
 		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
-	start = shmchand_config.max_conn_per_pid != 0 ? proc_start_time(cred.pid) : 0;
+	start = server_conf.max_conn_per_pid != 0 ? proc_start_time(cred.pid) : 0;
 	refused = sock_admit(&cred, start);
 	if (refused != REFUSE_NONE) {
 		sock_refuse(fd, &cred, refused);
@@ -1172,7 +1172,7 @@ static void sock_on_accept(
 		LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
 		return;
 	}
-	conn->accepted_ns = shmchand_monotonic_ns();
+	conn->accepted_ns = server_monotonic_ns();
 	conn->peer_start = start;
 	conn->ctx = (struct api_ctx){
 		.transport = &sock_transport,
@@ -1425,7 +1425,7 @@ unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
 	unsigned n = 0;
 	uint64_t now;
 
-	now = shmchand_monotonic_ns();
+	now = server_monotonic_ns();
 	pthread_mutex_lock(&server.conns_lock);
 	TAILQ_FOREACH (conn, &server.conns, next) {
 		counters.requests = __atomic_load_n(&conn->counters.requests, __ATOMIC_RELAXED);

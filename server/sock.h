@@ -25,19 +25,19 @@
 // holds what a client does not read, and it is bounded and counts losses.
 // 256 KiB is two of the largest events.
 #define SOCK_EVENT_OUTPUT_MAX (256u << 10)
-// Connections served at once; more are refused (see below).
-#define SOCK_MAX_CLIENTS 1024
-// Of those, the last ones only root's processes may take: whatever the
-// other users hold, an administrator can still connect.
-#define SOCK_ROOT_RESERVED 64
+// GR_API_SERVER_MAX_CLIENTS connections are served at once; more are
+// refused (see below). Of those, the last GR_API_SERVER_ROOT_RESERVED only
+// root's processes may take: whatever the other users hold, an
+// administrator can still connect.
 // A refused connection is not closed bare: the daemon waits at most
 // SOCK_REFUSE_WAIT_MS for its first request (the client's GR_HELLO), answers
 // it with the reason as its status and closes, so that the client's connect
 // fails with that errno:
-//   EMFILE  its process holds shmchand_config.max_conn_per_pid connections
-//   EUSERS  its uid (not root) holds shmchand_config.max_conn_per_uid
-//   ENFILE  the daemon holds SOCK_MAX_CLIENTS connections, or
-//           SOCK_MAX_CLIENTS - SOCK_ROOT_RESERVED and the client is not root,
+//   EMFILE  its process holds server_conf.max_conn_per_pid connections
+//   EUSERS  its uid (not root) holds server_conf.max_conn_per_uid
+//   ENFILE  the server holds GR_API_SERVER_MAX_CLIENTS connections, or
+//           GR_API_SERVER_MAX_CLIENTS - GR_API_SERVER_ROOT_RESERVED and the
+//           client is not root,
 //           or its open files limit has no room for the connection (for
 //           another user than root: none that leaves root's; fd_budget.h)
 // A client that sends its hello right after connect (as the client library

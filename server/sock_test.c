@@ -11,7 +11,7 @@
 // this test's own mktemp folder, and is stopped by its pid.
 
 #include "api.h"
-#include "shmchand.h"
+#include "config.h"
 #include "sock.h"
 
 // child_die_with_parent(), shared with the integration tests.
@@ -39,10 +39,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config = {.pollers = 1};
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // Request types of handlers registered by this test only.
 #define TEST_MODULE 0x7e57

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// DPDK telemetry endpoints of shmchand (with --telemetry): /shmchan/info,
+// DPDK telemetry endpoints of the server (conf.telemetry): /shmchan/info,
 // /shmchan/clients and /shmchan/stats, read with dpdk-telemetry.py on the
 // EAL runtime directory's dpdk_telemetry.v2 socket (docs/telemetry.md).
 //
@@ -13,7 +13,7 @@
 
 #include "channel.h"
 #include "clients.h"
-#include "shmchand.h"
+#include "config.h"
 #include "telemetry.h"
 
 #include "api.h"
@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // Clients /shmchan/clients lists: each column is an array, and DPDK's
 // telemetry answer is at most 16 KiB; shmchanctl clients lists them all.
@@ -43,21 +44,29 @@ static const char *backing_name(uint32_t backing) {
 }
 
 static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d) {
-	struct gr_shm_daemon_info info;
+	struct gr_api_server_info info;
+	const struct gr_api_server_conf *conf = &info.conf;
+	int ret;
 
 	(void)cmd;
 	(void)params;
-	shmchand_daemon_info(&info);
+	ret = gr_api_server_info_get(&info);
+	if (ret < 0)
+		return ret;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "version", info.version);
-	rte_tel_data_add_dict_int(d, "pid", info.pid);
+	rte_tel_data_add_dict_string(
+		d,
+		"version",
+		conf->app_version != NULL ? conf->app_version : SHMCHAN_VERSION
+	);
+	rte_tel_data_add_dict_string(d, "library_version", SHMCHAN_VERSION);
+	rte_tel_data_add_dict_int(d, "pid", getpid());
 	rte_tel_data_add_dict_u64(d, "uptime_ms", info.uptime_ms);
-	rte_tel_data_add_dict_u64(d, "start_time", info.start_time);
-	rte_tel_data_add_dict_string(d, "file_prefix", info.file_prefix);
-	rte_tel_data_add_dict_int(d, "hugepages", !!(info.flags & GR_SHM_INFO_HUGEPAGES));
+	rte_tel_data_add_dict_string(d, "file_prefix", conf->file_prefix);
+	rte_tel_data_add_dict_int(d, "hugepages", conf->memzones);
 	rte_tel_data_add_dict_u64(d, "backings", info.backings);
-	rte_tel_data_add_dict_u64(d, "pollers", info.pollers);
-	rte_tel_data_add_dict_u64(d, "poller_spin_us", info.poller_spin_us);
+	rte_tel_data_add_dict_u64(d, "pollers", conf->pollers);
+	rte_tel_data_add_dict_u64(d, "poller_spin_us", conf->spin_us);
 	rte_tel_data_add_dict_u64(d, "max_clients", info.max_clients);
 	rte_tel_data_add_dict_u64(d, "memzone_channels", info.memzone_channels);
 	rte_tel_data_add_dict_u64(d, "max_msg_len", info.max_msg_len);
@@ -66,13 +75,13 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "channel_slow_ms", info.channel_slow_ms);
 	rte_tel_data_add_dict_u64(d, "sock_output_high", info.sock_output_high);
 	rte_tel_data_add_dict_u64(d, "sock_output_stall_s", info.sock_output_stall_s);
-	rte_tel_data_add_dict_u64(d, "max_conn_per_pid", info.max_conn_per_pid);
-	rte_tel_data_add_dict_u64(d, "max_conn_per_uid", info.max_conn_per_uid);
-	rte_tel_data_add_dict_u64(d, "event_backlog", info.event_backlog);
-	rte_tel_data_add_dict_u64(d, "event_backlog_bytes", info.event_backlog_bytes);
+	rte_tel_data_add_dict_u64(d, "max_conn_per_pid", conf->max_conn_per_pid);
+	rte_tel_data_add_dict_u64(d, "max_conn_per_uid", conf->max_conn_per_uid);
+	rte_tel_data_add_dict_u64(d, "event_backlog", conf->event_backlog_msgs);
+	rte_tel_data_add_dict_u64(d, "event_backlog_bytes", conf->event_backlog_bytes);
 	rte_tel_data_add_dict_int(d, "poller_nice", info.poller_nice);
-	if (info.poller_nice_wanted != GR_SHM_POLLER_NICE_OFF)
-		rte_tel_data_add_dict_int(d, "poller_nice_wanted", info.poller_nice_wanted);
+	if (conf->poller_nice != GR_API_SERVER_NICE_OFF)
+		rte_tel_data_add_dict_int(d, "poller_nice_wanted", conf->poller_nice);
 	return 0;
 }
 
@@ -179,6 +188,10 @@ static int tel_clients(const char *cmd, const char *params, struct rte_tel_data 
 }
 
 int telemetry_init(void) {
+	// DPDK telemetry has no unregister: the endpoints stay from the first
+	// start on, and answer with what is there (no server: /shmchan/info
+	// fails, the rest count nothing).
+	static bool registered;
 	static const struct {
 		const char *cmd;
 		telemetry_cb fn;
@@ -186,14 +199,16 @@ int telemetry_init(void) {
 	} endpoints[] = {
 		{"/shmchan/info",
 		 tel_info,
-		 "shmchand's version, pid, uptime, configuration, limits"},
+		 "the server's version, pid, uptime, configuration, limits"},
 		{"/shmchan/clients",
 		 tel_clients,
-		 "clients of shmchand: pid, uid, transport, counts"},
-		{"/shmchan/stats", tel_stats, "shmchand's channel counters since start"},
+		 "clients of the server: pid, uid, transport, counts"},
+		{"/shmchan/stats", tel_stats, "the server's channel counters since start"},
 	};
 	int ret;
 
+	if (registered)
+		return 0;
 	for (unsigned i = 0; i < sizeof(endpoints) / sizeof(endpoints[0]); i++) {
 		ret = rte_telemetry_register_cmd(
 			endpoints[i].cmd,
@@ -205,6 +220,7 @@ int telemetry_init(void) {
 			return ret;
 		}
 	}
+	registered = true;
 	LOG(INFO, "telemetry endpoints /shmchan/info, /shmchan/clients, /shmchan/stats");
 	return 0;
 }

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// libgr_api_server: the server side of the control API, for any DPDK
+// application to embed. It serves the application's handlers, and its own
+// (Grout's main module, the shm module), on a Unix socket and on a
+// shared-memory channel per client, with the limits, events, counters and
+// trust rules of shmchand, which is built on it (docs/embedding.md).
+//
+// One server per process. The application calls rte_eal_init(), fills a
+// struct gr_api_server_conf (gr_api_server_conf_init(), then what it
+// wants), registers its handlers, calls gr_api_server_start(), and
+// gr_api_server_stop() before rte_eal_cleanup(). The library never exits,
+// aborts, installs a signal handler or reads the command line, and logs
+// only through its own DPDK log type (gr_api_server_conf.log_type).
+//
+// Threads of the library: its pollers (conf.pollers), which serve the
+// channels; the thread that runs conf.base's loop (the application's, or,
+// with base NULL, one of the library's), which serves the socket; and the
+// liburcu call_rcu thread, which frees channels. Handlers run on the first
+// two, one at a time, under the handler lock (gr_api_server_lock()).
+
+#pragma once
+
+#include <gr_api.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct event_base;
+
+// Bounds of the configuration (gr_api_server_start() refuses values past
+// them with EINVAL).
+#define GR_API_SERVER_MAX_POLLERS 16
+// Past a second a poller would in practice never sleep.
+#define GR_API_SERVER_SPIN_US_MAX 1000000
+// gr_api_server_conf.poller_nice: leave the pollers at the process's nice.
+#define GR_API_SERVER_NICE_OFF INT32_MAX
+// gr_api_server_conf.sock_gid: leave the socket's group alone.
+#define GR_API_SERVER_GID_KEEP ((gid_t)-1)
+// Socket connections served at once. The last GR_API_SERVER_ROOT_RESERVED
+// of them only root's processes may take.
+#define GR_API_SERVER_MAX_CLIENTS 1024
+#define GR_API_SERVER_ROOT_RESERVED 64
+// Event bounds: one subscriber's backlog (messages, bytes), the events all
+// backlogs hold together, the subscriptions of one connection.
+#define GR_API_SERVER_EVENT_BACKLOG_MSGS_MAX (1u << 20)
+#define GR_API_SERVER_EVENT_BYTES_MIN 4096
+#define GR_API_SERVER_EVENT_BACKLOG_BYTES_MAX ((size_t)1 << 30)
+#define GR_API_SERVER_EVENT_MEMORY_BYTES_MAX ((size_t)1 << 36)
+#define GR_API_SERVER_EVENT_SUBS_MAX (1u << 16)
+// Descriptors the server may hold at most for its clients (each connection
+// with a memfd channel, held memzones, and a spare for refused connections
+// and attaches in progress). An application that wants every client served
+// raises RLIMIT_NOFILE to this plus its own; the server counts what it
+// holds against the limit in force at start and refuses the clients past
+// it (ENFILE), keeping room for root's.
+#define GR_API_SERVER_FDS_MAX (GR_API_SERVER_MAX_CLIENTS * 6 + 256 + 128 + 32)
+
+// The server's configuration. gr_api_server_conf_init() fills the
+// defaults (shmchand's); gr_api_server_start() copies it, strings
+// included.
+struct gr_api_server_conf {
+	// The Unix socket: a path (never abstract, at most 107 bytes), its
+	// permissions, and its group or GR_API_SERVER_GID_KEEP. Default
+	// GR_API_DEFAULT_SOCK_PATH, 0660, GR_API_SERVER_GID_KEEP.
+	const char *sock_path;
+	mode_t sock_mode;
+	gid_t sock_gid;
+	// Shared-memory channels: off, every client stays on the socket.
+	// Default on.
+	bool shm_enabled;
+	// Poller threads serving the channels, 1..GR_API_SERVER_MAX_POLLERS
+	// (default 1); microseconds a poller spins after work before it
+	// sleeps, 0..GR_API_SERVER_SPIN_US_MAX (default 100); their nice
+	// value, -20..19 or GR_API_SERVER_NICE_OFF (default -20: taken if
+	// the process may, else logged and left).
+	unsigned pollers;
+	unsigned spin_us;
+	int32_t poller_nice;
+	// Memzone channels for DPDK secondaries of this process: only for a
+	// primary with hugepages and shared files (not --no-huge, --in-memory
+	// or --no-shconf), which the application knows. Default off (memfd
+	// channels only). file_prefix: what a secondary passes to EAL as
+	// --file-prefix; NULL (the default) takes it from
+	// rte_eal_get_runtime_dir().
+	bool memzones;
+	const char *file_prefix;
+	// Socket connections one client process, and all the processes of one
+	// uid other than root, may hold; 0: no limit. Default 64 and 256.
+	unsigned max_conn_per_pid;
+	unsigned max_conn_per_uid;
+	// Events: one subscriber's backlog (default 1024 messages, 4 MiB), the
+	// bytes all backlogs hold together (default 64 MiB), the subscriptions
+	// one connection may hold (default 256). Bounds above.
+	unsigned event_backlog_msgs;
+	size_t event_backlog_bytes;
+	size_t event_memory_bytes;
+	unsigned event_subs_max;
+	// Serve /shmchan/info, /shmchan/clients and /shmchan/stats on DPDK
+	// telemetry (which EAL must run). Default off.
+	bool telemetry;
+	// The DPDK log type the library logs through, registered at start
+	// (default "gr_api_server"), and the application's version for its
+	// lines (default NULL: none).
+	const char *log_type;
+	const char *app_version;
+	// Where the socket side runs: the application's libevent base, whose
+	// loop the application runs on the thread that calls
+	// gr_api_server_start() and gr_api_server_stop(); or NULL (the
+	// default): a thread of the library's own, with a base of its own.
+	struct event_base *base;
+};
+
+// Fill conf with the defaults. Any thread; no system call.
+void gr_api_server_conf_init(struct gr_api_server_conf *conf);
+
+// The checks of gr_api_server_start() on conf->sock_path that need neither
+// EAL nor an event loop, for an application to make before rte_eal_init()
+// so that a start that would fail creates nothing: the path is valid, no
+// other server answers there, it is a socket or nothing; a stale socket
+// file (nobody listens) is removed. Registers conf->log_type and logs why
+// it refuses. Any thread; connect(), unlink(). Returns 0, -EINVAL (bad
+// path), -EADDRINUSE (another server answers there), -EEXIST (not a
+// socket) or another -errno.
+int gr_api_server_socket_check(const struct gr_api_server_conf *conf);
+
+// Start serving: after rte_eal_init(), and, with conf->base set, on the
+// thread that runs that base's loop (the socket is served when the loop
+// runs). Registers the log type, checks and copies conf, reserves the
+// memzone pool (conf->memzones), starts the pollers, registers the
+// telemetry endpoints (conf->telemetry), creates the socket and, with
+// conf->base NULL, the library's thread. Blocks until the server is ready
+// or has failed. Returns 0, or -EALREADY (a server runs), -EINVAL (conf
+// out of bounds, logged), the error of a handler registered from a
+// constructor (logged, naming it), gr_api_server_socket_check()'s errors,
+// or another -errno; a failed start leaves nothing behind.
+int gr_api_server_start(const struct gr_api_server_conf *conf);
+
+// Stop serving: close every connection, remove the socket file, detach
+// every channel, join the pollers (and the library's thread) and free the
+// channels once no thread can reach them. On the thread that called
+// gr_api_server_start() when conf->base was set (with its loop not
+// running, or from one of its callbacks), any thread else; never from a
+// handler. Blocks until done (an RCU grace period, the threads' ends).
+// Does nothing if no server runs.
+void gr_api_server_stop(void);
+
+// The handler lock: two handlers never run at once, on any transport. An
+// application takes it around its own work on the state its handlers
+// touch, so that none of them runs meanwhile. Any thread but a handler's
+// (handlers run under it already); not recursive; blocks while a handler
+// runs. Hold it briefly: every client waits meanwhile.
+void gr_api_server_lock(void);
+void gr_api_server_unlock(void);
+
+// What the server runs with, for an application's own status requests.
+struct gr_api_server_info {
+	// The configuration in force (strings: the library's copies, valid
+	// until gr_api_server_stop(); file_prefix resolved, base as given).
+	struct gr_api_server_conf conf;
+	uint32_t backings; // GR_SHM_BACKING_* offered to clients (api/gr_shm.h)
+	uint32_t memzone_channels; // in the pool reserved at start
+	int32_t poller_nice; // of the first poller now, the process's before it runs
+	uint64_t uptime_ms; // since gr_api_server_start()
+	// Fixed bounds (docs/limits.md).
+	uint32_t max_clients; // GR_API_SERVER_MAX_CLIENTS
+	uint32_t max_msg_len; // GR_API_MAX_MSG_LEN
+	uint32_t channel_batch; // requests served from one channel per turn
+	uint32_t channel_backlog_bytes; // responses held for a full ring
+	uint32_t channel_slow_ms; // a ring full this long: detached
+	uint32_t sock_output_high; // output bytes that pause a socket client
+	uint32_t sock_output_stall_s; // paused this long: disconnected
+};
+
+// Fill info. Any thread; one getpriority() call. Returns 0, or -ESRCH if
+// no server runs.
+int gr_api_server_info_get(struct gr_api_server_info *info);
+
+#ifdef __cplusplus
+}
+#endif
