@@ -4,9 +4,9 @@
 // GR_SHM_DAEMON_INFO: the daemon's version, pid and start, with what the
 // server library runs with.
 
-#include "api.h"
 #include "shmchand.h"
 
+#include <gr_api_server.h>
 #include <gr_shm.h>
 
 #include <errno.h>
@@ -54,7 +54,7 @@ void shmchand_daemon_info(
 }
 
 // Main thread or poller, under the handler lock.
-static struct api_out daemon_info(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out daemon_info(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct gr_api_server_info server;
 	struct gr_shm_daemon_info *info;
 	int ret;
@@ -64,12 +64,12 @@ static struct api_out daemon_info(const void *request, uint32_t len, struct api_
 	(void)ctx;
 	ret = gr_api_server_info_get(&server);
 	if (ret < 0)
-		return api_out((uint32_t)-ret, 0, NULL);
+		return gr_api_out((uint32_t)-ret, 0, NULL);
 	info = malloc(sizeof(*info));
 	if (info == NULL)
-		return api_out(ENOMEM, 0, NULL);
+		return gr_api_out(ENOMEM, 0, NULL);
 	shmchand_daemon_info(&server, info);
-	return api_out(0, sizeof(*info), info);
+	return gr_api_out(0, sizeof(*info), info);
 }
 
-API_HANDLER(GR_SHM_DAEMON_INFO, daemon_info);
+GR_API_HANDLER(GR_SHM_DAEMON_INFO, daemon_info);

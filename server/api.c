@@ -3,14 +3,16 @@
 
 // Handler registry and dispatch, shared by every transport.
 //
-// Concurrency: the registry is written only by constructors (before main)
-// and by tests before they dispatch, then only read. Dispatch runs on the
-// main thread (socket clients) and on the poller threads (channels); every
-// handler, and every response a transport sends, runs under handler_lock, so
-// two handlers never run at once and a handler written for the socket is
-// correct on a channel. Nothing a client can repeat is logged under
-// handler_lock: its faults are counted in its api_ctx and logged after the
-// lock is released (api_faults_log()), at a bounded rate.
+// Concurrency: the registry is written under handler_lock (by the
+// application's registrations, on any thread, constructors included, and by
+// the server's start and stop) and read under it by every dispatch.
+// Dispatch runs on the socket's thread (socket clients) and on the poller
+// threads (channels); every handler, and every response a transport sends,
+// runs under handler_lock, so two handlers never run at once and a handler
+// written for the socket is correct on a channel. Nothing a client can
+// repeat is logged under handler_lock: its faults are counted in its
+// gr_api_ctx and logged after the lock is released (api_faults_log()), at a
+// bounded rate.
 
 #include "api.h"
 #include "config.h"
@@ -23,18 +25,34 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The registry: an open-addressing hash table of request types, at most
 // half full, so a lookup ends after one or two probes on average (the first
 // empty slot ends a miss).
-#define HANDLER_SLOTS (2 * API_HANDLERS_MAX)
+#define HANDLER_SLOTS (2 * GR_API_SERVER_HANDLERS_MAX)
 #define HANDLER_SLOT_BITS 9
 _Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot index");
 
-static const struct api_handler *handlers[HANDLER_SLOTS];
+static const struct gr_api_handler *handlers[HANDLER_SLOTS];
+// Every handler registered, in order, and whether the server's own: the
+// table is rebuilt from it when those are dropped (api_tables_drop()).
+static struct {
+	const struct gr_api_handler *handler;
+	bool own;
+} registered[GR_API_SERVER_HANDLERS_MAX];
+static unsigned n_handlers;
 // The client pid of the request whose handler this thread runs.
 static __thread pid_t current_pid;
-static unsigned n_handlers;
+
+// The first registration from a constructor that failed (GR_API_HANDLER),
+// for gr_api_server_start() to report, and how many did.
+static struct {
+	const char *name;
+	uint32_t request_type;
+	int error;
+	unsigned failures;
+} ctor_failure;
 
 // Held while a handler runs and while any response is sent.
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,34 +63,132 @@ static unsigned handler_slot(uint32_t request_type) {
 	return (uint32_t)(request_type * 2654435761u) >> (32 - HANDLER_SLOT_BITS);
 }
 
-void api_handler_register(struct api_handler *handler) {
-	const struct api_handler *other = api_handler_lookup(handler->request_type);
-	unsigned slot;
+static void slot_put(const struct gr_api_handler *handler) {
+	unsigned slot = handler_slot(handler->request_type);
 
+	while (handlers[slot] != NULL)
+		slot = (slot + 1) % HANDLER_SLOTS;
+	handlers[slot] = handler;
+}
+
+// handler_lock held.
+static int register_locked(struct gr_api_handler *handler, bool own) {
+	const struct gr_api_handler *other;
+
+	if (handler == NULL || handler->name == NULL || handler->callback == NULL) {
+		LOG(ERR, "a handler needs a name and a callback");
+		return -EINVAL;
+	}
+	other = api_handler_lookup(handler->request_type);
 	if (other != NULL) {
-		LOG(CRIT,
+		LOG(ERR,
 		    "%s and %s both claim request type 0x%08x",
 		    other->name,
 		    handler->name,
 		    handler->request_type);
-		abort();
+		return -EEXIST;
 	}
-	if (n_handlers >= API_HANDLERS_MAX) {
-		LOG(CRIT,
-		    "%s: more than %u request handlers (API_HANDLERS_MAX)",
+	if (n_handlers >= GR_API_SERVER_HANDLERS_MAX) {
+		LOG(ERR,
+		    "%s: more than %u request handlers (GR_API_SERVER_HANDLERS_MAX)",
 		    handler->name,
-		    API_HANDLERS_MAX);
-		abort();
+		    GR_API_SERVER_HANDLERS_MAX);
+		return -ENOSPC;
 	}
-	slot = handler_slot(handler->request_type);
-	while (handlers[slot] != NULL)
-		slot = (slot + 1) % HANDLER_SLOTS;
-	handlers[slot] = handler;
+	slot_put(handler);
+	registered[n_handlers].handler = handler;
+	registered[n_handlers].own = own;
 	n_handlers++;
+	return 0;
 }
 
-const struct api_handler *api_handler_lookup(uint32_t request_type) {
-	const struct api_handler *handler;
+GR_API_EXPORT int gr_api_server_handler_register(struct gr_api_handler *handler) {
+	int ret;
+
+	pthread_mutex_lock(&handler_lock);
+	ret = register_locked(handler, false);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}
+
+GR_API_EXPORT void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler) {
+	int ret = gr_api_server_handler_register(handler);
+
+	if (ret == 0)
+		return;
+	if (ctor_failure.failures++ > 0)
+		return;
+	ctor_failure.name = handler != NULL ? handler->name : NULL;
+	ctor_failure.request_type = handler != NULL ? handler->request_type : 0;
+	ctor_failure.error = ret;
+}
+
+int api_ctor_error(void) {
+	if (ctor_failure.failures == 0)
+		return 0;
+	LOG(ERR,
+	    "handler %s of request type 0x%08x, registered by a constructor (GR_API_HANDLER),"
+	    " failed: %s%s",
+	    ctor_failure.name != NULL ? ctor_failure.name : "(none)",
+	    ctor_failure.request_type,
+	    strerror(-ctor_failure.error),
+	    ctor_failure.failures > 1 ? " (and more after it: see the lines above)" : "");
+	return ctor_failure.error;
+}
+
+// handler_lock held: rebuild the table from what is left in registered[].
+static void table_rebuild_locked(void) {
+	memset(handlers, 0, sizeof(handlers));
+	for (unsigned i = 0; i < n_handlers; i++)
+		slot_put(registered[i].handler);
+}
+
+// handler_lock held: drop the server's own handlers registered from index
+// from on.
+static void drop_own_locked(unsigned from) {
+	unsigned kept = from;
+
+	for (unsigned i = from; i < n_handlers; i++)
+		if (!registered[i].own)
+			registered[kept++] = registered[i];
+	n_handlers = kept;
+	table_rebuild_locked();
+}
+
+int api_table_register(const struct api_handler_table *table) {
+	unsigned from;
+	int ret = 0;
+
+	pthread_mutex_lock(&handler_lock);
+	from = n_handlers;
+	for (unsigned i = 0; i < table->n && ret == 0; i++)
+		ret = register_locked(&table->handlers[i], true);
+	if (ret < 0)
+		drop_own_locked(from);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}
+
+void api_tables_drop(void) {
+	pthread_mutex_lock(&handler_lock);
+	drop_own_locked(0);
+	pthread_mutex_unlock(&handler_lock);
+}
+
+GR_API_EXPORT pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx) {
+	return ctx->peer_pid;
+}
+
+GR_API_EXPORT uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx) {
+	return ctx->peer_uid;
+}
+
+GR_API_EXPORT gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx) {
+	return ctx->peer_gid;
+}
+
+const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
+	const struct gr_api_handler *handler;
 	unsigned slot = handler_slot(request_type);
 
 	// Ends: the table always has empty slots (at most half full).
@@ -99,12 +215,12 @@ int api_check_header(const struct gr_api_request *req) {
 }
 
 // Send one response. Caller holds handler_lock.
-static int send_locked(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+static int send_locked(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	return ctx->transport->send(ctx, for_id, out);
 }
 
-int api_reject_locked(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
-	struct api_out out = api_out(status, 0, NULL);
+int api_reject_locked(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) {
+	struct gr_api_out out = gr_api_out(status, 0, NULL);
 	return send_locked(ctx, for_id, &out);
 }
 
@@ -116,7 +232,7 @@ void api_unlock(void) {
 	pthread_mutex_unlock(&handler_lock);
 }
 
-int api_reject(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
+int api_reject(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) {
 	int ret;
 
 	pthread_mutex_lock(&handler_lock);
@@ -125,19 +241,19 @@ int api_reject(struct api_ctx *ctx, uint32_t for_id, uint32_t status) {
 	return ret;
 }
 
-int api_send(struct api_ctx *ctx, uint32_t len, const void *payload) {
+GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload) {
 	// The transport copies the payload before returning.
-	struct api_out out = api_out_borrowed(0, len, payload);
+	struct gr_api_out out = gr_api_out_borrowed(0, len, payload);
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
 int api_dispatch_locked(
-	struct api_ctx *ctx,
+	struct gr_api_ctx *ctx,
 	const struct gr_api_request *req,
 	const void *payload
 ) {
-	const struct api_handler *handler;
-	struct api_out out;
+	const struct gr_api_handler *handler;
+	struct gr_api_out out;
 	int ret;
 
 	if (!ctx->hello_done && req->type != GR_HELLO) {
@@ -170,7 +286,7 @@ int api_dispatch_locked(
 	return ret;
 }
 
-int api_dispatch(struct api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
+int api_dispatch(struct gr_api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
 	int ret;
 
 	pthread_mutex_lock(&handler_lock);
@@ -181,7 +297,7 @@ int api_dispatch(struct api_ctx *ctx, const struct gr_api_request *req, const vo
 }
 
 void api_fault(
-	struct api_ctx *ctx,
+	struct gr_api_ctx *ctx,
 	enum api_fault kind,
 	const char *name,
 	uint32_t arg0,
@@ -196,7 +312,7 @@ void api_fault(
 	ctx->faults_pending = true;
 }
 
-void api_fault_text(struct api_ctx *ctx, enum api_fault kind, const char *fmt, ...) {
+void api_fault_text(struct gr_api_ctx *ctx, enum api_fault kind, const char *fmt, ...) {
 	va_list ap;
 
 	api_fault(ctx, kind, NULL, 0, 0);
@@ -361,7 +477,7 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 	}
 }
 
-void api_faults_log(struct api_ctx *ctx, bool final) {
+void api_faults_log(struct gr_api_ctx *ctx, bool final) {
 	char detail[FAULT_DETAIL_LEN];
 	bool pending = false;
 	uint64_t now, n;

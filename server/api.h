@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// Handler registry and dispatch of shmchand. Transport-agnostic: the socket
-// server and the channel pollers both feed requests to api_dispatch() through
-// an api_ctx, and handlers answer the same way on both.
+// Handler registry and dispatch of the server. Transport-agnostic: the
+// socket server and the channel pollers both feed requests to
+// api_dispatch() through a gr_api_ctx, and handlers answer the same way on
+// both. The types a handler sees are public (gr_api_server.h).
 
 #pragma once
 
+#include "gr_api_server.h"
 #include "log_limit.h"
 
 #include <gr_api.h>
@@ -15,56 +17,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-// What a handler returns: a status (0 or an errno value) and a response
-// payload of len bytes. payload is malloc'ed by the handler (or NULL when len
-// is 0) and freed by the dispatcher once sent, unless borrowed is set (see
-// api_out_borrowed()). fds, if any, travel with the response as SCM_RIGHTS
-// (socket transport only); they stay owned by the handler's state and are
-// not closed by the dispatcher.
-struct api_out {
-	uint32_t status;
-	uint32_t len;
-	void *payload;
-	const int *fds;
-	unsigned n_fds;
-	bool borrowed; // payload is not the dispatcher's to free
-};
-
-static inline struct api_out api_out(uint32_t status, uint32_t len, void *payload) {
-	struct api_out out = {.status = status, .len = len, .payload = payload};
-	return out;
-}
-
-// A response whose payload the handler does not give away: the request's own
-// payload (an echo), or state that outlives the dispatch. Every transport
-// copies the payload before the dispatch returns and the dispatcher never
-// frees it, so an answer costs no allocation. The cast only satisfies the
-// field's type: nothing writes through it.
-static inline struct api_out api_out_borrowed(uint32_t status, uint32_t len, const void *payload) {
-	struct api_out out = {
-		.status = status,
-		.len = len,
-		.payload = (void *)payload,
-		.borrowed = true,
-	};
-	return out;
-}
-
-struct api_ctx;
 struct event_sub;
 
 // How a transport delivers a response. Called with the handler lock held,
 // from the thread that serves the client (main thread for sockets, a poller
 // for channels). It copies out->payload before it returns (into the ring,
 // the socket's output or a backlog) and never keeps or frees the pointer:
-// api_out_borrowed() and api_send() rely on that. Returns 0 or -errno; on
+// gr_api_out_borrowed() and gr_api_send() rely on that. Returns 0 or -errno; on
 // error the transport closes the client itself.
 struct api_transport {
 	const char *name; // "socket", "shm"
-	int (*send)(struct api_ctx *, uint32_t for_id, const struct api_out *);
+	int (*send)(struct gr_api_ctx *, uint32_t for_id, const struct gr_api_out *);
 	// Make the event subscriber of a client (event.h), served by the
 	// client's thread. NULL: the transport carries no event.
-	struct event_sub *(*events_open)(struct api_ctx *);
+	struct event_sub *(*events_open)(struct gr_api_ctx *);
 };
 
 // What a client did wrong in a request, or did that deserves a line, which
@@ -112,13 +78,13 @@ struct api_fault_note {
 };
 
 // Per-client dispatch state. One per socket connection and one per channel.
-struct api_ctx {
+struct gr_api_ctx {
 	const struct api_transport *transport;
 	void *priv; // the transport's own client state
 	bool hello_done; // GR_HELLO accepted on this client
 	uint32_t api_version; // the version of the last accepted GR_HELLO
 	struct event_sub *events; // made at the first subscribe, freed with the client
-	uint32_t req_id; // id of the request being handled (for api_send)
+	uint32_t req_id; // id of the request being handled (for gr_api_send)
 	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
 	uid_t peer_uid;
 	gid_t peer_gid;
@@ -139,12 +105,12 @@ struct api_ctx {
 // Record a fault of the client (see enum api_fault for name and args).
 // Under the handler lock, by the thread serving the client; makes no system
 // call and logs nothing.
-void api_fault(struct api_ctx *, enum api_fault, const char *name, uint32_t arg0, uint32_t arg1);
+void api_fault(struct gr_api_ctx *, enum api_fault, const char *name, uint32_t arg0, uint32_t arg1);
 
 // api_fault() of a kind whose line is a text made now (printf format, cut
 // to API_FAULT_TEXT_LEN - 1 bytes): from the request or the state it
 // changed, which will not be there when the line is logged.
-void api_fault_text(struct api_ctx *, enum api_fault, const char *fmt, ...)
+void api_fault_text(struct gr_api_ctx *, enum api_fault, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 // Log the faults that are due: the first of each kind at once, then one line
@@ -152,44 +118,44 @@ void api_fault_text(struct api_ctx *, enum api_fault, const char *fmt, ...)
 // final (the client is gone) whatever is left. Outside the handler lock, by
 // the thread serving the client (or, final, by whoever frees it). Cheap when
 // nothing is pending: api_dispatch() calls it after every request.
-void api_faults_log(struct api_ctx *, bool final);
-
-typedef struct api_out (*api_handler_func)(const void *request, uint32_t len, struct api_ctx *);
-
-struct api_handler {
-	const char *name;
-	uint32_t request_type;
-	uint32_t request_len; // shortest payload accepted; shorter gets EMSGSIZE
-	api_handler_func callback;
-};
-
-// Most handlers the registry holds: a programming limit, far above the
-// requests of every module together.
-#define API_HANDLERS_MAX 256
-
-// Register a handler. Called from constructors (API_HANDLER); aborts on a
-// duplicate type or past API_HANDLERS_MAX, which are programming errors.
-void api_handler_register(struct api_handler *);
+void api_faults_log(struct gr_api_ctx *, bool final);
 
 // Look up a handler, NULL if none. A hash table: one or two probes, no list
-// walk, on every request of every transport.
-const struct api_handler *api_handler_lookup(uint32_t request_type);
+// walk, on every request of every transport. Under the handler lock (or
+// before any thread dispatches).
+const struct gr_api_handler *api_handler_lookup(uint32_t request_type);
 
 // Handlers registered so far.
 unsigned api_handler_count(void);
 
-// Register handler func for request code (declared with GR_REQ), in a
-// constructor beside the handler.
-#define API_HANDLER(code, func)                                                                    \
-	static struct api_handler api_handler_##func = {                                           \
-		.name = #code,                                                                     \
-		.request_type = code,                                                              \
-		.request_len = code##_REQ_LEN,                                                     \
-		.callback = func,                                                                  \
-	};                                                                                         \
-	static void __attribute__((constructor)) api_handler_register_##func(void) {               \
-		api_handler_register(&api_handler_##func);                                         \
-	}
+// The server's own handlers of one file: gr_api_server_start() registers
+// them and gr_api_server_stop() drops them again. Not registered by
+// constructors: a program that links the static library would leave out
+// every object it references nothing of, and their handlers with them.
+struct api_handler_table {
+	struct gr_api_handler *handlers;
+	unsigned n;
+};
+#define API_HANDLER_TABLE(name, array)                                                             \
+	const struct api_handler_table name = {array, sizeof(array) / sizeof((array)[0])}
+
+// The tables of the server's own handlers (handlers_*.c, channel.c,
+// event.c).
+extern const struct api_handler_table handlers_main, handlers_log, handlers_echo, handlers_clients,
+	handlers_channel, handlers_event;
+
+// Register a table of the server's own handlers. Returns 0, or the error of
+// gr_api_server_handler_register() for the first that fails (logged),
+// leaving none of the table registered.
+int api_table_register(const struct api_handler_table *);
+
+// Drop every handler api_table_register() registered; the application's
+// stay.
+void api_tables_drop(void);
+
+// The first error of a handler registered from a constructor
+// (GR_API_HANDLER): logged, and returned. 0 if none failed.
+int api_ctor_error(void);
 
 // Check a request header before its payload is read. Returns 0, or
 // -EMSGSIZE if payload_len exceeds GR_API_MAX_MSG_LEN: the caller answers
@@ -203,10 +169,10 @@ int api_check_header(const struct gr_api_request *);
 // ctx->transport; then, outside the lock, logs the client's faults that are
 // due (api_faults_log()). Returns 0, or the transport's -errno if sending
 // failed.
-int api_dispatch(struct api_ctx *, const struct gr_api_request *, const void *payload);
+int api_dispatch(struct gr_api_ctx *, const struct gr_api_request *, const void *payload);
 
 // Answer request id with an error status and no payload (under the lock).
-int api_reject(struct api_ctx *, uint32_t for_id, uint32_t status);
+int api_reject(struct gr_api_ctx *, uint32_t for_id, uint32_t status);
 
 // A batch of dispatches under one hold of the handler lock: api_lock(),
 // any number of api_dispatch_locked() and api_reject_locked(), api_unlock().
@@ -216,14 +182,9 @@ int api_reject(struct api_ctx *, uint32_t for_id, uint32_t status);
 // After api_unlock(), call api_faults_log() for the client served.
 void api_lock(void);
 void api_unlock(void);
-int api_dispatch_locked(struct api_ctx *, const struct gr_api_request *, const void *payload);
-int api_reject_locked(struct api_ctx *, uint32_t for_id, uint32_t status);
+int api_dispatch_locked(struct gr_api_ctx *, const struct gr_api_request *, const void *payload);
+int api_reject_locked(struct gr_api_ctx *, uint32_t for_id, uint32_t status);
 
 // The pid of the client whose request the calling thread's handler serves,
 // 0 outside a handler (what suppress_self_events compares with).
 pid_t api_current_pid(void);
-
-// Send one response of a stream from inside a handler: status 0, the
-// current request's id. The handler's returned api_out (normally empty)
-// ends the stream.
-int api_send(struct api_ctx *, uint32_t len, const void *payload);

@@ -9,20 +9,15 @@
 #include "api.h"
 #include "config.h"
 
-// child_die_with_parent(), shared with the integration tests.
-#include "check.h"
-
 #include <gr_shm.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -46,7 +41,7 @@ struct recorded {
 
 // The fake transport's client: every response it was asked to send.
 struct fake_client {
-	struct api_ctx ctx;
+	struct gr_api_ctx ctx;
 	struct recorded resp[MAX_RECORDED];
 	unsigned n_resp;
 	int send_error; // returned by send when not 0
@@ -70,7 +65,7 @@ static void exclusive_section(void) {
 	__atomic_store_n(&inside_lock, 0, __ATOMIC_RELEASE);
 }
 
-static int fake_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+static int fake_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	struct fake_client *client = ctx->priv;
 	struct recorded *r;
 
@@ -122,51 +117,56 @@ static void say_hello(struct fake_client *client, uint32_t api_version) {
 	assert_int_equal(dispatch(client, 1, GR_HELLO, sizeof(hello), &hello), 0);
 }
 
-static struct api_out count_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out count_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	(void)ctx;
 	count_calls++;
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_out stream_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out stream_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	for (uint32_t i = 0; i < STREAM_RESPONSES; i++)
-		assert_int_equal(api_send(ctx, sizeof(i), &i), 0);
-	return api_out(0, 0, NULL);
+		assert_int_equal(gr_api_send(ctx, sizeof(i), &i), 0);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_out exclusive_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out
+exclusive_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	(void)ctx;
 	exclusive_section();
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_handler count_h = {
+static struct gr_api_handler count_h = {
 	.name = "TEST_COUNT",
 	.request_type = TEST_COUNT,
 	.callback = count_handler,
 };
-static struct api_handler stream_h = {
+static struct gr_api_handler stream_h = {
 	.name = "TEST_STREAM",
 	.request_type = TEST_STREAM,
 	.callback = stream_handler,
 };
-static struct api_handler exclusive_h = {
+static struct gr_api_handler exclusive_h = {
 	.name = "TEST_EXCLUSIVE",
 	.request_type = TEST_EXCLUSIVE,
 	.callback = exclusive_handler,
 };
 
+// The server's own handlers this test links (as gr_api_server_start()
+// registers them), and the test's.
 static int register_test_handlers(void **state) {
 	(void)state;
-	api_handler_register(&count_h);
-	api_handler_register(&stream_h);
-	api_handler_register(&exclusive_h);
+	assert_int_equal(api_table_register(&handlers_main), 0);
+	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(gr_api_server_handler_register(&count_h), 0);
+	assert_int_equal(gr_api_server_handler_register(&stream_h), 0);
+	assert_int_equal(gr_api_server_handler_register(&exclusive_h), 0);
 	return 0;
 }
 
@@ -378,22 +378,22 @@ static void send_error_is_returned(void **state) {
 	assert_int_equal(api_reject(&client.ctx, 3, EINVAL), -EPIPE);
 }
 
-static void register_handler(void *handler) {
-	api_handler_register(handler);
-}
-
-static void duplicate_type_aborts(void **state) {
-	static struct api_handler again = {
+// A second handler for a type is refused, and the first one still serves
+// it: never an overwrite, never an abort.
+static void duplicate_type_refused(void **state) {
+	static struct gr_api_handler again = {
 		.name = "TEST_COUNT again",
 		.request_type = TEST_COUNT,
 		.callback = count_handler,
 	};
-	int status;
+	static struct gr_api_handler nameless = {.request_type = GR_MSG_TYPE(TEST_MODULE, 9)};
 
 	(void)state;
-	status = child_status_of(register_handler, &again);
-	assert_true(WIFSIGNALED(status));
-	assert_int_equal(WTERMSIG(status), SIGABRT);
+	assert_int_equal(gr_api_server_handler_register(&again), -EEXIST);
+	assert_ptr_equal(api_handler_lookup(TEST_COUNT), &count_h);
+	assert_int_equal(gr_api_server_handler_register(&nameless), -EINVAL);
+	assert_null(api_handler_lookup(nameless.request_type));
+	assert_int_equal(gr_api_server_handler_register(NULL), -EINVAL);
 }
 
 #define EXCLUSIVE_THREADS 2
@@ -481,7 +481,7 @@ int main(void) {
 		cmocka_unit_test(echo_any_length),
 		cmocka_unit_test(stream_sends_responses_then_end),
 		cmocka_unit_test(send_error_is_returned),
-		cmocka_unit_test(duplicate_type_aborts),
+		cmocka_unit_test(duplicate_type_refused),
 		cmocka_unit_test(handlers_never_run_concurrently),
 	};
 

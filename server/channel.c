@@ -118,7 +118,7 @@ struct channel {
 	int fds[3]; // passed at attach: request doorbell, response doorbell, memfd
 	unsigned n_fds; // 3 with a memfd, 2 with a memzone
 	int lease_fd; // dup of the client's socket, shut down on a fault
-	struct api_ctx ctx; // dispatch state of requests arriving on the channel
+	struct gr_api_ctx ctx; // dispatch state of requests arriving on the channel
 	// Written by the owning poller, read by the main thread.
 	_Atomic uint32_t state;
 	enum channel_fault fault; // why the poller faulted it
@@ -408,7 +408,7 @@ static void backlog_free(struct channel *ch) {
 }
 
 // Transport of channel clients: poller thread, handler lock held.
-static int shm_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+static int shm_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	struct gr_api_response hdr = {
 		.for_id = for_id,
 		.status = out->status,
@@ -446,7 +446,7 @@ static void channel_events_wake(void *arg) {
 }
 
 // Poller, at the channel's first subscribe.
-static struct event_sub *channel_events_open(struct api_ctx *ctx) {
+static struct event_sub *channel_events_open(struct gr_api_ctx *ctx) {
 	struct channel *ch = ctx->priv;
 	return event_sub_new(ctx->peer_pid, EVENT_FRAMING_TAGGED, channel_events_wake, NULL, ch);
 }
@@ -1129,7 +1129,7 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 						    : GR_SHM_DETACH_CORRUPT,
 	};
 	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
-	event_publish(GR_SHM_EVENT_CHANNEL_DETACHED, &ev, sizeof(ev));
+	gr_api_event_publish(GR_SHM_EVENT_CHANNEL_DETACHED, &ev, sizeof(ev));
 	call_rcu(&ch->rcu, channel_free);
 }
 
@@ -1139,7 +1139,7 @@ static void channel_detach(void *arg, bool peer_closed) {
 }
 
 static struct channel *
-channel_create(const struct api_ctx *sock_ctx, enum shmchan_backing backing, int *err) {
+channel_create(const struct gr_api_ctx *sock_ctx, enum shmchan_backing backing, int *err) {
 	struct channel *ch = calloc(1, sizeof(*ch));
 	int ret;
 
@@ -1207,29 +1207,29 @@ fail:
 	return NULL;
 }
 
-static struct api_out channel_attach(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out channel_attach(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	const struct gr_shm_attach_req *req = request;
 	enum shmchan_backing backing;
 	struct gr_shm_attach_resp *resp;
 	struct channel *ch;
-	struct api_out out;
+	struct gr_api_out out;
 	uint32_t offered;
 	int err;
 
 	(void)len;
 	if (ctx->sock_fd < 0)
-		return api_out(EINVAL, 0, NULL); // only over the socket: it is the lease
+		return gr_api_out(EINVAL, 0, NULL); // only over the socket: it is the lease
 	if (!server_conf.shm_enabled || poller_count() == 0)
-		return api_out(ENOTSUP, 0, NULL);
+		return gr_api_out(ENOTSUP, 0, NULL);
 	if (ctx->lease_lost != NULL)
-		return api_out(EEXIST, 0, NULL);
+		return gr_api_out(EEXIST, 0, NULL);
 	// One event subscriber per connection: once attached, the connection's
 	// events go over its channel, and its socket subscribes no more
 	// (main/event.c). A socket that has subscriptions or events to deliver
 	// keeps them, and stays on the socket.
 	if (ctx->events != NULL && event_sub_busy(ctx->events)) {
 		api_fault(ctx, API_FAULT_ATTACH_SUBSCRIBED, NULL, 0, 0);
-		return api_out(EBUSY, 0, NULL);
+		return gr_api_out(EBUSY, 0, NULL);
 	}
 	if (req->layout_version != SHMCHAN_LAYOUT_VERSION) {
 		api_fault(
@@ -1239,7 +1239,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 			req->layout_version,
 			SHMCHAN_LAYOUT_VERSION
 		);
-		return api_out(EPROTO, 0, NULL);
+		return gr_api_out(EPROTO, 0, NULL);
 	}
 	offered = server_backings_offered();
 	// A secondary asks for both and gets the memzone; anyone else gets the
@@ -1251,7 +1251,7 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 		backing = SHMCHAN_BACKING_MEMFD;
 	} else {
 		api_fault(ctx, API_FAULT_ATTACH_BACKINGS, NULL, req->backings, offered);
-		return api_out(ENOTSUP, 0, NULL);
+		return gr_api_out(ENOTSUP, 0, NULL);
 	}
 	if (!fd_budget_admits(channel_fds(backing), ctx->peer_uid == 0)) {
 		api_fault(
@@ -1261,23 +1261,23 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 			fd_budget_held(),
 			fd_budget_room(ctx->peer_uid == 0)
 		);
-		return api_out(ENFILE, 0, NULL);
+		return gr_api_out(ENFILE, 0, NULL);
 	}
 	if (backing == SHMCHAN_BACKING_MEMFD && req->backings & offered & GR_SHM_BACKING_MEMZONE)
 		api_fault(ctx, API_FAULT_MEMZONES_IN_USE, NULL, memzone_pool.n_zones, 0);
 	resp = calloc(1, sizeof(*resp));
 	if (resp == NULL)
-		return api_out(ENOMEM, 0, NULL);
+		return gr_api_out(ENOMEM, 0, NULL);
 	ch = channel_create(ctx, backing, &err);
 	if (ch == NULL) {
 		free(resp);
-		return api_out(err, 0, NULL);
+		return gr_api_out(err, 0, NULL);
 	}
 	err = poller_watch(ch->poller, ch->fds[0]);
 	if (err < 0) {
 		free(resp);
 		channel_free(&ch->rcu);
-		return api_out(-err, 0, NULL);
+		return gr_api_out(-err, 0, NULL);
 	}
 	resp->layout_version = ch->geometry.layout_version;
 	resp->backing = backing;
@@ -1314,28 +1314,28 @@ static struct api_out channel_attach(const void *request, uint32_t len, struct a
 	);
 	struct gr_shm_event_channel ev = {.pid = ctx->peer_pid, .backing = resp->backing};
 	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
-	event_publish(GR_SHM_EVENT_CHANNEL_ATTACHED, &ev, sizeof(ev));
+	gr_api_event_publish(GR_SHM_EVENT_CHANNEL_ATTACHED, &ev, sizeof(ev));
 
-	out = api_out(0, sizeof(*resp), resp);
+	out = gr_api_out(0, sizeof(*resp), resp);
 	out.fds = ch->fds;
 	out.n_fds = ch->n_fds;
 	return out;
 }
-API_HANDLER(GR_SHM_ATTACH, channel_attach);
 
 // The client gives its channel back, typically because it could not map or
 // validate it: without this the channel would stay polled until the
 // connection closes, and a new attach would get EEXIST. Main thread, under
 // the handler lock.
-static struct api_out channel_give_back(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out
+channel_give_back(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct channel *ch = ctx->lease_arg;
 
 	(void)request;
 	(void)len;
 	if (ctx->sock_fd < 0)
-		return api_out(EINVAL, 0, NULL); // only over the socket, as attach
+		return gr_api_out(EINVAL, 0, NULL); // only over the socket, as attach
 	if (ctx->lease_lost != channel_detach)
-		return api_out(ENOENT, 0, NULL);
+		return gr_api_out(ENOENT, 0, NULL);
 	// The connection no longer holds the channel: its close must not end
 	// it again (it is freed after the grace period).
 	ctx->lease_lost = NULL;
@@ -1350,9 +1350,8 @@ static struct api_out channel_give_back(const void *request, uint32_t len, struc
 		(int)ch->ctx.peer_pid
 	);
 	channel_end(ch, END_GIVEN_BACK);
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
-API_HANDLER(GR_SHM_DETACH, channel_give_back);
 
 static void channel_counters(const struct channel *ch, struct gr_shm_counters *c) {
 	memset(c, 0, sizeof(*c));
@@ -1382,20 +1381,19 @@ void channel_stats_fill(struct gr_shm_stats_resp *resp) {
 	resp->memzones = memzone_pool_in_use();
 }
 
-static struct api_out channel_stats(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out channel_stats(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct gr_shm_stats_resp *resp = malloc(sizeof(*resp));
 
 	(void)request;
 	(void)len;
 	(void)ctx;
 	if (resp == NULL)
-		return api_out(ENOMEM, 0, NULL);
+		return gr_api_out(ENOMEM, 0, NULL);
 	channel_stats_fill(resp);
-	return api_out(0, sizeof(*resp), resp);
+	return gr_api_out(0, sizeof(*resp), resp);
 }
-API_HANDLER(GR_SHM_STATS, channel_stats);
 
-static struct api_out channel_list(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out channel_list(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct gr_shm_channel_info info;
 	struct channel *ch;
 	int ret = 0;
@@ -1411,18 +1409,17 @@ static struct api_out channel_list(const void *request, uint32_t len, struct api
 		info.client_pid = ch->ctx.peer_pid;
 		info.state = atomic_load_explicit(&ch->state, memory_order_relaxed);
 		channel_counters(ch, &info.counters);
-		ret = api_send(ctx, sizeof(info), &info);
+		ret = gr_api_send(ctx, sizeof(info), &info);
 		if (ret < 0)
 			break;
 	}
 	rcu_read_unlock();
 	if (ret < 0)
-		return api_out(-ret, 0, NULL);
-	return api_out(0, 0, NULL);
+		return gr_api_out(-ret, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
-API_HANDLER(GR_SHM_CHANNEL_LIST, channel_list);
 
-bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info *info) {
+bool channel_of_client(const struct gr_api_ctx *sock_ctx, struct gr_shm_client_info *info) {
 	const struct channel *ch = sock_ctx->lease_arg;
 
 	if (sock_ctx->lease_lost != channel_detach)
@@ -1434,6 +1431,15 @@ bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info
 	channel_counters(ch, &info->channel_counters);
 	return true;
 }
+
+// Registered by gr_api_server_start() (api.h).
+static struct gr_api_handler handlers_channel_array[] = {
+	GR_API_HANDLER_INIT(GR_SHM_ATTACH, channel_attach),
+	GR_API_HANDLER_INIT(GR_SHM_DETACH, channel_give_back),
+	GR_API_HANDLER_INIT(GR_SHM_STATS, channel_stats),
+	GR_API_HANDLER_INIT(GR_SHM_CHANNEL_LIST, channel_list),
+};
+API_HANDLER_TABLE(handlers_channel, handlers_channel_array);
 
 int channel_module_init(struct event_base *base) {
 	(void)base;

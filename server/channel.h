@@ -41,7 +41,7 @@ int channel_module_init(struct event_base *base);
 // Stop the pollers and free every channel. Main thread, at shutdown.
 void channel_module_fini(void);
 
-struct api_ctx;
+struct gr_api_ctx;
 struct gr_shm_client_info;
 struct gr_shm_stats_resp;
 
@@ -55,4 +55,4 @@ void channel_stats_fill(struct gr_shm_stats_resp *resp);
 // true. Any thread, under the handler lock (which orders it with attach) and
 // inside sock_clients_walk() (which keeps the lease, and so the channel,
 // from ending meanwhile).
-bool channel_of_client(const struct api_ctx *sock_ctx, struct gr_shm_client_info *info);
+bool channel_of_client(const struct gr_api_ctx *sock_ctx, struct gr_shm_client_info *info);

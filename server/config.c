@@ -63,7 +63,7 @@ static struct {
 	char app_version[SERVER_APP_VERSION_LEN];
 } strings;
 
-void gr_api_server_conf_init(struct gr_api_server_conf *conf) {
+GR_API_EXPORT void gr_api_server_conf_init(struct gr_api_server_conf *conf) {
 	*conf = (struct gr_api_server_conf){
 		.sock_path = GR_API_DEFAULT_SOCK_PATH,
 		.sock_mode = DEFAULT_SOCK_MODE,

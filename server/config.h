@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <time.h>
 
+// Marks the public functions: the library is built with -fvisibility=hidden.
+#define GR_API_EXPORT __attribute__((visibility("default")))
+
 // Longest file prefix a secondary is told (GR_SHM_ATTACH's file_prefix).
 #define SERVER_FILE_PREFIX_LEN 64
 // Longest log type name and application version kept.

@@ -459,23 +459,29 @@ static void offer_to_type(struct event_type *t, struct event_msg *m, uint64_t se
 	}
 }
 
-void event_publish(uint32_t ev_type, const void *payload, uint32_t len) {
+GR_API_EXPORT int gr_api_event_publish(uint32_t ev_type, const void *payload, uint32_t len) {
 	pid_t pid = api_current_pid();
 	struct event_type *t;
 	struct event_msg *m;
 	uint64_t seq;
 
+	// GR_EVENT_ALL names every type in a subscription, none in an event.
+	if (ev_type == GR_EVENT_ALL || (payload == NULL && len > 0))
+		return -EINVAL;
+	// The event and its headers fit in one message of either transport.
+	if (len > GR_API_MAX_MSG_LEN)
+		return -EMSGSIZE;
 	pthread_mutex_lock(&events_lock);
-	t = ev_type == GR_EVENT_ALL ? NULL : type_find(ev_type);
+	t = type_find(ev_type);
 	if (t == NULL && LIST_EMPTY(&type_all.subs)) {
 		pthread_mutex_unlock(&events_lock);
-		return;
+		return 0;
 	}
 	m = msg_new(ev_type, payload, len);
 	if (m == NULL) {
 		pthread_mutex_unlock(&events_lock);
 		LOG(ERR, "events: no memory for event 0x%08x of %u bytes", ev_type, len);
-		return;
+		return -ENOMEM;
 	}
 	// The message starts with one reference of our own, so that it lives
 	// until every backlog took its own.
@@ -486,6 +492,7 @@ void event_publish(uint32_t ev_type, const void *payload, uint32_t len) {
 	offer_to_type(&type_all, m, seq, pid);
 	pthread_mutex_unlock(&events_lock);
 	msg_put(m);
+	return 0;
 }
 
 struct event_sub *event_sub_new(
@@ -925,7 +932,7 @@ void event_module_fini(void) {
 
 static int subscribe_common(
 	const struct gr_event_subscribe_req *req,
-	struct api_ctx *ctx,
+	struct gr_api_ctx *ctx,
 	enum event_framing framing
 ) {
 	struct event_sub *sub = ctx->events;
@@ -969,31 +976,34 @@ static int subscribe_common(
 }
 
 // Grout's subscribe: Grout's framing on the socket.
-static struct api_out subscribe(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out subscribe(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)len;
-	return api_out((uint32_t)subscribe_common(request, ctx, EVENT_FRAMING_GROUT), 0, NULL);
+	return gr_api_out((uint32_t)subscribe_common(request, ctx, EVENT_FRAMING_GROUT), 0, NULL);
 }
 
-static struct api_out shm_subscribe(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out shm_subscribe(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)len;
-	return api_out((uint32_t)subscribe_common(request, ctx, EVENT_FRAMING_TAGGED), 0, NULL);
+	return gr_api_out((uint32_t)subscribe_common(request, ctx, EVENT_FRAMING_TAGGED), 0, NULL);
 }
 
-static struct api_out unsubscribe(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out unsubscribe(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	if (ctx->events != NULL)
 		event_unsubscribe_all(ctx->events);
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_out publish(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out publish(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)ctx;
-	event_publish(GR_SHM_EVENT_TEST, request, len);
-	return api_out(0, 0, NULL);
+	return gr_api_out(
+		(uint32_t)-gr_api_event_publish(GR_SHM_EVENT_TEST, request, len),
+		0,
+		NULL
+	);
 }
 
-static struct api_out stats(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out stats(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct gr_shm_event_stats_resp *resp = calloc(1, sizeof(*resp));
 	struct event_totals t;
 
@@ -1001,18 +1011,21 @@ static struct api_out stats(const void *request, uint32_t len, struct api_ctx *c
 	(void)len;
 	(void)ctx;
 	if (resp == NULL)
-		return api_out(ENOMEM, 0, NULL);
+		return gr_api_out(ENOMEM, 0, NULL);
 	event_totals_get(&t);
 	resp->subscribers = t.subscribers;
 	resp->subscriptions = t.subscriptions;
 	resp->published = t.published;
 	resp->queued = t.queued;
 	resp->dropped = t.dropped;
-	return api_out(0, sizeof(*resp), resp);
+	return gr_api_out(0, sizeof(*resp), resp);
 }
 
-API_HANDLER(GR_EVENT_SUBSCRIBE, subscribe);
-API_HANDLER(GR_EVENT_UNSUBSCRIBE, unsubscribe);
-API_HANDLER(GR_SHM_EVENT_SUBSCRIBE, shm_subscribe);
-API_HANDLER(GR_SHM_EVENT_PUBLISH, publish);
-API_HANDLER(GR_SHM_EVENT_STATS, stats);
+static struct gr_api_handler handlers_event_array[] = {
+	GR_API_HANDLER_INIT(GR_EVENT_SUBSCRIBE, subscribe),
+	GR_API_HANDLER_INIT(GR_EVENT_UNSUBSCRIBE, unsubscribe),
+	GR_API_HANDLER_INIT(GR_SHM_EVENT_SUBSCRIBE, shm_subscribe),
+	GR_API_HANDLER_INIT(GR_SHM_EVENT_PUBLISH, publish),
+	GR_API_HANDLER_INIT(GR_SHM_EVENT_STATS, stats),
+};
+API_HANDLER_TABLE(handlers_event, handlers_event_array);

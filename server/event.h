@@ -97,14 +97,13 @@ int event_subscribe(struct event_sub *, uint32_t ev_type, const struct event_sub
 // per turn of its loop. What its backlog holds is still delivered.
 void event_unsubscribe_all(struct event_sub *);
 
-// Publish an event to its subscribers: O(log types + subscriptions to
-// ev_type and to GR_EVENT_ALL), nothing but a table look-up for a type
-// nobody subscribes to. The payload is copied. Subscribers whose
+// Publishing (gr_api_event_publish(), public): O(log types +
+// subscriptions to ev_type and to GR_EVENT_ALL), nothing but a table look-up
+// for a type nobody subscribes to. The payload is copied. Subscribers whose
 // subscription suppresses self events skip an event published while a
 // handler serves a request of their own pid. A subscriber whose backlog is
 // full loses it (counted); so does every subscriber it was for when the
 // backlogs together hold server_conf.event_memory_bytes.
-void event_publish(uint32_t ev_type, const void *payload, uint32_t len);
 
 // Consumer side, the subscriber's serving thread only. peek: the oldest
 // event of the backlog, NULL if empty; pop: remove it (after it was written

@@ -41,7 +41,7 @@ static void count_wake(void *arg) {
 // the events kept and the events-lost event: empty again.
 static void fill_and_empty(struct event_sub *sub) {
 	for (unsigned k = 0; k <= TEST_BACKLOG_MSGS; k++)
-		event_publish(GR_SHM_EVENT_TEST, &k, sizeof(k));
+		gr_api_event_publish(GR_SHM_EVENT_TEST, &k, sizeof(k));
 	while (event_sub_peek(sub) != NULL)
 		event_sub_pop(sub);
 }

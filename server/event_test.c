@@ -92,7 +92,7 @@ static void nobody_subscribed_costs_nothing(void **state) {
 	struct event_totals t;
 
 	(void)state;
-	event_publish(GR_SHM_EVENT_TEST, "x", 1);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, "x", 1);
 	event_totals_get(&t);
 	assert_int_equal(t.published, 0);
 	assert_int_equal(t.queued, 0);
@@ -106,8 +106,8 @@ static void one_wake_and_one_copy(void **state) {
 	subscribe(a, GR_SHM_EVENT_TEST, false, 0);
 	subscribe(a, GR_EVENT_ALL, false, 0);
 	subscribe(b, GR_EVENT_ALL, false, 0);
-	event_publish(GR_SHM_EVENT_TEST, "abc", 3);
-	event_publish(GR_SHM_EVENT_TEST, "de", 2);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, "abc", 3);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, "de", 2);
 	assert_int_equal(wakes, 2); // each backlog once, on its first event
 	uint64_t len;
 	assert_int_equal(take(a, &len), GR_SHM_EVENT_TEST);
@@ -132,7 +132,7 @@ static void full_backlog_loses_then_says_so(void **state) {
 	subscribe(fast, GR_SHM_EVENT_TEST, false, 0);
 	event_totals_get(&t0);
 	for (unsigned i = 0; i < TEST_BACKLOG_MSGS + 3; i++) {
-		event_publish(GR_SHM_EVENT_TEST, &i, sizeof(i));
+		gr_api_event_publish(GR_SHM_EVENT_TEST, &i, sizeof(i));
 		assert_int_equal(take(fast, NULL), GR_SHM_EVENT_TEST); // unaffected
 	}
 	event_totals_get(&t1);
@@ -154,29 +154,30 @@ static void byte_bound(void **state) {
 
 	(void)state;
 	subscribe(sub, GR_SHM_EVENT_TEST, false, 0);
-	event_publish(GR_SHM_EVENT_TEST, big, TEST_BACKLOG_BYTES / 2);
-	event_publish(GR_SHM_EVENT_TEST, big, TEST_BACKLOG_BYTES / 2); // over the bytes
+	gr_api_event_publish(GR_SHM_EVENT_TEST, big, TEST_BACKLOG_BYTES / 2);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, big, TEST_BACKLOG_BYTES / 2); // over the bytes
 	assert_int_equal(take(sub, NULL), GR_SHM_EVENT_TEST);
 	assert_int_equal(take(sub, &n), GR_SHM_EVENT_LOST);
 	assert_int_equal(n, 1);
 	event_sub_free(sub);
 }
 
-static struct api_out publish_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out
+publish_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	(void)ctx;
-	event_publish(GR_SHM_EVENT_TEST, NULL, 0);
-	return api_out(0, 0, NULL);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, NULL, 0);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_handler publish_api = {
+static struct gr_api_handler publish_api = {
 	.name = "TEST_PUBLISH_REQ",
 	.request_type = TEST_PUBLISH_REQ,
 	.callback = publish_handler,
 };
 
-static int discard_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+static int discard_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	(void)ctx;
 	(void)for_id;
 	(void)out;
@@ -185,7 +186,7 @@ static int discard_send(struct api_ctx *ctx, uint32_t for_id, const struct api_o
 
 static void publish_as(pid_t pid) {
 	static const struct api_transport transport = {.name = "test", .send = discard_send};
-	struct api_ctx ctx = {.transport = &transport, .hello_done = true, .peer_pid = pid};
+	struct gr_api_ctx ctx = {.transport = &transport, .hello_done = true, .peer_pid = pid};
 	struct gr_api_request req = {.id = 1, .type = TEST_PUBLISH_REQ};
 
 	assert_int_equal(api_dispatch(&ctx, &req, NULL), 0);
@@ -201,7 +202,7 @@ static void suppress_self_by_pid(void **state) {
 	publish_as(OTHER_PID);
 	assert_int_equal(take(sub, NULL), GR_SHM_EVENT_TEST);
 	// Outside a handler (pid 0) nothing is suppressed.
-	event_publish(GR_SHM_EVENT_TEST, NULL, 0);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, NULL, 0);
 	assert_int_equal(take(sub, NULL), GR_SHM_EVENT_TEST);
 	subscribe(sub, GR_SHM_EVENT_TEST, false, 0); // an update
 	publish_as(SUB_PID);
@@ -216,9 +217,9 @@ static void grout_all_skips_shm_module(void **state) {
 
 	(void)state;
 	assert_int_equal(event_subscribe(sub, GR_EVENT_ALL, &opts), 0);
-	event_publish(GR_SHM_EVENT_TEST, NULL, 0);
+	gr_api_event_publish(GR_SHM_EVENT_TEST, NULL, 0);
 	assert_null(event_sub_peek(sub));
-	event_publish(GR_MSG_TYPE(0xacdc, 0x1001), NULL, 0); // another module's
+	gr_api_event_publish(GR_MSG_TYPE(0xacdc, 0x1001), NULL, 0); // another module's
 	const struct event_msg *m = event_sub_peek(sub);
 	assert_non_null(m);
 	event_msg_bytes(m, EVENT_FRAMING_GROUT, &len);
@@ -266,9 +267,9 @@ static void lost_event_leaves_room(void **state) {
 	server_conf.event_backlog_msgs = TEST_BACKLOG_MSGS;
 	subscribe(sub, GR_SHM_EVENT_TEST, false, 0);
 	for (unsigned i = 0; i < ONE_SLOT_ROUNDS; i++) {
-		event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
+		gr_api_event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
 		published++;
-		event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
+		gr_api_event_publish(GR_SHM_EVENT_TEST, &published, sizeof(published));
 		published++;
 		if (take(sub, &n) == GR_SHM_EVENT_LOST)
 			lost += n;
@@ -303,14 +304,14 @@ static void memory_bound_for_all_backlogs(void **state) {
 	subscribe(a, GR_SHM_EVENT_TEST, false, 0);
 	subscribe(b, GR_SHM_EVENT_TEST, false, 0);
 	for (unsigned i = 0; i < MEMORY_EVENTS - 1; i++)
-		event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload));
+		gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload));
 	event_totals_get(&t);
 	assert_int_equal(t.held_bytes, (MEMORY_EVENTS - 1) * one);
 	// a takes its own: b still holds them.
 	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
 	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
-	event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // the last that fits
-	event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // lost for both
+	gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // the last that fits
+	gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // lost for both
 	event_totals_get(&t);
 	assert_int_equal(t.held_bytes, MEMORY_EVENTS * one);
 	for (unsigned i = 0; i < MEMORY_EVENTS; i++)
@@ -355,7 +356,7 @@ static void dropped_subscriptions_leave_in_batches(void **state) {
 	assert_int_equal(t.subscriptions, 1);
 	assert_int_equal(t.subscriptions_removing, TEST_SUBS_MAX);
 	// Out of use already: only other gets it.
-	event_publish(GR_MSG_TYPE(0x7100, 0), NULL, 0);
+	gr_api_event_publish(GR_MSG_TYPE(0x7100, 0), NULL, 0);
 	assert_null(event_sub_peek(sub));
 	assert_int_equal(take(other, NULL), GR_MSG_TYPE(0x7100, 0));
 	// A new subscription: two dropped ones removed first.
@@ -403,6 +404,6 @@ int main(void) {
 		cmocka_unit_test(dropped_subscriptions_leave_in_batches),
 	};
 
-	api_handler_register(&publish_api);
+	gr_api_server_handler_register(&publish_api);
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -183,6 +183,124 @@ struct gr_api_server_info {
 // no server runs.
 int gr_api_server_info_get(struct gr_api_server_info *info);
 
+// ---- Handlers ----
+//
+// A handler answers one request type (GR_MSG_TYPE(module, id), with a
+// module of the application's own; api/gr_api.h). It runs under the handler
+// lock, on the thread that serves the client: the socket's (conf.base's
+// loop, or the library's thread) or a poller. It does bounded work and never
+// blocks: every client waits while it runs.
+
+// One client: a socket connection, or a channel attached over one. Valid
+// while the handler runs.
+struct gr_api_ctx;
+
+// What a handler returns: a status (0 or an errno value) and a response
+// payload of len bytes. payload is malloc'ed by the handler (or NULL when len
+// is 0) and freed by the server once sent, unless borrowed is set
+// (gr_api_out_borrowed()). fds, if any, travel with the response as
+// SCM_RIGHTS (socket only: on a channel the response fails with ENOTSUP);
+// they stay the handler's, and the server does not close them.
+struct gr_api_out {
+	uint32_t status;
+	uint32_t len;
+	void *payload;
+	const int *fds;
+	unsigned n_fds;
+	bool borrowed; // payload is not the server's to free
+};
+
+static inline struct gr_api_out gr_api_out(uint32_t status, uint32_t len, void *payload) {
+	struct gr_api_out out = {status, len, payload, NULL, 0, false};
+	return out;
+}
+
+// A response whose payload the handler does not give away: the request's own
+// payload (an echo), or state that outlives the request. Every transport
+// copies the payload before the handler's dispatch ends and the server
+// never frees it, so an answer costs no allocation. The cast only satisfies
+// the field's type: nothing writes through it.
+static inline struct gr_api_out
+gr_api_out_borrowed(uint32_t status, uint32_t len, const void *payload) {
+	struct gr_api_out out = {status, len, (void *)payload, NULL, 0, true};
+	return out;
+}
+
+// request: the payload, len bytes (at least the handler's request_len),
+// aligned for the request's struct; the server's copy, valid while the
+// handler runs.
+typedef struct gr_api_out (*gr_api_handler_func
+)(const void *request, uint32_t len, struct gr_api_ctx *ctx);
+
+struct gr_api_handler {
+	const char *name; // for the logs
+	uint32_t request_type;
+	uint32_t request_len; // shortest payload accepted; shorter gets EMSGSIZE
+	gr_api_handler_func callback;
+};
+
+// Handlers the registry holds at most, the server's own (about 20)
+// included.
+#define GR_API_SERVER_HANDLERS_MAX 256
+
+// An initializer of struct gr_api_handler for request code (declared with
+// GR_REQ: code##_REQ_LEN is its request_len) and function func.
+#define GR_API_HANDLER_INIT(code, func)                                                            \
+	{ #code, code, code##_REQ_LEN, func }
+
+// Register a handler; handler must stay valid until the process ends. Any
+// thread but a handler's, before or after gr_api_server_start(); takes the
+// handler lock. Returns 0, -EEXIST (its type is registered: logged with
+// both names), -ENOSPC (GR_API_SERVER_HANDLERS_MAX reached) or -EINVAL (no
+// handler, name or callback).
+int gr_api_server_handler_register(struct gr_api_handler *handler);
+
+// Register handler func for request code in a constructor, beside the
+// state it serves. A failure cannot be returned there: it is kept, and
+// gr_api_server_start() fails with it, naming the handler. Written
+// GR_API_HANDLER(code, func); (the declaration it ends with takes the ';').
+// The initializer is GR_API_HANDLER_INIT's, written out: code must reach #
+// and ## unexpanded.
+#define GR_API_HANDLER(code, func)                                                                 \
+	static struct gr_api_handler gr_api_handler_##func = {#code, code, code##_REQ_LEN, func};  \
+	static void __attribute__((constructor)) gr_api_handler_register_##func(void) {            \
+		__gr_api_server_handler_register_ctor(&gr_api_handler_##func);                     \
+	}                                                                                          \
+	static void gr_api_handler_register_##func(void)
+
+// What GR_API_HANDLER calls: gr_api_server_handler_register(), and the
+// first failure kept for gr_api_server_start().
+void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler);
+
+// Send one response of a stream from inside a handler: status 0, the id of
+// the request being handled, payload copied before it returns. The
+// handler's own return (normally gr_api_out(0, 0, NULL)) ends the stream.
+// The handler's thread only. Never blocks: what a client does not read
+// waits in a bounded backlog (docs/limits.md). Returns 0, or -errno when
+// the client is gone or stalled (stop the stream: the server closes it).
+int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload);
+
+// The credentials of the client's process (SO_PEERCRED of its socket; a
+// channel has its socket's): pid (0 when it is in another pid namespace),
+// uid and gid. The handler's thread only.
+pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx);
+uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx);
+gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx);
+
+// ---- Events ----
+
+// Publish an event of type ev_type (of a module of the application's own)
+// with len bytes of payload, copied, to every client subscribed to it
+// (GR_EVENT_SUBSCRIBE, or GR_EVENT_ALL), on both transports. Any thread,
+// inside a handler or not; never blocks on a client: a subscriber whose
+// backlog is full loses it, counted, and is told how many it lost. Inside a
+// handler, subscribers that suppress their own events skip it when the
+// request is theirs. Returns 0 (delivered, queued or lost as above; also
+// with no subscriber, or no server), -EINVAL (ev_type GR_EVENT_ALL, or no
+// payload for len bytes), -EMSGSIZE (len above GR_API_MAX_MSG_LEN) or
+// -ENOMEM.
+int gr_api_event_publish(uint32_t ev_type, const void *payload, uint32_t len);
+
 #ifdef __cplusplus
 }
 #endif

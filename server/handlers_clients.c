@@ -24,7 +24,7 @@ struct clients_walk {
 // Inside sock_clients_walk(), with the table's lock held: fill one entry,
 // the channel's fields too while its lease holds it alive.
 static void client_add(
-	const struct api_ctx *ctx,
+	const struct gr_api_ctx *ctx,
 	bool lease_held,
 	const struct sock_conn_counters *counters,
 	uint64_t age_ns,
@@ -53,7 +53,7 @@ static void client_add(
 
 // Counts the connections, so that the walk that fills needs no allocation.
 static void client_count(
-	const struct api_ctx *ctx,
+	const struct gr_api_ctx *ctx,
 	bool lease_held,
 	const struct sock_conn_counters *counters,
 	uint64_t age_ns,
@@ -86,7 +86,7 @@ int clients_collect(struct gr_shm_client_info **infos, unsigned *n) {
 }
 
 // Main thread or poller, under the handler lock.
-static struct api_out client_list(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out client_list(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct gr_shm_client_info *infos;
 	unsigned n;
 	int ret;
@@ -95,14 +95,18 @@ static struct api_out client_list(const void *request, uint32_t len, struct api_
 	(void)len;
 	ret = clients_collect(&infos, &n);
 	if (ret < 0)
-		return api_out(-ret, 0, NULL);
+		return gr_api_out(-ret, 0, NULL);
 	// Sent after the walk: a send may close the asking connection, which
 	// takes the table's lock.
 	for (unsigned i = 0; i < n && ret == 0; i++)
-		ret = api_send(ctx, sizeof(infos[i]), &infos[i]);
+		ret = gr_api_send(ctx, sizeof(infos[i]), &infos[i]);
 	free(infos);
 	if (ret < 0)
-		return api_out(-ret, 0, NULL);
-	return api_out(0, 0, NULL);
+		return gr_api_out(-ret, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
-API_HANDLER(GR_SHM_CLIENT_LIST, client_list);
+
+static struct gr_api_handler handlers_clients_array[] = {
+	GR_API_HANDLER_INIT(GR_SHM_CLIENT_LIST, client_list),
+};
+API_HANDLER_TABLE(handlers_clients, handlers_clients_array);

@@ -9,9 +9,12 @@
 
 // The response is the request's payload itself (copied out by the
 // transport before the dispatch returns): no allocation, whatever the size.
-static struct api_out echo(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out echo(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)ctx;
-	return api_out_borrowed(0, len, request);
+	return gr_api_out_borrowed(0, len, request);
 }
 
-API_HANDLER(GR_SHM_ECHO, echo);
+static struct gr_api_handler handlers_echo_array[] = {
+	GR_API_HANDLER_INIT(GR_SHM_ECHO, echo),
+};
+API_HANDLER_TABLE(handlers_echo, handlers_echo_array);

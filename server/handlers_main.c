@@ -34,7 +34,7 @@ static bool hello_resp_of(uint32_t api_version, uint32_t *len, const void **payl
 }
 
 // Main thread or poller, under the handler lock.
-static struct api_out hello(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out hello(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	const struct gr_hello_req *req = request;
 	char version[LOG_ESCAPE_LEN(sizeof(req->version))];
 	const void *resp;
@@ -43,11 +43,11 @@ static struct api_out hello(const void *request, uint32_t len, struct api_ctx *c
 	(void)len;
 	if (!hello_resp_of(req->api_version, &resp_len, &resp)) {
 		api_fault(ctx, API_FAULT_HELLO_VERSION, NULL, req->api_version, GR_API_VERSION);
-		return api_out(EBADMSG, 0, NULL);
+		return gr_api_out(EBADMSG, 0, NULL);
 	}
 	if (memchr(req->version, '\0', sizeof(req->version)) == NULL) {
 		api_fault(ctx, API_FAULT_HELLO_STRING, NULL, 0, 0);
-		return api_out(EINVAL, 0, NULL);
+		return gr_api_out(EINVAL, 0, NULL);
 	}
 	// A repeated hello passed the same checks: it only sets the version
 	// whose layouts the client gets from now on.
@@ -60,26 +60,29 @@ static struct api_out hello(const void *request, uint32_t len, struct api_ctx *c
 		    req->api_version);
 	ctx->hello_done = true;
 	ctx->api_version = req->api_version;
-	return api_out_borrowed(0, resp_len, resp);
+	return gr_api_out_borrowed(0, resp_len, resp);
 }
 
-static struct api_out ping(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out ping(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	(void)ctx;
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
 
 // Echo exactly GR_PING2_LEN bytes, whatever the request's length beyond it
 // (the dispatcher checked it has at least that many). The response is the
 // request's own payload: the transport copies it out before the dispatch
 // returns, so the busiest request of a benchmark allocates nothing.
-static struct api_out ping2(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out ping2(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)len;
 	(void)ctx;
-	return api_out_borrowed(0, sizeof(struct gr_ping2), request);
+	return gr_api_out_borrowed(0, sizeof(struct gr_ping2), request);
 }
 
-API_HANDLER(GR_HELLO, hello);
-API_HANDLER(GR_PING, ping);
-API_HANDLER(GR_PING2, ping2);
+static struct gr_api_handler handlers_main_array[] = {
+	GR_API_HANDLER_INIT(GR_HELLO, hello),
+	GR_API_HANDLER_INIT(GR_PING, ping),
+	GR_API_HANDLER_INIT(GR_PING2, ping2),
+};
+API_HANDLER_TABLE(handlers_main, handlers_main_array);

@@ -25,7 +25,7 @@
 // own shape.
 #define FORGED "shmchand: serve: forged line"
 
-static int quiet_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+static int quiet_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	(void)ctx;
 	(void)for_id;
 	(void)out;
@@ -34,7 +34,7 @@ static int quiet_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out
 
 static const struct api_transport quiet_transport = {.name = "test", .send = quiet_send};
 
-static void client_init(struct api_ctx *ctx, pid_t pid) {
+static void client_init(struct gr_api_ctx *ctx, pid_t pid) {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->transport = &quiet_transport;
 	ctx->sock_fd = -1;
@@ -68,7 +68,7 @@ static void never_cuts_an_escape(void **state) {
 static void hello_version_escaped(void **state) {
 	struct gr_hello_req hello = {.api_version = GR_API_VERSION};
 	struct gr_api_request req = {.id = 1, .type = GR_HELLO, .payload_len = sizeof(hello)};
-	struct api_ctx ctx;
+	struct gr_api_ctx ctx;
 
 	(void)state;
 	snprintf(hello.version, sizeof(hello.version), "v1\n" FORGED);
@@ -83,7 +83,7 @@ static void log_pattern_escaped(void **state) {
 	struct gr_api_request req = {.id = 1, .type = GR_HELLO, .payload_len = sizeof(hello)};
 	// RTE_LOG_INFO: 7 in the line below.
 	struct gr_log_level_set_req set = {.level = RTE_LOG_INFO};
-	struct api_ctx ctx;
+	struct gr_api_ctx ctx;
 
 	(void)state;
 	client_init(&ctx, 4747);
@@ -100,6 +100,15 @@ static void log_pattern_escaped(void **state) {
 	assert_int_equal(log_lines(FORGED, NULL), 2);
 }
 
+// The server's own handlers this test links, as gr_api_server_start()
+// registers them, and the log captured.
+static int setup(void **state) {
+	assert_int_equal(api_table_register(&handlers_main), 0);
+	assert_int_equal(api_table_register(&handlers_log), 0);
+	assert_int_equal(api_table_register(&handlers_echo), 0);
+	return log_capture_setup(state);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(escapes_controls_and_high_bytes),
@@ -107,5 +116,5 @@ int main(void) {
 		cmocka_unit_test(hello_version_escaped),
 		cmocka_unit_test(log_pattern_escaped),
 	};
-	return cmocka_run_group_tests(tests, log_capture_setup, log_capture_teardown);
+	return cmocka_run_group_tests(tests, setup, log_capture_teardown);
 }

@@ -50,12 +50,23 @@ static struct {
 	pthread_t loop_thread;
 } srv = {.stop_fd = -1};
 
+// The server's own handlers, registered by modules_start().
+static const struct api_handler_table *const own_handlers[] = {
+	&handlers_main,
+	&handlers_log,
+	&handlers_event,
+	&handlers_channel,
+	&handlers_clients,
+	&handlers_echo,
+};
+
 // Stop the modules started by modules_start(), in the reverse order.
 static void modules_stop(void) {
 	// Clients first: their leases end before the channels go.
 	sock_server_fini();
 	channel_module_fini();
 	event_module_fini();
+	api_tables_drop();
 }
 
 // Start every module on base, from the thread that will run its loop.
@@ -64,6 +75,11 @@ static int modules_start(struct event_base *base) {
 	int ret;
 
 	srv.loop_thread = pthread_self();
+	for (unsigned i = 0; i < sizeof(own_handlers) / sizeof(own_handlers[0]); i++) {
+		ret = api_table_register(own_handlers[i]);
+		if (ret < 0)
+			goto fail;
+	}
 	ret = event_module_init(base);
 	if (ret < 0)
 		goto fail;
@@ -161,7 +177,7 @@ static int own_thread_start(void) {
 	return ret;
 }
 
-int gr_api_server_socket_check(const struct gr_api_server_conf *conf) {
+GR_API_EXPORT int gr_api_server_socket_check(const struct gr_api_server_conf *conf) {
 	int ret = server_log_register(conf, false);
 
 	if (ret < 0)
@@ -173,7 +189,7 @@ int gr_api_server_socket_check(const struct gr_api_server_conf *conf) {
 	return sock_server_check(conf->sock_path);
 }
 
-int gr_api_server_start(const struct gr_api_server_conf *conf) {
+GR_API_EXPORT int gr_api_server_start(const struct gr_api_server_conf *conf) {
 	int ret;
 
 	if (atomic_load(&srv.running)) {
@@ -181,6 +197,9 @@ int gr_api_server_start(const struct gr_api_server_conf *conf) {
 		return -EALREADY;
 	}
 	ret = server_log_register(conf, true);
+	if (ret < 0)
+		return ret;
+	ret = api_ctor_error();
 	if (ret < 0)
 		return ret;
 	// EAL measures the TSC at init; the channels' time limits count in it.
@@ -204,7 +223,7 @@ int gr_api_server_start(const struct gr_api_server_conf *conf) {
 	return ret;
 }
 
-void gr_api_server_stop(void) {
+GR_API_EXPORT void gr_api_server_stop(void) {
 	uint64_t one = 1;
 
 	if (!atomic_load(&srv.running))
@@ -227,15 +246,15 @@ void gr_api_server_stop(void) {
 	atomic_store(&srv.running, false);
 }
 
-void gr_api_server_lock(void) {
+GR_API_EXPORT void gr_api_server_lock(void) {
 	api_lock();
 }
 
-void gr_api_server_unlock(void) {
+GR_API_EXPORT void gr_api_server_unlock(void) {
 	api_unlock();
 }
 
-int gr_api_server_info_get(struct gr_api_server_info *info) {
+GR_API_EXPORT int gr_api_server_info_get(struct gr_api_server_info *info) {
 	if (!atomic_load_explicit(&srv.running, memory_order_acquire))
 		return -ESRCH;
 	server_info_fill(info);

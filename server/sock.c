@@ -103,7 +103,7 @@ enum conn_state {
 // One client. Main thread only.
 struct conn {
 	TAILQ_ENTRY(conn) next;
-	struct api_ctx ctx;
+	struct gr_api_ctx ctx;
 	struct bufferevent *bev;
 	// Responses of the batch being served, not yet handed to the socket.
 	// Empty whenever conn_serve() is not on the stack.
@@ -665,7 +665,7 @@ static void conn_events_drain(void *arg) {
 	}
 }
 
-static struct event_sub *sock_events_open(struct api_ctx *ctx) {
+static struct event_sub *sock_events_open(struct gr_api_ctx *ctx) {
 	return event_sub_new(
 		ctx->peer_pid,
 		EVENT_FRAMING_TAGGED,
@@ -877,7 +877,7 @@ static int conn_write(
 }
 
 // The socket api_transport. Main thread, under the handler lock.
-static int sock_send(struct api_ctx *ctx, uint32_t for_id, const struct api_out *out) {
+static int sock_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	struct gr_api_response hdr = {
 		.for_id = for_id,
 		.status = out->status,
@@ -1174,7 +1174,7 @@ static void sock_on_accept(
 	}
 	conn->accepted_ns = server_monotonic_ns();
 	conn->peer_start = start;
-	conn->ctx = (struct api_ctx){
+	conn->ctx = (struct gr_api_ctx){
 		.transport = &sock_transport,
 		.priv = conn,
 		.peer_pid = cred.pid,

@@ -74,12 +74,12 @@ struct sock_conn_counters {
 	uint64_t resp_bytes;
 };
 
-struct api_ctx;
+struct gr_api_ctx;
 
 // Called for one connection: its dispatch state, whether its lease (of a
 // channel, if it attached one) still holds, its counters and its age.
 typedef void (*sock_client_walk_fn
-)(const struct api_ctx *ctx,
+)(const struct gr_api_ctx *ctx,
   bool lease_held,
   const struct sock_conn_counters *counters,
   uint64_t age_ns,
@@ -88,6 +88,6 @@ typedef void (*sock_client_walk_fn
 // Call fn for every open connection, in accept order, and return how many.
 // Any thread. fn runs under the connection table's lock: while it runs no
 // connection is added or freed and no lease ends, so a lease held stays
-// held. fn must not call back into the socket server (no api_send(): copy
+// held. fn must not call back into the socket server (no gr_api_send(): copy
 // what it needs and send after the walk).
 unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg);

@@ -102,37 +102,37 @@ static void on_lease_lost(void *arg, bool peer_closed) {
 		abort();
 }
 
-static struct api_out lease_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out lease_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
 	(void)len;
 	ctx->lease_lost = on_lease_lost;
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_out fds_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
-	struct api_out out;
+static struct gr_api_out fds_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	struct gr_api_out out;
 	char *payload = strdup(FDS_PAYLOAD);
 
 	(void)request;
 	(void)len;
 	(void)ctx;
-	out = api_out(0, sizeof(FDS_PAYLOAD), payload);
+	out = gr_api_out(0, sizeof(FDS_PAYLOAD), payload);
 	out.fds = &passed_fd;
 	out.n_fds = 1;
 	return out;
 }
 
-static struct api_out fill_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out fill_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	static const uint8_t zeros[FILL_LEN];
 
 	(void)request;
 	(void)len;
 	for (unsigned i = 0; i < FILL_RESPONSES; i++)
-		api_send(ctx, sizeof(zeros), zeros);
-	return api_out(0, 0, NULL);
+		gr_api_send(ctx, sizeof(zeros), zeros);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_out order_handler(const void *request, uint32_t len, struct api_ctx *ctx) {
+static struct gr_api_out order_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	char go;
 
 	(void)len;
@@ -144,25 +144,25 @@ static struct api_out order_handler(const void *request, uint32_t len, struct ap
 		if (read(order_go[0], &go, 1) != 1)
 			abort();
 	}
-	return api_out(0, 0, NULL);
+	return gr_api_out(0, 0, NULL);
 }
 
-static struct api_handler lease_h = {
+static struct gr_api_handler lease_h = {
 	.name = "TEST_LEASE",
 	.request_type = TEST_LEASE,
 	.callback = lease_handler,
 };
-static struct api_handler fds_h = {
+static struct gr_api_handler fds_h = {
 	.name = "TEST_FDS",
 	.request_type = TEST_FDS,
 	.callback = fds_handler,
 };
-static struct api_handler fill_h = {
+static struct gr_api_handler fill_h = {
 	.name = "TEST_FILL",
 	.request_type = TEST_FILL,
 	.callback = fill_handler,
 };
-static struct api_handler order_h = {
+static struct gr_api_handler order_h = {
 	.name = "TEST_ORDER",
 	.request_type = TEST_ORDER,
 	.request_len = 1,
@@ -715,10 +715,12 @@ static int setup(void **state) {
 	(void)state;
 	if (mkdtemp(tmpdir) == NULL)
 		return -1;
-	api_handler_register(&lease_h);
-	api_handler_register(&fds_h);
-	api_handler_register(&fill_h);
-	api_handler_register(&order_h);
+	assert_int_equal(api_table_register(&handlers_main), 0);
+	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(gr_api_server_handler_register(&lease_h), 0);
+	assert_int_equal(gr_api_server_handler_register(&fds_h), 0);
+	assert_int_equal(gr_api_server_handler_register(&fill_h), 0);
+	assert_int_equal(gr_api_server_handler_register(&order_h), 0);
 	return 0;
 }
 
