@@ -986,6 +986,10 @@ int main(int argc, char **argv) {
 		return EXIT_FAILURE;
 	}
 	shmchand_logtype = ret;
+	// The daemon's choice, not the server library's (which raises no
+	// SIGPIPE): a log written to a pipe whose reader went away fails with
+	// EPIPE instead of ending the daemon.
+	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();
 	// Before EAL init: a daemon that cannot serve its socket (another one
 	// answers there) then creates no EAL file at all.

@@ -29,8 +29,12 @@
 // brought) are staged, each header and payload in one contiguous piece, and
 // written to the socket together once the batch is served, straight when
 // nothing older is queued; outside a batch, a piece is written at once.
-// Whatever the socket does not take goes to the bufferevent's output, which
-// writes it when the socket can take more. So a client costs one
+// Whatever the socket does not take goes to the connection's output, which
+// its write event writes when the socket can take more. Every write is a
+// sendmsg() with MSG_NOSIGNAL (conn_send_buf()): a client that closed its
+// end makes it fail with EPIPE, never raise SIGPIPE, whose default action
+// would end the application the server runs in (the library installs no
+// handler for it, and libevent's own writes would raise it). So a client costs one
 // epoll_wait(), one read and one write per batch, with no write event armed
 // unless the socket is full. Built with SHMCHAN_DAEMON_SINGLE_WRITE
 // undefined, the daemon instead writes each header alone, then queues the
@@ -61,7 +65,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +92,9 @@
 // libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
 // of a larger payload is read straight into the input buffer.
 #define SOCK_LIBEVENT_READ_MAX 4096
+// Pieces of the output one sendmsg() takes at most: a batch of responses is
+// staged in one or two pieces, events and a stream in one each.
+#define SOCK_WRITE_IOVS 64
 // After a failed accept (out of fds), wait this long before accepting again
 // instead of spinning on the readable listener.
 #define SOCK_ACCEPT_RETRY_MS 100
@@ -104,10 +110,19 @@ enum conn_state {
 struct conn {
 	TAILQ_ENTRY(conn) next;
 	struct gr_api_ctx ctx;
+	// Owns the socket; reads it without SHMCHAN_DAEMON_DIRECT_READ.
 	struct bufferevent *bev;
 	// Responses of the batch being served, not yet handed to the socket.
 	// Empty whenever conn_serve() is not on the stack.
 	struct evbuffer *staged;
+	// What the socket did not take yet, and the event that writes it once
+	// the socket can take more (added while output holds something).
+	struct evbuffer *output;
+	struct event *write_event;
+	bool writing; // write_event is added
+	// conn_on_write() runs once output drains to this: 0, or SOCK_OUTPUT_LOW
+	// while paused.
+	size_t write_low;
 	struct event *stall_timer; // paused or closing for too long
 	enum conn_state state;
 	struct gr_api_request req; // header of the request being read
@@ -185,7 +200,33 @@ static struct {
 static void conn_serve(struct conn *conn);
 
 static struct evbuffer *conn_output(const struct conn *conn) {
-	return bufferevent_get_output(conn->bev);
+	return conn->output;
+}
+
+// Write as much of buf as the socket takes now, in one sendmsg() of at most
+// SOCK_WRITE_IOVS pieces and SOCK_READ_HIGH bytes, and drain that from buf.
+// MSG_NOSIGNAL (see the top of the file); MSG_DONTWAIT: never blocks,
+// whatever the socket's flags. Returns the bytes written, -EAGAIN (the
+// socket is full) or another -errno.
+static ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
+	struct evbuffer_iovec vec[SOCK_WRITE_IOVS];
+	struct iovec iov[SOCK_WRITE_IOVS];
+	struct msghdr msg = {.msg_iov = iov};
+	int n = evbuffer_peek(buf, SOCK_READ_HIGH, NULL, vec, SOCK_WRITE_IOVS);
+	ssize_t sent;
+
+	if (n <= 0)
+		return 0;
+	if (n > SOCK_WRITE_IOVS)
+		n = SOCK_WRITE_IOVS; // the rest waits for the next write
+	for (int i = 0; i < n; i++)
+		iov[i] = (struct iovec){.iov_base = vec[i].iov_base, .iov_len = vec[i].iov_len};
+	msg.msg_iovlen = (size_t)n;
+	sent = sendmsg(conn->ctx.sock_fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (sent < 0)
+		return errno == EWOULDBLOCK || errno == EINTR ? -EAGAIN : -errno;
+	evbuffer_drain(buf, (size_t)sent);
+	return sent;
 }
 
 // Output not yet written to the socket.
@@ -194,15 +235,16 @@ static size_t conn_pending(const struct conn *conn) {
 }
 
 // Hand the staged responses to the socket: straight to it if nothing older
-// is queued, the rest to the bufferevent's output. A failed write leaves
-// everything to the bufferevent, whose own write then reports the error.
+// is queued, the rest to the output. A failed write leaves everything to
+// the output, whose write event then reports the error (never here: the
+// caller may be a handler's send, which must not see its connection freed).
 static void conn_flush_staged(struct conn *conn) {
 	struct evbuffer *output = conn_output(conn);
 
 	if (evbuffer_get_length(conn->staged) == 0)
 		return;
 	if (evbuffer_get_length(output) == 0)
-		evbuffer_write(conn->staged, conn->ctx.sock_fd);
+		(void)conn_send_buf(conn, conn->staged);
 	// Moves the chains without copying; cannot fail, as neither buffer
 	// is frozen at the end it touches.
 	evbuffer_add_buffer(output, conn->staged);
@@ -400,6 +442,8 @@ static void conn_free(struct conn *conn) {
 	pthread_mutex_unlock(&server.conns_lock);
 	conn_input_fini(conn);
 	event_free(conn->stall_timer);
+	event_free(conn->write_event);
+	evbuffer_free(conn->output);
 	evbuffer_free(conn->staged);
 	bufferevent_free(conn->bev);
 	fd_budget_give(1);
@@ -434,7 +478,9 @@ conn_close(struct conn *conn, const char *fmt, ...) {
 
 	conn->state = CONN_CLOSED;
 	conn_reading(conn, false);
-	bufferevent_disable(conn->bev, EV_READ | EV_WRITE);
+	bufferevent_disable(conn->bev, EV_READ);
+	event_del(conn->write_event);
+	conn->writing = false;
 	// A disconnect drops the client's subscriptions at once.
 	if (conn->ctx.events != NULL)
 		event_unsubscribe_all(conn->ctx.events);
@@ -462,7 +508,7 @@ static void conn_close_after_flush(struct conn *conn, const char *reason) {
 	conn_reading(conn, false);
 	conn_end_lease(conn);
 	// The write callback fires once the output is empty.
-	bufferevent_setwatermark(conn->bev, EV_WRITE, 0, 0);
+	conn->write_low = 0;
 	conn_arm_stall_timer(conn);
 }
 
@@ -474,14 +520,14 @@ static void conn_pause(struct conn *conn) {
 	conn->paused = true;
 	conn_reading(conn, false);
 	// The write callback fires once the output drains to the low mark.
-	bufferevent_setwatermark(conn->bev, EV_WRITE, SOCK_OUTPUT_LOW, 0);
+	conn->write_low = SOCK_OUTPUT_LOW;
 	conn_arm_stall_timer(conn);
 }
 
 static void conn_resume(struct conn *conn) {
 	conn->paused = false;
 	event_del(conn->stall_timer);
-	bufferevent_setwatermark(conn->bev, EV_WRITE, 0, 0);
+	conn->write_low = 0;
 	conn_reading(conn, true);
 	// Requests already in the input get no new read callback.
 	conn_serve(conn);
@@ -675,13 +721,13 @@ static struct event_sub *sock_events_open(struct gr_api_ctx *ctx) {
 	);
 }
 
-static void conn_on_write(struct bufferevent *bev, void *arg) {
-	size_t queued = evbuffer_get_length(bufferevent_get_output(bev));
-	struct conn *conn = arg;
+// The output drained to write_low.
+static void conn_on_write(struct conn *conn) {
+	size_t queued = evbuffer_get_length(conn_output(conn));
 
 	if (conn->ctx.events != NULL && event_sub_pending(conn->ctx.events)) {
 		conn_events_drain(conn);
-		queued = evbuffer_get_length(bufferevent_get_output(bev));
+		queued = evbuffer_get_length(conn_output(conn));
 	}
 
 	if (conn->state == CONN_CLOSING && queued == 0)
@@ -725,17 +771,46 @@ static void conn_on_stall_timer(evutil_socket_t fd, short what, void *arg) {
 	}
 }
 
-// Write the queued output to the socket now, outside the bufferevent's own
-// write callback. A socket bufferevent freezes the front of its output
-// buffer against any other drain; lift that for this write, as its write
-// callback does. A short write leaves the rest queued; a real socket error
-// shows on the bufferevent's next write.
+// Write the queued output to the socket now, before its write event. A
+// short write leaves the rest queued; a real socket error shows on the
+// write event.
 static void conn_write_now(struct conn *conn) {
-	struct evbuffer *output = conn_output(conn);
+	(void)conn_send_buf(conn, conn_output(conn));
+}
 
-	evbuffer_unfreeze(output, 1);
-	evbuffer_write(output, conn->ctx.sock_fd);
-	evbuffer_freeze(output, 1);
+// The socket can take more: write the output, and say when it drained to
+// write_low (conn_on_write()). Stops once the output is empty.
+static void conn_on_writable(evutil_socket_t fd, short what, void *arg) {
+	struct conn *conn = arg;
+	ssize_t ret;
+
+	(void)fd;
+	(void)what;
+	ret = conn_send_buf(conn, conn_output(conn));
+	if (ret < 0 && ret != -EAGAIN) {
+		conn->peer_closed = true;
+		conn_close(conn, "socket error: %s", strerror((int)-ret));
+		return;
+	}
+	if (evbuffer_get_length(conn_output(conn)) == 0) {
+		event_del(conn->write_event);
+		conn->writing = false;
+	}
+	if (ret > 0 && evbuffer_get_length(conn_output(conn)) <= conn->write_low)
+		conn_on_write(conn);
+}
+
+// The output changed: anything added is written once the socket can take
+// it (the write event stays until the output is empty).
+static void
+conn_output_changed(struct evbuffer *output, const struct evbuffer_cb_info *info, void *arg) {
+	struct conn *conn = arg;
+
+	(void)output;
+	if (info->n_added == 0 || conn->writing || conn->state == CONN_CLOSED)
+		return;
+	event_add(conn->write_event, NULL);
+	conn->writing = true;
 }
 
 #ifdef SHMCHAN_DAEMON_SINGLE_WRITE
@@ -1158,15 +1233,25 @@ static void sock_on_accept(
 	if (conn->bev == NULL)
 		goto fail;
 	conn->stall_timer = evtimer_new(server.base, conn_on_stall_timer, conn);
+	conn->write_event =
+		event_new(server.base, fd, EV_WRITE | EV_PERSIST, conn_on_writable, conn);
 	conn->staged = evbuffer_new();
+	conn->output = evbuffer_new();
 	conn->state = CONN_READ_HEADER;
 	conn->ctx.sock_fd = fd;
-	if (conn->stall_timer == NULL || conn->staged == NULL || conn_input_init(conn) < 0) {
+	if (conn->stall_timer == NULL || conn->write_event == NULL || conn->staged == NULL ||
+	    conn->output == NULL ||
+	    evbuffer_add_cb(conn->output, conn_output_changed, conn) == NULL ||
+	    conn_input_init(conn) < 0) {
 		conn_input_fini(conn);
 		if (conn->stall_timer != NULL)
 			event_free(conn->stall_timer);
+		if (conn->write_event != NULL)
+			event_free(conn->write_event);
 		if (conn->staged != NULL)
 			evbuffer_free(conn->staged);
+		if (conn->output != NULL)
+			evbuffer_free(conn->output);
 		bufferevent_free(conn->bev);
 		free(conn);
 		LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
@@ -1182,10 +1267,8 @@ static void sock_on_accept(
 		.peer_gid = cred.gid,
 		.sock_fd = fd,
 	};
-	bufferevent_setcb(conn->bev, conn_on_read, conn_on_write, conn_on_event, conn);
+	bufferevent_setcb(conn->bev, conn_on_read, NULL, conn_on_event, conn);
 	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
-	bufferevent_set_max_single_write(conn->bev, SOCK_READ_HIGH);
-	bufferevent_enable(conn->bev, EV_WRITE);
 	conn_reading(conn, true);
 	pthread_mutex_lock(&server.conns_lock);
 	TAILQ_INSERT_TAIL(&server.conns, conn, next);
@@ -1341,10 +1424,6 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 	ret = sock_remove_stale(&addr);
 	if (ret < 0)
 		return ret;
-	// A write to a client that vanished must fail with EPIPE, not kill the
-	// daemon.
-	signal(SIGPIPE, SIG_IGN);
-
 	server.base = base;
 	memcpy(server.path, addr.sun_path, sizeof(server.path));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

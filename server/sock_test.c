@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The socket server of shmchand, without EAL: socket path rules (abstract,
-// too long, stale file, live daemon, not a socket), mode and removal at
-// shutdown, the lease callback, fd passing, bounded output (a client that
-// does not read is paused, then served in full once it reads), and bounded
-// reads (a client that sent much cannot keep another waiting for all of it).
+// The socket server, without EAL: socket path rules (abstract, too long,
+// stale file, live server, not a socket), mode and removal at shutdown, the
+// lease callback, fd passing, bounded output (a client that does not read
+// is paused, then served in full once it reads), no SIGPIPE for a client
+// gone, and bounded reads (a client that sent much cannot keep another
+// waiting for all of it).
 //
 // Each server runs in a forked child with its own event loop, on a socket in
 // this test's own mktemp folder, and is stopped by its pid.
@@ -183,7 +184,9 @@ static void __attribute__((noreturn)) server_child(const char *path, mode_t mode
 	struct event *sigterm;
 	int fds[2];
 
-	if (base == NULL || pipe2(fds, O_CLOEXEC) < 0)
+	// SIGPIPE's default action, as an application that chose none: the
+	// server must never raise it.
+	if (base == NULL || pipe2(fds, O_CLOEXEC) < 0 || signal(SIGPIPE, SIG_DFL) == SIG_ERR)
 		_exit(1);
 	passed_fd = fds[0];
 	sigterm = evsignal_new(base, SIGTERM, on_sigterm, base);
@@ -742,6 +745,29 @@ static int teardown(void **state) {
 	return rmdir(tmpdir);
 }
 
+// A client that asked for a stream and went away without reading it: the
+// server's writes to it fail with EPIPE, and the process the server runs
+// in, which keeps SIGPIPE's default action (death), serves the next client
+// and stops cleanly.
+static void client_gone_raises_no_sigpipe(void **state) {
+	struct server s;
+	int fd;
+
+	(void)state;
+	server_start(&s, "sigpipe.sock", 0600);
+	fd = client_connect(s.path);
+	hello(fd);
+	send_request(fd, 2, TEST_FILL, NULL, 0);
+	// The stream is on its way: more of it waits in the server's output
+	// than the socket holds.
+	wait_fd(fd, POLLIN, WAIT_MS);
+	close(fd);
+	fd = client_connect(s.path);
+	hello(fd);
+	close(fd);
+	server_stop(&s);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(path_rules, kill_leftover_server),
@@ -753,6 +779,7 @@ int main(void) {
 		cmocka_unit_test_teardown(fds_follow_pipelined_response, kill_leftover_server),
 		cmocka_unit_test_teardown(unread_output_pauses_client, kill_leftover_server),
 		cmocka_unit_test_teardown(fds_behind_queued_output_closes, kill_leftover_server),
+		cmocka_unit_test_teardown(client_gone_raises_no_sigpipe, kill_leftover_server),
 		cmocka_unit_test_teardown(
 			busy_client_does_not_starve_another,
 			kill_leftover_server
