@@ -22,6 +22,11 @@
 // attach: memfd channels only); EAL arguments after -- come after those.
 // SIGINT or SIGTERM stops it: the server removes its socket, and it exits 0.
 
+// sched_getaffinity(), sched_setaffinity().
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 #include "embed_table.h"
 
 #include <gr_api_server.h>
