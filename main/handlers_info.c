@@ -29,7 +29,7 @@ void shmchand_daemon_info(
 	snprintf(info->file_prefix, sizeof(info->file_prefix), "%s", conf->file_prefix);
 	snprintf(info->version, sizeof(info->version), "%s", SHMCHAN_VERSION);
 	info->uptime_ms = server->uptime_ms;
-	info->start_time = (uint64_t)shmchand_config.start_time;
+	info->start_time = server->start_time;
 	// Memzones are offered exactly when the daemon has hugepages.
 	if (conf->memzones)
 		info->flags |= GR_SHM_INFO_HUGEPAGES;

@@ -72,7 +72,7 @@ static void info_reports_version_uptime_limits(void **state) {
 	(void)state;
 	s.conf.memzones = true;
 	s.conf.telemetry = true;
-	shmchand_config.start_time = 1700000000;
+	s.start_time = 1700000000;
 	shmchand_daemon_info(&s, &info);
 	assert_string_equal(info.version, SHMCHAN_VERSION);
 	assert_int_equal(info.uptime_ms, 5042);

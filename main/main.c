@@ -50,7 +50,7 @@
 // channels live outside EAL memory).
 #define NO_HUGE_MEM_MB "64"
 // Hugepage memory EAL reserves at startup, in MB, and never gives back: the
-// pool of memzone channels (32 of 0.5 MB, main/channel.c) and the DPDK heap
+// pool of memzone channels (32 of 0.5 MB, server/channel.c) and the DPDK heap
 // that secondaries allocate from (EAL init of a secondary takes about 60 KB
 // of it, which a secondary killed with -9 never gives back). Beyond it EAL
 // grows its memory at run time, which waits for every secondary to map the
@@ -916,7 +916,6 @@ static int serve(struct event_base *base) {
 		goto out;
 	}
 	srv->base = base;
-	shmchand_config.start_time = time(NULL);
 	ret = gr_api_server_start(srv);
 	if (ret < 0)
 		goto out;

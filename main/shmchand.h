@@ -28,13 +28,12 @@ struct shmchand_config {
 	enum hugepage_mode hugepages;
 	bool verbose;
 	char file_prefix[64];
-	time_t start_time; // wall clock when the server started
 };
 
 extern struct shmchand_config shmchand_config;
 
-// What GR_SHM_DAEMON_INFO answers: the daemon's version and start time,
-// and what the server runs with (gr_api_server_info_get()). Any thread.
+// What GR_SHM_DAEMON_INFO answers: the daemon's version, and what the
+// server runs with (gr_api_server_info_get()). Any thread.
 void shmchand_daemon_info(const struct gr_api_server_info *server, struct gr_shm_daemon_info *info);
 
 extern int shmchand_logtype;

@@ -37,6 +37,7 @@ struct server_state {
 	// gr_api_server_info_get() reads the pollers' nice value from it.
 	_Atomic int poller0_tid;
 	uint64_t start_ns; // CLOCK_MONOTONIC at start
+	time_t start_time; // the same instant, wall clock
 };
 extern struct server_state server_state;
 

@@ -169,6 +169,7 @@ struct gr_api_server_info {
 	uint32_t memzone_channels; // in the pool reserved at start
 	int32_t poller_nice; // of the first poller now, the process's before it runs
 	uint64_t uptime_ms; // since gr_api_server_start()
+	uint64_t start_time; // of gr_api_server_start(), seconds since the epoch
 	// Fixed bounds (docs/limits.md).
 	uint32_t max_clients; // GR_API_SERVER_MAX_CLIENTS
 	uint32_t max_msg_len; // GR_API_MAX_MSG_LEN

@@ -29,6 +29,7 @@ void server_info_fill(struct gr_api_server_info *info) {
 	nice = getpriority(PRIO_PROCESS, (id_t)(tid != 0 ? tid : getpid()));
 	info->poller_nice = nice == -1 && errno != 0 ? 0 : nice;
 	info->uptime_ms = (server_monotonic_ns() - server_state.start_ns) / NS_PER_MS;
+	info->start_time = (uint64_t)server_state.start_time;
 	info->max_clients = GR_API_SERVER_MAX_CLIENTS;
 	info->max_msg_len = GR_API_MAX_MSG_LEN;
 	info->channel_batch = CHANNEL_BATCH;

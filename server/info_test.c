@@ -58,11 +58,14 @@ static void backings_follow_shm_and_memzones(void **state) {
 	assert_int_equal(info().backings, 0);
 }
 
-// An uptime of a little over 5 s, told by the start instant.
+// An uptime of a little over 5 s, told by the start instant, and the start
+// on the wall clock.
 static void uptime_from_start(void **state) {
 	(void)state;
 	server_state.start_ns = server_monotonic_ns() - 5000000042ull;
+	server_state.start_time = 1700000000;
 	assert_in_range(info().uptime_ms, 5000, 5000 + 60000);
+	assert_int_equal(info().start_time, 1700000000);
 }
 
 // What the first poller's thread runs at, read from the kernel (here this

@@ -211,6 +211,7 @@ GR_API_EXPORT int gr_api_server_start(const struct gr_api_server_conf *conf) {
 	if (ret < 0)
 		return ret;
 	server_state.start_ns = server_monotonic_ns();
+	server_state.start_time = time(NULL);
 	srv.own_thread = conf->base == NULL;
 	// Before the first client can ask: its handlers may read the info.
 	atomic_store(&srv.running, true);

@@ -62,6 +62,7 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "library_version", SHMCHAN_VERSION);
 	rte_tel_data_add_dict_int(d, "pid", getpid());
 	rte_tel_data_add_dict_u64(d, "uptime_ms", info.uptime_ms);
+	rte_tel_data_add_dict_u64(d, "start_time", info.start_time);
 	rte_tel_data_add_dict_string(d, "file_prefix", conf->file_prefix);
 	rte_tel_data_add_dict_int(d, "hugepages", conf->memzones);
 	rte_tel_data_add_dict_u64(d, "backings", info.backings);
