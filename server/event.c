@@ -943,7 +943,7 @@ static int subscribe_common(
 	// One subscriber per connection: once a channel is attached over the
 	// socket (it holds the lease), the connection's events go over the
 	// channel, and the channel's attach refuses a socket that has a
-	// subscriber busy (main/channel.c).
+	// subscriber busy (server/channel.c).
 	if (ctx->sock_fd >= 0 && ctx->lease_lost != NULL) {
 		api_fault(ctx, API_FAULT_SUBSCRIBE_CHANNEL, NULL, 0, 0);
 		return EBUSY;
@@ -955,7 +955,7 @@ static int subscribe_common(
 		if (sub == NULL)
 			return ENOMEM;
 		// Release: the main thread reads a channel's subscriber when the
-		// channel ends (main/channel.c), while its poller may still run.
+		// channel ends (server/channel.c), while its poller may still run.
 		__atomic_store_n(&ctx->events, sub, __ATOMIC_RELEASE);
 	}
 	struct event_sub_opts opts = {
