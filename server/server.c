@@ -38,11 +38,10 @@ static struct {
 	// Set from the start of a start to the end of a stop: read by
 	// gr_api_server_info_get() on any thread (handlers included).
 	_Atomic bool running;
-	// The library's own thread (conf.base NULL): its base, the eventfd
-	// that stops its loop, and how its start went.
+	// The library's own thread (conf.base NULL): the eventfd that stops
+	// its loop, and how its start went.
 	bool own_thread;
 	pthread_t thread;
-	struct event_base *own_base;
 	int stop_fd;
 	sem_t started;
 	int start_ret;
@@ -78,18 +77,20 @@ static int modules_start(struct event_base *base) {
 	for (unsigned i = 0; i < sizeof(own_handlers) / sizeof(own_handlers[0]); i++) {
 		ret = api_table_register(own_handlers[i]);
 		if (ret < 0)
-			goto fail;
+			goto drop_handlers;
 	}
+	// Each init undoes its own work when it fails; what came before it is
+	// undone here, in the reverse order.
 	ret = event_module_init(base);
 	if (ret < 0)
-		goto fail;
+		goto drop_handlers;
 	ret = channel_module_init(base);
 	if (ret < 0)
-		goto fail;
+		goto stop_channels;
 	if (server_conf.telemetry) {
 		ret = telemetry_init();
 		if (ret < 0)
-			goto fail;
+			goto stop_channels;
 	}
 	ret = sock_server_init(
 		base,
@@ -98,11 +99,16 @@ static int modules_start(struct event_base *base) {
 		server_conf.sock_gid
 	);
 	if (ret < 0)
-		goto fail;
+		goto stop_channels;
 	fd_budget_init();
 	return 0;
-fail:
-	modules_stop();
+stop_channels:
+	// channel_module_init() leaves this thread registered with liburcu
+	// even when it fails, for channel_module_fini() to unregister.
+	channel_module_fini();
+	event_module_fini();
+drop_handlers:
+	api_tables_drop();
 	return ret;
 }
 

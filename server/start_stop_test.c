@@ -171,6 +171,46 @@ static void bad_conf_starts_nothing(void **state) {
 	assert_int_equal(access(sock_path, F_OK), -1);
 }
 
+static struct gr_api_out own_ping2(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	(void)len;
+	(void)ctx;
+	return gr_api_out_borrowed(0, sizeof(struct gr_ping2), request);
+}
+
+// A start that fails late (the socket cannot be bound, once the pollers
+// run) and one that fails early (an application handler takes a type of
+// the server's own) both undo what they did: no thread, no descriptor,
+// nothing registered of the server's; the application's handler stays.
+static void failed_start_undone(void **state) {
+	static struct gr_api_handler ping2_of_mine = {
+		.name = "ping2 of mine",
+		.request_type = GR_PING2,
+		.callback = own_ping2,
+	};
+	unsigned threads = entries("/proc/self/task"), fds = entries("/proc/self/fd");
+	struct gr_api_server_conf conf;
+	struct gr_api_server_info info;
+
+	(void)state;
+	conf_of_test(&conf, NULL);
+	conf.sock_path = "/nonexistent/start_stop_test.sock";
+	assert_int_equal(gr_api_server_start(&conf), -ENOENT);
+	conf.base = event_base_new();
+	assert_non_null(conf.base);
+	assert_int_equal(gr_api_server_start(&conf), -ENOENT);
+	event_base_free(conf.base);
+	assert_int_equal(entries("/proc/self/task"), threads);
+	assert_int_equal(entries("/proc/self/fd"), fds);
+	assert_int_equal(gr_api_server_info_get(&info), -ESRCH);
+
+	assert_int_equal(gr_api_server_handler_register(&ping2_of_mine), 0);
+	conf_of_test(&conf, NULL);
+	assert_int_equal(gr_api_server_start(&conf), -EEXIST);
+	assert_int_equal(entries("/proc/self/task"), threads);
+	assert_int_equal(entries("/proc/self/fd"), fds);
+	assert_int_equal(access(sock_path, F_OK), -1);
+}
+
 static int setup(void **state) {
 	char prefix[64];
 	char *eal_argv[] = {
@@ -213,6 +253,8 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(library_thread_then_own_base_then_library_thread),
 		cmocka_unit_test(bad_conf_starts_nothing),
+		// Last: the application's handler it registers stays.
+		cmocka_unit_test(failed_start_undone),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
