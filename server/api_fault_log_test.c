@@ -11,6 +11,7 @@
 // a bounded number of lines.
 
 #include "api.h"
+#include "dispatch_test.h"
 #include "log_capture_test.h"
 #include "config.h"
 
@@ -191,9 +192,7 @@ static void log_requests_logged_once_per_interval(void **state) {
 // The server's own handlers this test links, as gr_api_server_start()
 // registers them, and the log captured.
 static int setup(void **state) {
-	assert_int_equal(api_table_register(&handlers_main), 0);
-	assert_int_equal(api_table_register(&handlers_log), 0);
-	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(dispatch_test_handlers(), 0);
 	return log_capture_setup(state);
 }
 

@@ -9,6 +9,7 @@
 // never a borrowed one.
 
 #include "api.h"
+#include "dispatch_test.h"
 #include "config.h"
 
 #include <gr_shm.h>
@@ -200,8 +201,7 @@ static void own_handlers_dropped_and_back(void **state) {
 	assert_int_equal(api_handler_count(), count - own_handlers);
 	for (unsigned i = 0; i < TEST_HANDLERS; i++)
 		assert_ptr_equal(api_handler_lookup(TEST_TYPE(i)), &test_handlers[i]);
-	assert_int_equal(api_table_register(&handlers_main), 0);
-	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(dispatch_test_handlers(), 0);
 	assert_int_equal(api_handler_count(), count);
 	assert_non_null(api_handler_lookup(GR_HELLO));
 	// A table of the server's own is refused whole when one of its types
@@ -252,8 +252,7 @@ static void borrowed_payload_sent_and_kept(void **state) {
 // registers them, then the test's.
 static int setup(void **state) {
 	(void)state;
-	assert_int_equal(api_table_register(&handlers_main), 0);
-	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(dispatch_test_handlers(), 0);
 	own_handlers = api_handler_count();
 	register_test_handlers();
 	assert_int_equal(gr_api_server_handler_register(&owned_h), 0);

@@ -7,6 +7,7 @@
 // records every response.
 
 #include "api.h"
+#include "dispatch_test.h"
 #include "config.h"
 
 #include <gr_shm.h>
@@ -162,8 +163,7 @@ static struct gr_api_handler exclusive_h = {
 // registers them), and the test's.
 static int register_test_handlers(void **state) {
 	(void)state;
-	assert_int_equal(api_table_register(&handlers_main), 0);
-	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(dispatch_test_handlers(), 0);
 	assert_int_equal(gr_api_server_handler_register(&count_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&stream_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&exclusive_h), 0);

@@ -7,6 +7,7 @@
 // never cuts an escape, and always terminates.
 
 #include "api.h"
+#include "dispatch_test.h"
 #include "log_capture_test.h"
 #include "log_escape.h"
 #include "config.h"
@@ -103,9 +104,7 @@ static void log_pattern_escaped(void **state) {
 // The server's own handlers this test links, as gr_api_server_start()
 // registers them, and the log captured.
 static int setup(void **state) {
-	assert_int_equal(api_table_register(&handlers_main), 0);
-	assert_int_equal(api_table_register(&handlers_log), 0);
-	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(dispatch_test_handlers(), 0);
 	return log_capture_setup(state);
 }
 

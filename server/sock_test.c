@@ -12,6 +12,7 @@
 // this test's own mktemp folder, and is stopped by its pid.
 
 #include "api.h"
+#include "dispatch_test.h"
 #include "config.h"
 #include "sock.h"
 
@@ -718,8 +719,7 @@ static int setup(void **state) {
 	(void)state;
 	if (mkdtemp(tmpdir) == NULL)
 		return -1;
-	assert_int_equal(api_table_register(&handlers_main), 0);
-	assert_int_equal(api_table_register(&handlers_echo), 0);
+	assert_int_equal(dispatch_test_handlers(), 0);
 	assert_int_equal(gr_api_server_handler_register(&lease_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&fds_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&fill_h), 0);
