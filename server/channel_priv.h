@@ -7,8 +7,20 @@
 
 #pragma once
 
+#include "gr_api_server.h"
+
+// Where a poller's buffer puts the request it copies out of a ring: this far
+// past a multiple of GR_API_SERVER_PAYLOAD_ALIGN, so that the payload,
+// right after the 12-byte header, starts at one.
+#define CHANNEL_REQ_BUF_SKEW 4
+_Static_assert(
+	(CHANNEL_REQ_BUF_SKEW + sizeof(struct gr_api_request)) % GR_API_SERVER_PAYLOAD_ALIGN == 0,
+	"a request's payload is aligned in the poller's buffer"
+);
+
 // Serve every channel of this poller once: flush its response backlog, then
-// take a bounded batch of requests. req_buf holds SHMCHAN_MSG_MAX bytes.
+// take a bounded batch of requests. req_buf holds SHMCHAN_MSG_MAX bytes and
+// starts CHANNEL_REQ_BUF_SKEW past an aligned address.
 // Returns the number of messages moved (0: nothing to do).
 unsigned channel_poll(unsigned poller_id, void *req_buf);
 

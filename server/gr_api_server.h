@@ -227,9 +227,14 @@ gr_api_out_borrowed(uint32_t status, uint32_t len, const void *payload) {
 	return out;
 }
 
+// Where a request's payload starts, on either transport: a multiple of
+// this, so a request struct of fields up to 8 bytes (uint64_t, double) is
+// read in place.
+#define GR_API_SERVER_PAYLOAD_ALIGN 8
+
 // request: the payload, len bytes (at least the handler's request_len),
-// aligned for the request's struct; the server's copy, valid while the
-// handler runs.
+// aligned to GR_API_SERVER_PAYLOAD_ALIGN; the server's copy, valid while
+// the handler runs.
 typedef struct gr_api_out (*gr_api_handler_func
 )(const void *request, uint32_t len, struct gr_api_ctx *ctx);
 

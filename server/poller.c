@@ -44,7 +44,10 @@ struct poller {
 	int wake_fd;
 	atomic_bool sleeping;
 	atomic_bool wake_sent;
-	uint8_t *req_buf; // SHMCHAN_MSG_MAX bytes: each request is copied here first
+	// SHMCHAN_MSG_MAX bytes: each request is copied here first, at
+	// CHANNEL_REQ_BUF_SKEW past the start of req_mem (malloc'ed).
+	uint8_t *req_buf;
+	uint8_t *req_mem;
 };
 
 static struct poller pollers[GR_API_SERVER_MAX_POLLERS];
@@ -214,9 +217,10 @@ static int poller_init_one(struct poller *p, unsigned id) {
 
 	p->id = id;
 	atomic_init(&p->stop, false);
-	p->req_buf = malloc(SHMCHAN_MSG_MAX);
-	if (p->req_buf == NULL)
+	p->req_mem = malloc(CHANNEL_REQ_BUF_SKEW + SHMCHAN_MSG_MAX);
+	if (p->req_mem == NULL)
 		return -ENOMEM;
+	p->req_buf = p->req_mem + CHANNEL_REQ_BUF_SKEW;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
 		return -errno;
@@ -243,7 +247,7 @@ static void poller_free_one(struct poller *p) {
 		close(p->stop_fd);
 	if (p->wake_fd > 0)
 		close(p->wake_fd);
-	free(p->req_buf);
+	free(p->req_mem);
 	memset(p, 0, sizeof(*p));
 }
 

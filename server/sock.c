@@ -286,14 +286,15 @@ static size_t conn_input_len(const struct conn *conn) {
 }
 
 // A request payload is read through its struct (handlers cast it): it must
-// start aligned for the request structs' fields, all of 4 bytes at most. A
-// payload of odd length leaves the next one misaligned; that one is moved
-// back by at most SOCK_PAYLOAD_ALIGN - 1 bytes, over its own header, which
+// start aligned for the request structs' fields, of 8 bytes at most
+// (GR_API_SERVER_PAYLOAD_ALIGN). A payload of a length not a multiple of it
+// leaves the next one misaligned; that one is moved back by at most
+// SOCK_PAYLOAD_ALIGN - 1 bytes, over its own header, which
 // was taken out already and sits right before it (a header is read from the
 // buffer, and a compaction that moves a payload moves it to the front,
 // which is aligned). So realigning a payload costs its own length, never
 // the input behind it.
-#define SOCK_PAYLOAD_ALIGN 4
+#define SOCK_PAYLOAD_ALIGN GR_API_SERVER_PAYLOAD_ALIGN
 _Static_assert(
 	sizeof(struct gr_api_request) >= SOCK_PAYLOAD_ALIGN - 1,
 	"a misaligned payload moves back over its header"

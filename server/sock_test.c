@@ -48,6 +48,7 @@
 #define TEST_FDS GR_MSG_TYPE(TEST_MODULE, 0x11) // answers with one fd
 #define TEST_FILL GR_MSG_TYPE(TEST_MODULE, 0x12) // a stream of FILL_RESPONSES
 #define TEST_ORDER GR_MSG_TYPE(TEST_MODULE, 0x13) // logs its 1-byte payload
+#define TEST_ALIGN GR_MSG_TYPE(TEST_MODULE, 0x14) // EFAULT if its payload is misaligned
 
 // Every wait of the test is bounded by this.
 #define WAIT_MS 5000
@@ -73,6 +74,9 @@
 // that the socket buffers hold them (and their answers) and that the order
 // log fits in a pipe.
 #define BURST_REQUESTS 4096
+// Alignment test: requests of payloads 0 to this - 1 bytes, every skew
+// twice over.
+#define ALIGN_REQUESTS (2 * GR_API_SERVER_PAYLOAD_ALIGN)
 
 static char tmpdir[] = "/tmp/shmchand_sock_test.XXXXXX";
 
@@ -163,6 +167,21 @@ static struct gr_api_handler fill_h = {
 	.name = "TEST_FILL",
 	.request_type = TEST_FILL,
 	.callback = fill_handler,
+};
+static struct gr_api_out align_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	(void)len;
+	(void)ctx;
+	return gr_api_out(
+		(uintptr_t)request % GR_API_SERVER_PAYLOAD_ALIGN == 0 ? 0 : EFAULT,
+		0,
+		NULL
+	);
+}
+
+static struct gr_api_handler align_h = {
+	.name = "TEST_ALIGN",
+	.request_type = TEST_ALIGN,
+	.callback = align_handler,
 };
 static struct gr_api_handler order_h = {
 	.name = "TEST_ORDER",
@@ -724,6 +743,7 @@ static int setup(void **state) {
 	assert_int_equal(gr_api_server_handler_register(&fds_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&fill_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&order_h), 0);
+	assert_int_equal(gr_api_server_handler_register(&align_h), 0);
 	return 0;
 }
 
@@ -768,6 +788,32 @@ static void client_gone_raises_no_sigpipe(void **state) {
 	server_stop(&s);
 }
 
+// Payloads of every length modulo the alignment, pipelined in one write:
+// each reaches its handler aligned to GR_API_SERVER_PAYLOAD_ALIGN, so a
+// struct with 8-byte fields is read in place.
+static void payloads_aligned(void **state) {
+	static uint8_t batch[ALIGN_REQUESTS * (sizeof(struct gr_api_request) + ALIGN_REQUESTS)];
+	size_t len = 0;
+	struct server s;
+	int fd;
+
+	(void)state;
+	server_start(&s, "align.sock", 0600);
+	fd = client_connect(s.path);
+	hello(fd);
+	for (uint32_t i = 0; i < ALIGN_REQUESTS; i++) {
+		struct gr_api_request req = {.id = 10 + i, .type = TEST_ALIGN, .payload_len = i};
+
+		memcpy(batch + len, &req, sizeof(req));
+		len += sizeof(req) + i;
+	}
+	write_all(fd, batch, len);
+	for (uint32_t i = 0; i < ALIGN_REQUESTS; i++)
+		expect_response(fd, 10 + i, 0, 0);
+	close(fd);
+	server_stop(&s);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(path_rules, kill_leftover_server),
@@ -780,6 +826,7 @@ int main(void) {
 		cmocka_unit_test_teardown(unread_output_pauses_client, kill_leftover_server),
 		cmocka_unit_test_teardown(fds_behind_queued_output_closes, kill_leftover_server),
 		cmocka_unit_test_teardown(client_gone_raises_no_sigpipe, kill_leftover_server),
+		cmocka_unit_test_teardown(payloads_aligned, kill_leftover_server),
 		cmocka_unit_test_teardown(
 			busy_client_does_not_starve_another,
 			kill_leftover_server

@@ -129,6 +129,7 @@ static unsigned expect_change(struct gr_api_client *c, const char *key, uint64_t
 
 int main(int argc, char **argv) {
 	uint8_t ping[GR_PING2_LEN], echo[GR_PING2_LEN];
+	const char short_set[8] = "alpha";
 	struct gr_shm_stats_resp stats;
 	struct gr_api_client *c;
 	bool own_thread;
@@ -149,8 +150,14 @@ int main(int argc, char **argv) {
 	CHECK(set(c, "", 1) == EINVAL, "set of an empty key");
 	// Shorter than the request's struct: the library refuses it before the
 	// handler runs.
-	CHECK(gr_api_client_send_recv_into(c, EMBED_TABLE_SET, 8, "alpha", NULL, 0) < 0 &&
-		      errno == EMSGSIZE,
+	CHECK(gr_api_client_send_recv_into(
+		      c,
+		      EMBED_TABLE_SET,
+		      sizeof(short_set),
+		      short_set,
+		      NULL,
+		      0
+	      ) < 0 && errno == EMSGSIZE,
 	      "short set: %s",
 	      strerror(errno));
 
