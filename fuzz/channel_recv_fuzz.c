@@ -9,8 +9,8 @@
 // daemon's calls of shmchan_server_recv(), shmchan_server_send() and
 // shmchan_server_flush(). After
 // each recv the harness applies the channel's own validation of a request (as
-// channel_serve() in main/channel.c: frame length against payload_len, then
-// api_check_header() of main/api.c).
+// channel_serve() in server/channel.c: frame length against payload_len, then
+// api_check_header() of server/api.c).
 //
 // Checked after every call, against a model of the protocol written from
 // docs/protocol.md: the return value (message, empty, -EBADMSG, -ENOBUFS),
@@ -34,9 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-// Defined by main.c; api.c logs through it.
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // Operations of one input at most: enough to wrap a ring many times.
 #define FUZZ_OPS_MAX 512

@@ -3,14 +3,15 @@
 
 // libFuzzer harness of the daemon's socket side: the bytes of one input are
 // what one client writes on its connection, then it shuts its side down.
-// They go through the real code of shmchand: the connection state machine
-// and parser of main/sock.c (its reads and writes on a real accepted Unix
-// socket, in a libevent loop), header checks and dispatch (main/api.c), and
-// every handler (main/handlers_main.c, main/handlers_info.c,
-// main/handlers_clients.c, and the channel handlers of main/channel.c:
-// attach, stats, channel list, with a poller running). EAL runs without hugepages and without shared files, so attach
-// creates memfd channels; the descriptors it passes are received and closed
-// here.
+// They go through the real code of the server library, started as an
+// application starts it (gr_api_server_start() on the harness's base): the
+// connection state machine and parser of server/sock.c (its reads and
+// writes on a real accepted Unix socket, in a libevent loop), header checks
+// and dispatch (server/api.c), and every handler (server/handlers_*.c, the
+// event requests of server/event.c, the channel handlers of
+// server/channel.c: attach, stats, channel list, with a poller running, and
+// shmchand's own main/handlers_info.c). EAL runs without hugepages and without shared files, so
+// attach creates memfd channels; the descriptors it passes are received and closed here.
 //
 // The harness reads every response the daemon writes and checks its framing
 // (a 12-byte header, a payload within GR_API_MAX_MSG_LEN); the daemon must
@@ -20,11 +21,9 @@
 // mix with the responses and the stream cannot be parsed, so an input that
 // holds that request type anywhere is read without the framing check.
 
-#include "api.h"
-#include "channel.h"
-#include "event.h"
 #include "shmchand.h"
-#include "sock.h"
+
+#include <gr_api_server.h>
 
 #include <gr_api.h>
 #include <shmchan.h>
@@ -46,19 +45,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-// Defined by main.c, which the harness does not link.
-struct shmchand_config shmchand_config = {
-	.sock_mode = 0600,
-	.sock_gid = (gid_t)-1,
-	.pollers = 1,
-	.spin_us = 0,
-	.shm_enabled = true,
-	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
-	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
-	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
-	.event_subs_max = EVENT_SUBS_DEFAULT,
-	.file_prefix = "sock_dispatch_fuzz",
-};
+// Defined by main.c, which the harness does not link (main/handlers_info.c
+// reads them).
+struct shmchand_config shmchand_config;
 int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // Turns of the event loop one input may take: each serves at least one
@@ -86,11 +75,12 @@ static void __attribute__((noreturn)) die(const char *what) {
 }
 
 static void cleanup(void) {
-	sock_server_fini();
+	gr_api_server_stop();
 	rmdir(sock_dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+	struct gr_api_server_conf conf;
 	char *eal_argv[] = {
 		(*argv)[0],
 		"--no-huge",
@@ -117,13 +107,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 	if (mkdtemp(sock_dir) == NULL)
 		die("mkdtemp");
 	snprintf(sock_path, sizeof(sock_path), "%s/s", sock_dir);
-	if (event_module_init(base) < 0)
-		die("event_module_init");
-	if (channel_module_init(base) < 0)
-		die("channel_module_init");
-	if (sock_server_init(base, sock_path, shmchand_config.sock_mode, shmchand_config.sock_gid) <
-	    0)
-		die("sock_server_init");
+	gr_api_server_conf_init(&conf);
+	conf.sock_path = sock_path;
+	conf.sock_mode = 0600;
+	conf.spin_us = 0;
+	conf.file_prefix = "sock_dispatch_fuzz";
+	conf.base = base;
+	if (gr_api_server_start(&conf) < 0)
+		die("gr_api_server_start");
 	atexit(cleanup);
 	return 0;
 }

@@ -3,16 +3,12 @@
 
 // shmchand: options, EAL, the event loop and shutdown.
 
-#include "channel.h"
 #include "eal_files.h"
 #include "eal_memcfg.h"
-#include "event.h"
-#include "fd_budget.h"
 #include "shmchand.h"
-#include "sock.h"
-#include "telemetry.h"
 
 #include <gr_api.h>
+#include <gr_api_server.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -36,16 +32,6 @@
 #include <string.h>
 #include <unistd.h>
 
-// Longest poller spin budget accepted: past a second a poller would in
-// practice never sleep.
-#define MAX_SPIN_US 1000000
-// Bounds of --event-backlog-bytes: a backlog holds at least one small event;
-// 1 GiB per subscriber is more than any sane daemon gives.
-#define EVENT_BACKLOG_BYTES_MIN 4096
-#define EVENT_BACKLOG_BYTES_MAX (1ul << 30)
-// Bounds of --event-memory: as a backlog's, and 64 GiB, more than any
-// machine gives a control daemon.
-#define EVENT_MEMORY_BYTES_MAX (1ul << 36)
 // Default EAL file prefix, so the daemon never collides with another DPDK
 // application's default "rte": root's, and, with the uid appended, another
 // user's (default_file_prefix()).
@@ -64,7 +50,7 @@
 // channels live outside EAL memory).
 #define NO_HUGE_MEM_MB "64"
 // Hugepage memory EAL reserves at startup, in MB, and never gives back: the
-// pool of memzone channels (32 of 0.5 MB, main/channel.c) and the DPDK heap
+// pool of memzone channels (32 of 0.5 MB, server/channel.c) and the DPDK heap
 // that secondaries allocate from (EAL init of a secondary takes about 60 KB
 // of it, which a secondary killed with -9 never gives back). Beyond it EAL
 // grows its memory at run time, which waits for every secondary to map the
@@ -84,27 +70,14 @@
 // EAL base address in sanitized builds (see eal_args_build()).
 #define ASAN_BASE_VIRTADDR "0x200000000000"
 
-struct shmchand_config shmchand_config = {
-	.sock_path = GR_API_DEFAULT_SOCK_PATH,
-	.sock_mode = SHMCHAND_DEFAULT_MODE,
-	.sock_gid = (gid_t)-1,
-	.pollers = SHMCHAND_DEFAULT_POLLERS,
-	.spin_us = SHMCHAND_DEFAULT_SPIN_US,
-	.poller_nice = SHMCHAND_DEFAULT_POLLER_NICE,
-	.shm_enabled = true,
-	.max_conn_per_pid = SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
-	.max_conn_per_uid = SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
-	.hugepages = HUGEPAGES_AUTO,
-	.event_backlog_msgs = EVENT_BACKLOG_MSGS_DEFAULT,
-	.event_backlog_bytes = EVENT_BACKLOG_BYTES_DEFAULT,
-	.event_memory_bytes = EVENT_MEMORY_BYTES_DEFAULT,
-	.event_subs_max = EVENT_SUBS_DEFAULT,
-};
+// The server's part is filled by gr_api_server_conf_init() in main().
+struct shmchand_config shmchand_config = {.hugepages = HUGEPAGES_AUTO};
 
 // EAL's own log type until main() registers ours.
 int shmchand_logtype = RTE_LOGTYPE_EAL;
 
-static void usage(void) {
+// d: the server's defaults.
+static void usage(const struct gr_api_server_conf *d) {
 	printf("Usage: shmchand [OPTIONS] [-- EAL_ARGS...]\n"
 	       "\n"
 	       "Serve the shmchan control API on a Unix socket and on shared-memory channels.\n"
@@ -146,11 +119,11 @@ static void usage(void) {
 	       "      --event-backlog N      Events queued per subscriber before it loses events,\n"
 	       "                             1..%u (default %u).\n"
 	       "      --event-backlog-bytes N\n"
-	       "                             Bytes of events queued per subscriber, %d..%lu\n"
-	       "                             (default %u). An event larger is always lost.\n"
+	       "                             Bytes of events queued per subscriber, %d..%zu\n"
+	       "                             (default %zu). An event larger is always lost.\n"
 	       "      --event-memory N       Bytes of events all subscribers' backlogs hold\n"
 	       "                             together, each event counted once,\n"
-	       "                             %d..%lu (default %u).\n"
+	       "                             %d..%zu (default %zu).\n"
 	       "                             Past it new events are lost for their subscribers.\n"
 	       "      --event-subscriptions N\n"
 	       "                             Event subscriptions one connection may hold,\n"
@@ -190,31 +163,31 @@ static void usage(void) {
 	       "\n"
 	       "Example:\n"
 	       "  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
-	       GR_API_DEFAULT_SOCK_PATH,
-	       SHMCHAND_DEFAULT_MODE,
-	       SHMCHAND_MAX_POLLERS,
-	       SHMCHAND_DEFAULT_POLLERS,
-	       SHMCHAND_DEFAULT_SPIN_US,
-	       MAX_SPIN_US,
-	       SHMCHAND_DEFAULT_POLLER_NICE,
-	       SHMCHAND_DEFAULT_MAX_CONN_PER_PID,
-	       SOCK_MAX_CLIENTS,
-	       SHMCHAND_DEFAULT_MAX_CONN_PER_UID,
-	       SOCK_MAX_CLIENTS,
-	       SOCK_ROOT_RESERVED,
-	       SOCK_MAX_CLIENTS,
+	       d->sock_path,
+	       (unsigned)d->sock_mode,
+	       GR_API_SERVER_MAX_POLLERS,
+	       d->pollers,
+	       d->spin_us,
+	       GR_API_SERVER_SPIN_US_MAX,
+	       (int)d->poller_nice,
+	       d->max_conn_per_pid,
+	       GR_API_SERVER_MAX_CLIENTS,
+	       d->max_conn_per_uid,
+	       GR_API_SERVER_MAX_CLIENTS,
+	       GR_API_SERVER_ROOT_RESERVED,
+	       GR_API_SERVER_MAX_CLIENTS,
 	       NO_HUGE_MEM_MB,
 	       HUGEPAGES_AUTO_MIN_FREE,
-	       EVENT_BACKLOG_MSGS_MAX,
-	       EVENT_BACKLOG_MSGS_DEFAULT,
-	       EVENT_BACKLOG_BYTES_MIN,
-	       EVENT_BACKLOG_BYTES_MAX,
-	       EVENT_BACKLOG_BYTES_DEFAULT,
-	       EVENT_BACKLOG_BYTES_MIN,
-	       EVENT_MEMORY_BYTES_MAX,
-	       EVENT_MEMORY_BYTES_DEFAULT,
-	       EVENT_SUBS_MAX,
-	       EVENT_SUBS_DEFAULT,
+	       GR_API_SERVER_EVENT_BACKLOG_MSGS_MAX,
+	       d->event_backlog_msgs,
+	       GR_API_SERVER_EVENT_BYTES_MIN,
+	       GR_API_SERVER_EVENT_BACKLOG_BYTES_MAX,
+	       d->event_backlog_bytes,
+	       GR_API_SERVER_EVENT_BYTES_MIN,
+	       GR_API_SERVER_EVENT_MEMORY_BYTES_MAX,
+	       d->event_memory_bytes,
+	       GR_API_SERVER_EVENT_SUBS_MAX,
+	       d->event_subs_max,
 	       DEFAULT_FILE_PREFIX,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
@@ -249,13 +222,13 @@ static int parse_range(
 	return 0;
 }
 
-// A nice value, -20..19, or "off" (SHMCHAND_POLLER_NICE_OFF).
+// A nice value, -20..19, or "off" (GR_API_SERVER_NICE_OFF).
 static int parse_nice(const char *arg, int32_t *nice) {
 	char *end;
 	long value;
 
 	if (strcmp(arg, "off") == 0) {
-		*nice = SHMCHAND_POLLER_NICE_OFF;
+		*nice = GR_API_SERVER_NICE_OFF;
 		return 0;
 	}
 	// strtol() would take leading blanks and a '+'.
@@ -408,6 +381,7 @@ static void option_unknown(const char *arg, int short_opt) {
 // at "--"). Returns OPTIONS_RUN, OPTIONS_HELP (--help), OPTIONS_VERSION
 // (--version), or -EINVAL after printing why.
 static int parse_options(int argc, char **argv) {
+	struct gr_api_server_conf *srv = &shmchand_config.server;
 	struct shmchand_config *cfg = &shmchand_config;
 	unsigned long value;
 	int opt;
@@ -417,44 +391,44 @@ static int parse_options(int argc, char **argv) {
 	while ((opt = getopt_long(argc, argv, "s:m:g:p:S:vVh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			cfg->sock_path = optarg;
+			srv->sock_path = optarg;
 			break;
 		case 'm':
 			if (parse_uint(optarg, 8, 07777, &value) < 0) {
 				fprintf(stderr, "shmchand: bad socket mode '%s' (octal)\n", optarg);
 				return -EINVAL;
 			}
-			cfg->sock_mode = (mode_t)value;
+			srv->sock_mode = (mode_t)value;
 			break;
 		case 'g':
-			if (parse_group(optarg, &cfg->sock_gid) < 0) {
+			if (parse_group(optarg, &srv->sock_gid) < 0) {
 				fprintf(stderr, "shmchand: unknown group '%s'\n", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'p':
-			if (parse_uint(optarg, 10, SHMCHAND_MAX_POLLERS, &value) < 0 ||
+			if (parse_uint(optarg, 10, GR_API_SERVER_MAX_POLLERS, &value) < 0 ||
 			    value == 0) {
 				fprintf(stderr,
 					"shmchand: pollers must be 1..%d, not '%s'\n",
-					SHMCHAND_MAX_POLLERS,
+					GR_API_SERVER_MAX_POLLERS,
 					optarg);
 				return -EINVAL;
 			}
-			cfg->pollers = (unsigned)value;
+			srv->pollers = (unsigned)value;
 			break;
 		case 'S':
-			if (parse_uint(optarg, 10, MAX_SPIN_US, &value) < 0) {
+			if (parse_uint(optarg, 10, GR_API_SERVER_SPIN_US_MAX, &value) < 0) {
 				fprintf(stderr,
 					"shmchand: spin budget must be 0..%d us, not '%s'\n",
-					MAX_SPIN_US,
+					GR_API_SERVER_SPIN_US_MAX,
 					optarg);
 				return -EINVAL;
 			}
-			cfg->spin_us = (unsigned)value;
+			srv->spin_us = (unsigned)value;
 			break;
 		case OPT_POLLER_NICE:
-			if (parse_nice(optarg, &cfg->poller_nice) < 0) {
+			if (parse_nice(optarg, &srv->poller_nice) < 0) {
 				fprintf(stderr,
 					"shmchand: --poller-nice takes -20..19 or off, not '%s'\n",
 					optarg);
@@ -462,23 +436,23 @@ static int parse_options(int argc, char **argv) {
 			}
 			break;
 		case OPT_NO_SHM:
-			cfg->shm_enabled = false;
+			srv->shm_enabled = false;
 			break;
 		case OPT_MAX_CONN_PER_PID:
 		case OPT_MAX_CONN_PER_UID:
-			if (parse_uint(optarg, 10, SOCK_MAX_CLIENTS, &value) < 0) {
+			if (parse_uint(optarg, 10, GR_API_SERVER_MAX_CLIENTS, &value) < 0) {
 				fprintf(stderr,
 					"shmchand: %s must be 0..%d, not '%s'\n",
 					opt == OPT_MAX_CONN_PER_PID ? "--max-conn-per-pid"
 								    : "--max-conn-per-uid",
-					SOCK_MAX_CLIENTS,
+					GR_API_SERVER_MAX_CLIENTS,
 					optarg);
 				return -EINVAL;
 			}
 			if (opt == OPT_MAX_CONN_PER_PID)
-				cfg->max_conn_per_pid = (unsigned)value;
+				srv->max_conn_per_pid = (unsigned)value;
 			else
-				cfg->max_conn_per_uid = (unsigned)value;
+				srv->max_conn_per_uid = (unsigned)value;
 			break;
 		case OPT_HUGEPAGES:
 			if (strcmp(optarg, "auto") == 0) {
@@ -495,51 +469,51 @@ static int parse_options(int argc, char **argv) {
 			}
 			break;
 		case OPT_TELEMETRY:
-			cfg->telemetry = true;
+			srv->telemetry = true;
 			break;
 		case OPT_EVENT_BACKLOG:
 			if (parse_range(
 				    "--event-backlog",
 				    optarg,
 				    1,
-				    EVENT_BACKLOG_MSGS_MAX,
+				    GR_API_SERVER_EVENT_BACKLOG_MSGS_MAX,
 				    &value
 			    ) < 0)
 				return -EINVAL;
-			cfg->event_backlog_msgs = (unsigned)value;
+			srv->event_backlog_msgs = (unsigned)value;
 			break;
 		case OPT_EVENT_BACKLOG_BYTES:
 			if (parse_range(
 				    "--event-backlog-bytes",
 				    optarg,
-				    EVENT_BACKLOG_BYTES_MIN,
-				    EVENT_BACKLOG_BYTES_MAX,
+				    GR_API_SERVER_EVENT_BYTES_MIN,
+				    GR_API_SERVER_EVENT_BACKLOG_BYTES_MAX,
 				    &value
 			    ) < 0)
 				return -EINVAL;
-			cfg->event_backlog_bytes = (size_t)value;
+			srv->event_backlog_bytes = (size_t)value;
 			break;
 		case OPT_EVENT_MEMORY:
 			if (parse_range(
 				    "--event-memory",
 				    optarg,
-				    EVENT_BACKLOG_BYTES_MIN,
-				    EVENT_MEMORY_BYTES_MAX,
+				    GR_API_SERVER_EVENT_BYTES_MIN,
+				    GR_API_SERVER_EVENT_MEMORY_BYTES_MAX,
 				    &value
 			    ) < 0)
 				return -EINVAL;
-			cfg->event_memory_bytes = (size_t)value;
+			srv->event_memory_bytes = (size_t)value;
 			break;
 		case OPT_EVENT_SUBSCRIPTIONS:
 			if (parse_range(
 				    "--event-subscriptions",
 				    optarg,
 				    1,
-				    EVENT_SUBS_MAX,
+				    GR_API_SERVER_EVENT_SUBS_MAX,
 				    &value
 			    ) < 0)
 				return -EINVAL;
-			cfg->event_subs_max = (unsigned)value;
+			srv->event_subs_max = (unsigned)value;
 			break;
 		case 'v':
 			cfg->verbose = true;
@@ -791,7 +765,7 @@ static int eal_args_build(struct eal_args *eal, int user_argc, char **user_argv)
 		argv[argc++] = "--no-pci";
 	if (!has_long_opt(user_argc, user_argv, "telemetry") &&
 	    !has_long_opt(user_argc, user_argv, "no-telemetry"))
-		argv[argc++] = cfg->telemetry ? "--telemetry" : "--no-telemetry";
+		argv[argc++] = cfg->server.telemetry ? "--telemetry" : "--no-telemetry";
 	argv[argc++] = cfg->verbose ? "--log-level=shmchand:debug" : "--log-level=lib.eal:notice";
 	user_mem = has_short_opt(user_argc, user_argv, 'm') ||
 		   has_long_opt(user_argc, user_argv, "socket-mem");
@@ -922,17 +896,14 @@ static void eal_explain_failure(const char *prefix, bool hugepages_wanted) {
 	}
 }
 
-// Descriptors the daemon wants at most: per connection with a channel
-// FD_BUDGET_PER_CLIENT, the spare of its budget (fd_budget.h), the pidfds of
-// held memzones, and FDS_OWN_MAX for EAL, libevent and the pollers.
+// Descriptors the daemon wants at most: what the server may hold for its
+// clients, and FDS_OWN_MAX for EAL, libevent and the pollers.
 #define FDS_OWN_MAX 128
-#define FDS_NEEDED                                                                                 \
-	(SOCK_MAX_CLIENTS * FD_BUDGET_PER_CLIENT + FD_BUDGET_SPARE + CHANNEL_MEMZONE_POOL +        \
-	 FDS_OWN_MAX)
+#define FDS_NEEDED (GR_API_SERVER_FDS_MAX + FDS_OWN_MAX)
 
-// The soft limit of open files is often 1024, which SOCK_MAX_CLIENTS
+// The soft limit of open files is often 1024, which GR_API_SERVER_MAX_CLIENTS
 // connections alone would use up: raise it to the hard limit, as far as
-// FDS_NEEDED. fd_budget_init() says what the limit lets the daemon serve.
+// FDS_NEEDED. The server says at start what the limit lets it serve.
 static void raise_fd_limit(void) {
 	struct rlimit lim;
 
@@ -1059,8 +1030,9 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
 	event_base_loopbreak(arg);
 }
 
-// Run the event loop until SIGINT or SIGTERM. Returns 0 or -errno.
+// Serve on base until SIGINT or SIGTERM. Returns 0 or -errno.
 static int serve(struct event_base *base) {
+	struct gr_api_server_conf *srv = &shmchand_config.server;
 	struct event *sigint, *sigterm;
 	int ret = -ENOMEM;
 
@@ -1071,37 +1043,23 @@ static int serve(struct event_base *base) {
 		LOG(ERR, "cannot watch SIGINT and SIGTERM");
 		goto out;
 	}
-	ret = event_module_init(base);
+	srv->base = base;
+	ret = gr_api_server_start(srv);
 	if (ret < 0)
 		goto out;
-	ret = channel_module_init(base);
-	if (ret < 0)
-		goto out;
-	ret = sock_server_init(
-		base,
-		shmchand_config.sock_path,
-		shmchand_config.sock_mode,
-		shmchand_config.sock_gid
-	);
-	if (ret == 0) {
-		fd_budget_init();
-		LOG(NOTICE,
-		    "shmchand %s ready: socket %s, file prefix %s, hugepages %s, channels %s",
-		    SHMCHAN_VERSION,
-		    shmchand_config.sock_path,
-		    shmchand_config.file_prefix,
-		    shmchand_config.have_hugepages ? "yes" : "no",
-		    shmchand_config.shm_enabled ? "on" : "off");
-		if (event_base_dispatch(base) < 0) {
-			LOG(ERR, "event loop failed");
-			ret = -EIO;
-		}
+	LOG(NOTICE,
+	    "shmchand %s ready: socket %s, file prefix %s, hugepages %s, channels %s",
+	    SHMCHAN_VERSION,
+	    srv->sock_path,
+	    shmchand_config.file_prefix,
+	    srv->memzones ? "yes" : "no",
+	    srv->shm_enabled ? "on" : "off");
+	if (event_base_dispatch(base) < 0) {
+		LOG(ERR, "event loop failed");
+		ret = -EIO;
 	}
-	// Clients first: their leases end before the channels go.
-	sock_server_fini();
-	channel_module_fini();
+	gr_api_server_stop();
 out:
-	event_module_fini();
 	if (sigint != NULL)
 		event_free(sigint);
 	if (sigterm != NULL)
@@ -1110,6 +1068,7 @@ out:
 }
 
 int main(int argc, char **argv) {
+	struct gr_api_server_conf *srv = &shmchand_config.server;
 	struct shmchand_config *cfg = &shmchand_config;
 	int own_argc = argc, ret, status = EXIT_FAILURE;
 	struct eal_args eal = {0};
@@ -1126,11 +1085,15 @@ int main(int argc, char **argv) {
 			break;
 		}
 	}
-	cfg->start_ns = shmchand_monotonic_ns();
-	cfg->start_time = time(NULL);
+	gr_api_server_conf_init(srv);
+	srv->log_type = "shmchand";
+	srv->app_version = SHMCHAN_VERSION;
 	ret = parse_options(own_argc, argv);
 	if (ret == OPTIONS_HELP) {
-		usage();
+		struct gr_api_server_conf defaults;
+
+		gr_api_server_conf_init(&defaults);
+		usage(&defaults);
 		return EXIT_SUCCESS;
 	}
 	if (ret == OPTIONS_VERSION) {
@@ -1150,10 +1113,14 @@ int main(int argc, char **argv) {
 		return EXIT_FAILURE;
 	}
 	shmchand_logtype = ret;
+	// The daemon's choice, not the server library's (which raises no
+	// SIGPIPE): a log written to a pipe whose reader went away fails with
+	// EPIPE instead of ending the daemon.
+	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();
 	// Before EAL init: a daemon that cannot serve its socket (no folder for
 	// it, or another daemon answers there) then creates no EAL file at all.
-	if (sock_folder_check(cfg->sock_path) < 0 || sock_server_check(cfg->sock_path) < 0)
+	if (sock_folder_check(srv->sock_path) < 0 || gr_api_server_socket_check(srv) < 0)
 		return EXIT_FAILURE;
 
 	if (own_argc < argc)
@@ -1211,10 +1178,9 @@ int main(int argc, char **argv) {
 	eal_lock_find(&memcfg);
 	if (restore_cpus && sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
 		LOG(WARNING, "cannot restore the main thread's CPU affinity: %s", strerror(errno));
-	cfg->have_hugepages = shared_files && rte_eal_has_hugepages();
-	cfg->telemetry = telemetry;
-	if (cfg->telemetry && telemetry_init() < 0)
-		goto cleanup;
+	srv->memzones = shared_files && rte_eal_has_hugepages();
+	srv->file_prefix = cfg->file_prefix;
+	srv->telemetry = telemetry;
 
 	base = event_base_new();
 	if (base == NULL) {
@@ -1224,7 +1190,6 @@ int main(int argc, char **argv) {
 			status = EXIT_SUCCESS;
 		event_base_free(base);
 	}
-cleanup:
 	if (eal_cleanup_may_run(&memcfg))
 		rte_eal_cleanup();
 	eal_memcfg_close(&memcfg);

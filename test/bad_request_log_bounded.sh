@@ -35,7 +35,7 @@ flood_count=100000
 # Bound of one flood of flood_count requests, and of each probe run.
 flood_timeout_s=25
 probe_timeout_s=10
-# Log lines a flood may add besides one a second (main/log_limit.h): its
+# Log lines a flood may add besides one a second (server/log_limit.h): its
 # connect, hello, attach, close and detach lines, the first fault's, the
 # last summary's, and a margin for a second boundary crossed.
 fixed_lines=10

@@ -106,10 +106,10 @@
 // Frames written and doorbells rung into a detached channel.
 #define HOSTILE_AFTER_DETACH_ROUNDS 10000
 // A client that stops reading is detached once its response ring stayed full
-// for 2 s (CHANNEL_SLOW_LIMIT_MS in main/channel.c); leave room for a loaded
+// for 2 s (CHANNEL_SLOW_LIMIT_MS in server/channel.c); leave room for a loaded
 // machine.
 #define HOSTILE_SLOW_BOUND_MS 8000
-// The same for a socket client: SOCK_OUTPUT_STALL_SEC (5 s, main/sock.h).
+// The same for a socket client: SOCK_OUTPUT_STALL_SEC (5 s, server/sock.h).
 #define HOSTILE_SOCK_STALL_BOUND_MS 12000
 // Length of the doorbell flood.
 #define HOSTILE_FLOOD_MS 4000

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# meson install into a DESTDIR puts the daemon, the CLI, the client library,
-# its headers in include/shmchan/, its pkg-config file, the man pages (when
-# scdoc built them) and the systemd unit in place; a program built with
-# pkg-config alone (PKG_CONFIG_PATH into the DESTDIR, PKG_CONFIG_SYSROOT_DIR)
-# against them talks to the installed daemon, and the installed shmchanctl
-# lists it.
+# meson install into a DESTDIR puts the daemon, the CLI, the client and
+# server libraries, their headers in include/shmchan/, their pkg-config
+# files, the man pages (when scdoc built them) and the systemd unit in
+# place; a program built with pkg-config alone (PKG_CONFIG_PATH into the
+# DESTDIR, PKG_CONFIG_SYSROOT_DIR) against them talks to the installed
+# daemon, and the installed shmchanctl lists it. examples/embed_table,
+# built with pkg-config gr_api_server alone (its .pc file moved to the
+# DESTDIR, DPDK's and libevent's the system's), serves that program too.
 #
 # A Grout program too: a ping2_perf of the RFC's shape (rfc_ping2_perf.c:
 # gr_api_client_impl.h, gr_api.h, Grout's calls and clock, GROUT_SOCK_PATH)
@@ -57,7 +59,7 @@ pc=$(find "$root" -name gr_api_client.pc)
 [ -n "$pc" ] || shmt_fail "no gr_api_client.pc under $root"
 for f in sbin/shmchand bin/shmchanctl include/shmchan/gr_api.h include/shmchan/gr_api_client.h \
 	include/shmchan/gr_api_client_impl.h include/shmchan/gr_clock.h include/shmchan/gr_shm.h \
-	lib/systemd/system/shmchand.service; do
+	include/shmchan/gr_api_server.h lib/systemd/system/shmchand.service; do
 	[ -e "$root/$f" ] || shmt_fail "not installed: $f"
 done
 if [ -e "$build_root/docs/man/shmchand.8" ]; then
@@ -66,7 +68,9 @@ if [ -e "$build_root/docs/man/shmchand.8" ]; then
 	done
 fi
 libdir=$(dirname "$(dirname "$pc")")
-[ -e "$libdir/libgr_api_client.so" ] || shmt_fail "no libgr_api_client.so in $libdir"
+for f in libgr_api_client.so libgr_api_server.so libgr_api_server.a pkgconfig/gr_api_server.pc; do
+	[ -e "$libdir/$f" ] || shmt_fail "no $f in $libdir"
+done
 echo "installed files: ok"
 
 # pkg-config alone: the .pc file's paths moved under the DESTDIR.
@@ -116,10 +120,22 @@ echo "consumer built with: $flags"
 	$flags || shmt_fail "the RFC's ping2_perf does not build with: $flags"
 echo "the RFC's ping2_perf built unchanged with: $flags"
 
-# The installed daemon, CLI and library together.
+# The server library's .pc file where it was installed (its prefix moved
+# there), DPDK's and libevent's where the system has them.
+mkdir "$SHMT_TMPDIR/pc"
+sed "s|^prefix=.*|prefix=$root|" "$libdir/pkgconfig/gr_api_server.pc" >"$SHMT_TMPDIR/pc/gr_api_server.pc"
+server_flags=$(PKG_CONFIG_SYSROOT_DIR='' PKG_CONFIG_PATH=$SHMT_TMPDIR/pc \
+	pkg-config --cflags --libs gr_api_server) || shmt_fail "pkg-config gr_api_server failed"
+src=$(dirname "$0")/../examples
+# shellcheck disable=SC2086
+"$cc" -Wall -Werror $sanitize_flags -I"$src" -o "$SHMT_TMPDIR/embed_table" "$src/embed_table.c" \
+	$server_flags || shmt_fail "embed_table does not build with: $server_flags"
+echo "embed_table built with: $server_flags"
+
+# The installed daemon, CLI and libraries together.
+export LD_LIBRARY_PATH=$libdir
 SHMT_DAEMON=$root/sbin/shmchand
 start_daemon
-export LD_LIBRARY_PATH=$libdir
 out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$SHMT_TMPDIR/consumer" "$SHMT_SOCK") ||
 	shmt_fail "consumer: $out"
 [ "$out" = "echo ok over shm" ] || shmt_fail "consumer: '$out'"
@@ -156,4 +172,12 @@ import sys
 shm, sock = float(sys.argv[1]), float(sys.argv[2])
 print(f"the RFC ping2_perf: {shm:.0f} calls/s on the channel, {sock:.0f} on the socket: {shm / sock:.1f}x")
 ' "$shm_rate" "$socket_rate"
+stop_daemon
+
+SHMT_DAEMON=$SHMT_TMPDIR/embed_table
+start_daemon
+out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$SHMT_TMPDIR/consumer" "$SHMT_SOCK") ||
+	shmt_fail "consumer of embed_table: $out"
+[ "$out" = "echo ok over shm" ] || shmt_fail "consumer of embed_table: '$out'"
+echo "embed_table on the installed library: $out"
 stop_daemon

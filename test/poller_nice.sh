@@ -18,7 +18,7 @@ set -eu
 # The user a root run becomes for its part without privilege.
 NONROOT_USER=nobody
 CTL_TIMEOUT_S=10
-# The default of the daemon's option (main/shmchand.h).
+# The default of the daemon's option (server/config.c).
 DEFAULT_NICE=-20
 
 SHMT_NAME=poller_nice

@@ -14,7 +14,7 @@
 //     goes back once it has closed it;
 //  3. disconnect: a client that closes its own connection is let go at
 //     once: its zone goes back while it still runs. Meanwhile it cost the
-//     daemon the descriptors the daemon counts for it (main/fd_budget.h):
+//     daemon the descriptors the daemon counts for it (server/fd_budget.h):
 //     its connection's and a memzone channel's, in /proc/PID/fd.
 //
 // usage: shm_memzone_hold SOCK (against a daemon with --hugepages on)
@@ -41,7 +41,7 @@
 #define POLL_US 10000
 #define SETTLE_STEP_US 100000
 // What a client with a memzone channel costs the daemon: its connection and
-// CHANNEL_FDS_MEMZONE (main/channel.h).
+// CHANNEL_FDS_MEMZONE (server/channel.h).
 #define MEMZONE_CLIENT_FDS (1 + 4)
 
 static const char *sock_path;

@@ -41,7 +41,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-// More than the daemon's SOCK_MAX_CLIENTS (1024): today's hog took them all.
+// More than the server's GR_API_SERVER_MAX_CLIENTS (1024): today's hog took them all.
 #define HOG_CONNS 1100
 // Descriptors this process needs besides the hog's connections.
 #define FDS_MARGIN 64

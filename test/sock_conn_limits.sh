@@ -17,7 +17,7 @@ set -eu
 shmt_args "DAEMON_BIN TEST_BIN" "$@"
 test_bin=$2
 
-# The defaults of --max-conn-per-pid (main/shmchand.h), and the small limits
+# The defaults of --max-conn-per-pid (server/config.c), and the small limits
 # of the uid case.
 default_per_pid=64
 uid_per_pid=32
@@ -30,7 +30,7 @@ run_timeout_s=25
 # run takes a few seconds at most.
 refusal_lines_max=12
 # A refusal that came within a second of a logged one is logged a second
-# after that one (main/log_limit.h).
+# after that one (server/log_limit.h).
 refusal_log_wait_s=3
 
 help=$("$SHMT_DAEMON" --help)

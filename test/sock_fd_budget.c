@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The daemon's open files are counted, not guessed (main/fd_budget.h):
+// The daemon's open files are counted, not guessed (server/fd_budget.h):
 //
 //   sock_fd_budget SOCK DAEMON_PID count CONN_FDS CHANNEL_FDS
 //     CLIENTS socket clients make the daemon hold CONN_FDS descriptors each
@@ -13,7 +13,7 @@
 //     limits: a process of OTHER_UID connects (transport auto) until it is
 //     refused. Its last attaches are refused with ENFILE and those clients
 //     stay on the socket, then its connections are refused with ENFILE.
-//     Root then connects SOCK_ROOT_RESERVED clients, each served on a
+//     Root then connects GR_API_SERVER_ROOT_RESERVED clients, each served on a
 //     channel: the room kept for root is there whatever the others took.
 //     The daemon never reaches its limit.
 //
@@ -34,7 +34,7 @@
 
 // Clients of each kind the count mode opens.
 #define CLIENTS 8
-// The daemon's SOCK_ROOT_RESERVED (main/sock.h): root's clients, each with a
+// The daemon's GR_API_SERVER_ROOT_RESERVED (server/gr_api_server.h): root's clients, each with a
 // channel.
 #define ROOT_CLIENTS 64
 // Most clients the fill mode's other user opens before it expects a refusal.

@@ -50,14 +50,18 @@ def _accepts(path):
 class Daemon:
     """A running shmchand: sock (its socket path), pid, log (its output)."""
 
-    def __init__(self, binary, tmpdir, name, extra_args=()):
+    # Memfd channels, which every process that is not a DPDK secondary
+    # gets: no hugepage needed, none left behind by a kill -9.
+    OWN_ARGS = ("--hugepages", "off")
+
+    def __init__(self, binary, tmpdir, name, extra_args=(), own_args=OWN_ARGS):
+        """own_args: the daemon options every test gives; another program
+        served as shmchand is (examples/embed_table) takes its own."""
         self.sock = str(tmpdir / "shmchand.sock")
         self.log = str(tmpdir / "daemon.log")
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)
         self.prefix = f"pyt-{safe}-{os.getpid()}"
-        # Memfd channels, which every process that is not a DPDK secondary
-        # gets: no hugepage needed, none left behind by a kill -9.
-        args = [binary, "-s", self.sock, "--hugepages", "off", *extra_args]
+        args = [binary, "-s", self.sock, *own_args, *extra_args]
         args += ["--", "--file-prefix", self.prefix]
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Handler registry and dispatch, shared by every transport.
+//
+// Concurrency: the registry is written under handler_lock (by the
+// application's registrations, on any thread, constructors included, and by
+// the server's start and stop) and read under it by every dispatch.
+// Dispatch runs on the socket's thread (socket clients) and on the poller
+// threads (channels); every handler, and every response a transport sends,
+// runs under handler_lock, so two handlers never run at once and a handler
+// written for the socket is correct on a channel. Nothing a client can
+// repeat is logged under handler_lock: its faults are counted in its
+// gr_api_ctx and logged after the lock is released (api_faults_log()), at a
+// bounded rate.
+
+#include "api.h"
+#include "config.h"
+
+#include <gr_shm.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The registry: an open-addressing hash table of request types, at most
+// half full, so a lookup ends after one or two probes on average (the first
+// empty slot ends a miss).
+#define HANDLER_SLOTS (2 * GR_API_SERVER_HANDLERS_MAX)
+#define HANDLER_SLOT_BITS 9
+_Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot index");
+
+static const struct gr_api_handler *handlers[HANDLER_SLOTS];
+// Every handler registered, in order, and whether the server's own: the
+// table is rebuilt from it when those are dropped (api_tables_drop()).
+static struct {
+	const struct gr_api_handler *handler;
+	bool own;
+} registered[GR_API_SERVER_HANDLERS_MAX];
+static unsigned n_handlers;
+// The client pid of the request whose handler this thread runs.
+static __thread pid_t current_pid;
+
+// The first registration from a constructor that failed (GR_API_HANDLER),
+// for gr_api_server_start() to report, and how many did.
+static struct {
+	const char *name;
+	uint32_t request_type;
+	int error;
+	unsigned failures;
+} ctor_failure;
+
+// Held while a handler runs and while any response is sent.
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// Fibonacci hashing: the types of one module differ in their low bits only,
+// and the multiply spreads them over the top bits kept.
+static unsigned handler_slot(uint32_t request_type) {
+	return (uint32_t)(request_type * 2654435761u) >> (32 - HANDLER_SLOT_BITS);
+}
+
+static void slot_put(const struct gr_api_handler *handler) {
+	unsigned slot = handler_slot(handler->request_type);
+
+	while (handlers[slot] != NULL)
+		slot = (slot + 1) % HANDLER_SLOTS;
+	handlers[slot] = handler;
+}
+
+// handler_lock held.
+static int register_locked(struct gr_api_handler *handler, bool own) {
+	const struct gr_api_handler *other;
+
+	if (handler == NULL || handler->name == NULL || handler->callback == NULL) {
+		LOG(ERR, "a handler needs a name and a callback");
+		return -EINVAL;
+	}
+	other = api_handler_lookup(handler->request_type);
+	if (other != NULL) {
+		LOG(ERR,
+		    "%s and %s both claim request type 0x%08x",
+		    other->name,
+		    handler->name,
+		    handler->request_type);
+		return -EEXIST;
+	}
+	if (n_handlers >= GR_API_SERVER_HANDLERS_MAX) {
+		LOG(ERR,
+		    "%s: more than %u request handlers (GR_API_SERVER_HANDLERS_MAX)",
+		    handler->name,
+		    GR_API_SERVER_HANDLERS_MAX);
+		return -ENOSPC;
+	}
+	slot_put(handler);
+	registered[n_handlers].handler = handler;
+	registered[n_handlers].own = own;
+	n_handlers++;
+	return 0;
+}
+
+GR_API_EXPORT int gr_api_server_handler_register(struct gr_api_handler *handler) {
+	int ret;
+
+	pthread_mutex_lock(&handler_lock);
+	ret = register_locked(handler, false);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}
+
+GR_API_EXPORT void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler) {
+	int ret = gr_api_server_handler_register(handler);
+
+	if (ret == 0)
+		return;
+	if (ctor_failure.failures++ > 0)
+		return;
+	ctor_failure.name = handler != NULL ? handler->name : NULL;
+	ctor_failure.request_type = handler != NULL ? handler->request_type : 0;
+	ctor_failure.error = ret;
+}
+
+int api_ctor_error(void) {
+	if (ctor_failure.failures == 0)
+		return 0;
+	LOG(ERR,
+	    "handler %s of request type 0x%08x, registered by a constructor (GR_API_HANDLER),"
+	    " failed: %s%s",
+	    ctor_failure.name != NULL ? ctor_failure.name : "(none)",
+	    ctor_failure.request_type,
+	    strerror(-ctor_failure.error),
+	    ctor_failure.failures > 1 ? " (and more after it: see the lines above)" : "");
+	return ctor_failure.error;
+}
+
+// handler_lock held: rebuild the table from what is left in registered[].
+static void table_rebuild_locked(void) {
+	memset(handlers, 0, sizeof(handlers));
+	for (unsigned i = 0; i < n_handlers; i++)
+		slot_put(registered[i].handler);
+}
+
+// handler_lock held: drop the server's own handlers registered from index
+// from on.
+static void drop_own_locked(unsigned from) {
+	unsigned kept = from;
+
+	for (unsigned i = from; i < n_handlers; i++)
+		if (!registered[i].own)
+			registered[kept++] = registered[i];
+	n_handlers = kept;
+	table_rebuild_locked();
+}
+
+int api_table_register(const struct api_handler_table *table) {
+	unsigned from;
+	int ret = 0;
+
+	pthread_mutex_lock(&handler_lock);
+	from = n_handlers;
+	for (unsigned i = 0; i < table->n && ret == 0; i++)
+		ret = register_locked(&table->handlers[i], true);
+	if (ret < 0)
+		drop_own_locked(from);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}
+
+void api_tables_drop(void) {
+	pthread_mutex_lock(&handler_lock);
+	drop_own_locked(0);
+	pthread_mutex_unlock(&handler_lock);
+}
+
+GR_API_EXPORT pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx) {
+	return ctx->peer_pid;
+}
+
+GR_API_EXPORT uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx) {
+	return ctx->peer_uid;
+}
+
+GR_API_EXPORT gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx) {
+	return ctx->peer_gid;
+}
+
+const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
+	const struct gr_api_handler *handler;
+	unsigned slot = handler_slot(request_type);
+
+	// Ends: the table always has empty slots (at most half full).
+	while ((handler = handlers[slot]) != NULL) {
+		if (handler->request_type == request_type)
+			return handler;
+		slot = (slot + 1) % HANDLER_SLOTS;
+	}
+	return NULL;
+}
+
+pid_t api_current_pid(void) {
+	return current_pid;
+}
+
+unsigned api_handler_count(void) {
+	return n_handlers;
+}
+
+int api_check_header(const struct gr_api_request *req) {
+	if (req->payload_len > GR_API_MAX_MSG_LEN)
+		return -EMSGSIZE;
+	return 0;
+}
+
+// Send one response. Caller holds handler_lock.
+static int send_locked(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
+	return ctx->transport->send(ctx, for_id, out);
+}
+
+int api_reject_locked(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) {
+	struct gr_api_out out = gr_api_out(status, 0, NULL);
+	return send_locked(ctx, for_id, &out);
+}
+
+void api_lock(void) {
+	pthread_mutex_lock(&handler_lock);
+}
+
+void api_unlock(void) {
+	pthread_mutex_unlock(&handler_lock);
+}
+
+int api_reject(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) {
+	int ret;
+
+	pthread_mutex_lock(&handler_lock);
+	ret = api_reject_locked(ctx, for_id, status);
+	pthread_mutex_unlock(&handler_lock);
+	return ret;
+}
+
+GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload) {
+	// The transport copies the payload before returning.
+	struct gr_api_out out = gr_api_out_borrowed(0, len, payload);
+	return send_locked(ctx, ctx->req_id, &out);
+}
+
+int api_dispatch_locked(
+	struct gr_api_ctx *ctx,
+	const struct gr_api_request *req,
+	const void *payload
+) {
+	const struct gr_api_handler *handler;
+	struct gr_api_out out;
+	int ret;
+
+	if (!ctx->hello_done && req->type != GR_HELLO) {
+		api_fault(ctx, API_FAULT_BEFORE_HELLO, NULL, req->type, 0);
+		return api_reject_locked(ctx, req->id, EPERM);
+	}
+	handler = api_handler_lookup(req->type);
+	if (handler == NULL) {
+		api_fault(ctx, API_FAULT_UNKNOWN_TYPE, NULL, req->type, 0);
+		return api_reject_locked(ctx, req->id, ENOTSUP);
+	}
+	if (req->payload_len < handler->request_len) {
+		api_fault(
+			ctx,
+			API_FAULT_SHORT_PAYLOAD,
+			handler->name,
+			req->payload_len,
+			handler->request_len
+		);
+		return api_reject_locked(ctx, req->id, EMSGSIZE);
+	}
+
+	ctx->req_id = req->id;
+	current_pid = ctx->peer_pid;
+	out = handler->callback(payload, req->payload_len, ctx);
+	current_pid = 0;
+	ret = send_locked(ctx, req->id, &out);
+	if (!out.borrowed)
+		free(out.payload);
+	return ret;
+}
+
+int api_dispatch(struct gr_api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
+	int ret;
+
+	pthread_mutex_lock(&handler_lock);
+	ret = api_dispatch_locked(ctx, req, payload);
+	pthread_mutex_unlock(&handler_lock);
+	api_faults_log(ctx, false);
+	return ret;
+}
+
+void api_fault(
+	struct gr_api_ctx *ctx,
+	enum api_fault kind,
+	const char *name,
+	uint32_t arg0,
+	uint32_t arg1
+) {
+	struct api_fault_note *note = &ctx->faults[kind];
+
+	log_limit_count(&note->limit);
+	note->name = name;
+	note->args[0] = arg0;
+	note->args[1] = arg1;
+	ctx->faults_pending = true;
+}
+
+void api_fault_text(struct gr_api_ctx *ctx, enum api_fault kind, const char *fmt, ...) {
+	va_list ap;
+
+	api_fault(ctx, kind, NULL, 0, 0);
+	va_start(ap, fmt);
+	vsnprintf(ctx->faults[kind].text, sizeof(ctx->faults[kind].text), fmt, ap);
+	va_end(ap);
+}
+
+// How each kind is logged: its level, what a summary counts, and the detail
+// of one occurrence.
+static const struct {
+	uint32_t level;
+	const char *what;
+} fault_kinds[API_FAULTS] = {
+	[API_FAULT_BEFORE_HELLO] = {RTE_LOG_INFO, "requests before GR_HELLO"},
+	// Grout clients probe for modules: not worth more than a debug line.
+	[API_FAULT_UNKNOWN_TYPE] = {RTE_LOG_DEBUG, "requests of unknown types"},
+	[API_FAULT_SHORT_PAYLOAD] = {RTE_LOG_INFO, "short-payload requests"},
+	[API_FAULT_HELLO_VERSION] = {RTE_LOG_NOTICE, "hellos of another API version"},
+	[API_FAULT_HELLO_STRING] = {RTE_LOG_NOTICE, "hellos with an unterminated version string"},
+	[API_FAULT_ATTACH_LAYOUT] = {RTE_LOG_NOTICE, "attaches of another layout version"},
+	[API_FAULT_ATTACH_BACKINGS] = {RTE_LOG_NOTICE, "attaches for backings not offered"},
+	[API_FAULT_LOG_LEVEL] = {RTE_LOG_NOTICE, "log level sets of a level out of range"},
+	[API_FAULT_LOG_PATTERN] = {RTE_LOG_NOTICE, "log level sets of a bad pattern"},
+	[API_FAULT_LOG_LEVEL_SET] = {RTE_LOG_INFO, "log level changes"},
+	// Grout clients may ask for it: no more than a line at info.
+	[API_FAULT_LOG_PACKETS] = {RTE_LOG_INFO, "GR_LOG_PACKETS_SET requests"},
+	[API_FAULT_SUBSCRIBE_FRAMING] = {RTE_LOG_NOTICE, "subscribes in the other framing"},
+	[API_FAULT_SUBSCRIBE_LIMIT] = {RTE_LOG_NOTICE, "subscribes past the limit"},
+	[API_FAULT_SUBSCRIBE_CHANNEL] = {RTE_LOG_NOTICE, "subscribes on the socket of a channel"},
+	[API_FAULT_ATTACH_SUBSCRIBED] = {RTE_LOG_NOTICE, "attaches with events on the socket"},
+	[API_FAULT_CHANNEL_ATTACHED] = {RTE_LOG_INFO, "channels attached"},
+	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
+	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
+	[API_FAULT_ATTACH_FDS] = {RTE_LOG_WARNING, "attaches past the open files limit"},
+};
+
+// Longest detail of one fault (fault_detail()).
+#define FAULT_DETAIL_LEN 160
+
+static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_note *note) {
+	const uint32_t *a = note->args;
+
+	switch (kind) {
+	case API_FAULT_BEFORE_HELLO:
+		snprintf(buf, FAULT_DETAIL_LEN, "request type 0x%08x before GR_HELLO", a[0]);
+		break;
+	case API_FAULT_UNKNOWN_TYPE:
+		snprintf(buf, FAULT_DETAIL_LEN, "unknown request type 0x%08x", a[0]);
+		break;
+	case API_FAULT_SHORT_PAYLOAD:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"%s payload is %u bytes, expected at least %u",
+			note->name,
+			a[0],
+			a[1]
+		);
+		break;
+	case API_FAULT_HELLO_VERSION:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"API version %u; the daemon speaks %u, and Grout's %u and %u",
+			a[0],
+			a[1],
+			GR_API_VERSION_GROUT_0_17,
+			GR_API_VERSION_GROUT_MAIN
+		);
+		break;
+	case API_FAULT_HELLO_STRING:
+		snprintf(buf, FAULT_DETAIL_LEN, "version string not NUL-terminated");
+		break;
+	case API_FAULT_ATTACH_LAYOUT:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach refused: layout version %u, ours %u",
+			a[0],
+			a[1]
+		);
+		break;
+	case API_FAULT_ATTACH_BACKINGS:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach refused: asks for backings 0x%x, offered 0x%x%s",
+			a[0],
+			a[1],
+			a[1] & GR_SHM_BACKING_MEMZONE ? "" : " (no memzones offered: memfd only)"
+		);
+		break;
+	case API_FAULT_LOG_LEVEL:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"log level %u is not %d..%d",
+			a[0],
+			GR_LOG_LEVEL_MIN,
+			GR_LOG_LEVEL_MAX
+		);
+		break;
+	case API_FAULT_LOG_PATTERN:
+		snprintf(buf, FAULT_DETAIL_LEN, "log pattern empty or not NUL-terminated");
+		break;
+	case API_FAULT_LOG_PACKETS:
+		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: the server has no datapath");
+		break;
+	case API_FAULT_SUBSCRIBE_FRAMING:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"subscribe in the other framing while subscribed: unsubscribe first"
+		);
+		break;
+	case API_FAULT_SUBSCRIBE_LIMIT:
+		snprintf(buf, FAULT_DETAIL_LEN, "more than %u subscriptions", a[0]);
+		break;
+	case API_FAULT_SUBSCRIBE_CHANNEL:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"subscribe on the socket while a channel is attached: events go over the"
+			" channel"
+		);
+		break;
+	case API_FAULT_ATTACH_SUBSCRIBED:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach while subscribed on the socket: unsubscribe first, or stay on the"
+			" socket"
+		);
+		break;
+	case API_FAULT_MEMZONES_IN_USE:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"all %u memzone channels in use: memfd instead",
+			a[0]
+		);
+		break;
+	case API_FAULT_ATTACH_FDS:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"attach refused (ENFILE): %u descriptors held for clients, room for %u with"
+			" this one's: stays on the socket",
+			a[0],
+			a[1]
+		);
+		break;
+	case API_FAULT_LOG_LEVEL_SET:
+	case API_FAULT_CHANNEL_ATTACHED:
+	case API_FAULT_CHANNEL_GIVEN_BACK:
+		snprintf(buf, FAULT_DETAIL_LEN, "%s", note->text);
+		break;
+	case API_FAULTS:
+		buf[0] = '\0';
+		break;
+	}
+}
+
+void api_faults_log(struct gr_api_ctx *ctx, bool final) {
+	char detail[FAULT_DETAIL_LEN];
+	bool pending = false;
+	uint64_t now, n;
+
+	if (!ctx->faults_pending)
+		return;
+	now = log_limit_now_ns();
+	for (unsigned kind = 0; kind < API_FAULTS; kind++) {
+		struct api_fault_note *note = &ctx->faults[kind];
+
+		n = log_limit_due(&note->limit, now, final);
+		pending |= note->limit.pending > 0;
+		if (n == 0)
+			continue;
+		fault_detail(detail, kind, note);
+		if (n == 1)
+			rte_log(fault_kinds[kind].level,
+				server_logtype,
+				"%s: %s client pid %d: %s\n",
+				server_log_name,
+				ctx->transport->name,
+				(int)ctx->peer_pid,
+				detail);
+		else
+			rte_log(fault_kinds[kind].level,
+				server_logtype,
+				"%s: %s client pid %d: %" PRIu64 " %s%s%s, the last: %s\n",
+				server_log_name,
+				ctx->transport->name,
+				(int)ctx->peer_pid,
+				n,
+				note->logged ? "more " : "",
+				fault_kinds[kind].what,
+				note->logged ? " suppressed" : "",
+				detail);
+		note->logged = true;
+	}
+	ctx->faults_pending = pending;
+}

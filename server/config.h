@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// The server's configuration in force, what it learns while it runs, and
+// its log.
+
+#pragma once
+
+#include "gr_api_server.h"
+
+#include <rte_log.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+// Marks the public functions: the library is built with -fvisibility=hidden.
+#define GR_API_EXPORT __attribute__((visibility("default")))
+
+// Longest file prefix a secondary is told (GR_SHM_ATTACH's file_prefix).
+#define SERVER_FILE_PREFIX_LEN 64
+// Longest log type name and application version kept.
+#define SERVER_LOG_TYPE_LEN 64
+#define SERVER_APP_VERSION_LEN 64
+
+// The application's configuration, copied by server_conf_set() (its
+// strings into the library's own storage). Written before any thread of
+// the library starts and not again until they are all stopped: read
+// without a lock anywhere.
+extern struct gr_api_server_conf server_conf;
+
+// What the server learns while it runs.
+struct server_state {
+	unsigned memzone_channels; // reserved by channel_module_init()
+	// Thread id of the first poller once it runs, 0 before and after:
+	// gr_api_server_info_get() reads the pollers' nice value from it.
+	_Atomic int poller0_tid;
+	uint64_t start_ns; // CLOCK_MONOTONIC at start
+	time_t start_time; // the same instant, wall clock
+};
+extern struct server_state server_state;
+
+// The library's log type, and the name its lines start with.
+extern int server_logtype;
+extern char server_log_name[SERVER_LOG_TYPE_LEN];
+
+// Check conf against the bounds of gr_api_server.h and copy it into
+// server_conf. Logs what is wrong. Returns 0 or -EINVAL.
+int server_conf_set(const struct gr_api_server_conf *conf);
+
+// Register conf's log type (or the default) as server_logtype. With
+// pick_level, at a start: its level is what EAL's --log-level options say
+// for it, else INFO, the first time (a later start keeps what was set
+// since). Without, before EAL init: a type that exists keeps its level.
+// Returns 0 or -errno.
+int server_log_register(const struct gr_api_server_conf *conf, bool pick_level);
+
+// The channel backings (GR_SHM_BACKING_*) offered: none without shm,
+// memfd always, memzones only with server_conf.memzones.
+uint32_t server_backings_offered(void);
+
+// What gr_api_server_info_get() answers while a server runs.
+void server_info_fill(struct gr_api_server_info *info);
+
+// Nanoseconds of CLOCK_MONOTONIC.
+uint64_t server_monotonic_ns(void);
+
+#define LOG(level, fmt, ...)                                                                       \
+	rte_log(RTE_LOG_##level,                                                                   \
+		server_logtype,                                                                    \
+		"%s: %s: " fmt "\n",                                                               \
+		server_log_name,                                                                   \
+		__func__,                                                                          \
+		##__VA_ARGS__)

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// libgr_api_server: the server side of the control API, for any DPDK
+// application to embed. It serves the application's handlers, and its own
+// (Grout's main module, the shm module), on a Unix socket and on a
+// shared-memory channel per client, with the limits, events, counters and
+// trust rules of shmchand, which is built on it (docs/embedding.md).
+//
+// One server per process. The application calls rte_eal_init(), fills a
+// struct gr_api_server_conf (gr_api_server_conf_init(), then what it
+// wants), registers its handlers, calls gr_api_server_start(), and
+// gr_api_server_stop() before rte_eal_cleanup(). The library never exits,
+// aborts, installs a signal handler or reads the command line, and logs
+// only through its own DPDK log type (gr_api_server_conf.log_type).
+//
+// Threads of the library: its pollers (conf.pollers), which serve the
+// channels; the thread that runs conf.base's loop (the application's, or,
+// with base NULL, one of the library's), which serves the socket; and the
+// liburcu call_rcu thread, which frees channels. Handlers run on the first
+// two, one at a time, under the handler lock (gr_api_server_lock()).
+
+#pragma once
+
+#include <gr_api.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct event_base;
+
+// Bounds of the configuration (gr_api_server_start() refuses values past
+// them with EINVAL).
+#define GR_API_SERVER_MAX_POLLERS 16
+// Past a second a poller would in practice never sleep.
+#define GR_API_SERVER_SPIN_US_MAX 1000000
+// gr_api_server_conf.poller_nice: leave the pollers at the process's nice.
+#define GR_API_SERVER_NICE_OFF INT32_MAX
+// gr_api_server_conf.sock_gid: leave the socket's group alone.
+#define GR_API_SERVER_GID_KEEP ((gid_t)-1)
+// Socket connections served at once. The last GR_API_SERVER_ROOT_RESERVED
+// of them only root's processes may take.
+#define GR_API_SERVER_MAX_CLIENTS 1024
+#define GR_API_SERVER_ROOT_RESERVED 64
+// Event bounds: one subscriber's backlog (messages, bytes), the events all
+// backlogs hold together, the subscriptions of one connection.
+#define GR_API_SERVER_EVENT_BACKLOG_MSGS_MAX (1u << 20)
+#define GR_API_SERVER_EVENT_BYTES_MIN 4096
+#define GR_API_SERVER_EVENT_BACKLOG_BYTES_MAX ((size_t)1 << 30)
+#define GR_API_SERVER_EVENT_MEMORY_BYTES_MAX ((size_t)1 << 36)
+#define GR_API_SERVER_EVENT_SUBS_MAX (1u << 16)
+// Descriptors the server may hold at most for its clients (each connection
+// with a memfd channel, held memzones, and a spare for refused connections
+// and attaches in progress). An application that wants every client served
+// raises RLIMIT_NOFILE to this plus its own; the server counts what it
+// holds against the limit in force at start and refuses the clients past
+// it (ENFILE), keeping room for root's.
+#define GR_API_SERVER_FDS_MAX (GR_API_SERVER_MAX_CLIENTS * 6 + 256 + 128 + 32)
+
+// The server's configuration. gr_api_server_conf_init() fills the
+// defaults (shmchand's); gr_api_server_start() copies it, strings
+// included.
+struct gr_api_server_conf {
+	// The Unix socket: a path (never abstract, at most 107 bytes), its
+	// permissions, and its group or GR_API_SERVER_GID_KEEP. Default
+	// GR_API_DEFAULT_SOCK_PATH, 0660, GR_API_SERVER_GID_KEEP.
+	const char *sock_path;
+	mode_t sock_mode;
+	gid_t sock_gid;
+	// Shared-memory channels: off, every client stays on the socket.
+	// Default on.
+	bool shm_enabled;
+	// Poller threads serving the channels, 1..GR_API_SERVER_MAX_POLLERS
+	// (default 1); microseconds a poller spins after work before it
+	// sleeps, 0..GR_API_SERVER_SPIN_US_MAX (default 100); their nice
+	// value, -20..19 or GR_API_SERVER_NICE_OFF (default -20: taken if
+	// the process may, else logged and left).
+	unsigned pollers;
+	unsigned spin_us;
+	int32_t poller_nice;
+	// Memzone channels for DPDK secondaries of this process: only for a
+	// primary with hugepages and shared files (not --no-huge, --in-memory
+	// or --no-shconf), which the application knows. Default off (memfd
+	// channels only). file_prefix: what a secondary passes to EAL as
+	// --file-prefix; NULL (the default) takes it from
+	// rte_eal_get_runtime_dir().
+	bool memzones;
+	const char *file_prefix;
+	// Socket connections one client process, and all the processes of one
+	// uid other than root, may hold; 0: no limit. Default 64 and 256.
+	unsigned max_conn_per_pid;
+	unsigned max_conn_per_uid;
+	// Events: one subscriber's backlog (default 1024 messages, 4 MiB), the
+	// bytes all backlogs hold together (default 64 MiB), the subscriptions
+	// one connection may hold (default 256). Bounds above.
+	unsigned event_backlog_msgs;
+	size_t event_backlog_bytes;
+	size_t event_memory_bytes;
+	unsigned event_subs_max;
+	// Serve /shmchan/info, /shmchan/clients and /shmchan/stats on DPDK
+	// telemetry (which EAL must run). Default off.
+	bool telemetry;
+	// The DPDK log type the library logs through, registered at start
+	// (default "gr_api_server"), and the application's version for its
+	// lines (default NULL: none).
+	const char *log_type;
+	const char *app_version;
+	// Where the socket side runs: the application's libevent base, whose
+	// loop the application runs on the thread that calls
+	// gr_api_server_start() and gr_api_server_stop(); or NULL (the
+	// default): a thread of the library's own, with a base of its own.
+	struct event_base *base;
+};
+
+// Fill conf with the defaults. Any thread; no system call.
+void gr_api_server_conf_init(struct gr_api_server_conf *conf);
+
+// The checks of gr_api_server_start() on conf->sock_path that need neither
+// EAL nor an event loop, for an application to make before rte_eal_init()
+// so that a start that would fail creates nothing: the path is valid, no
+// other server answers there, it is a socket or nothing; a stale socket
+// file (nobody listens) is removed. Registers conf->log_type and logs why
+// it refuses. Any thread; connect(), unlink(). Returns 0, -EINVAL (bad
+// path), -EADDRINUSE (another server answers there), -EEXIST (not a
+// socket) or another -errno.
+int gr_api_server_socket_check(const struct gr_api_server_conf *conf);
+
+// Start serving: after rte_eal_init(), and, with conf->base set, on the
+// thread that runs that base's loop (the socket is served when the loop
+// runs). Registers the log type, checks and copies conf, reserves the
+// memzone pool (conf->memzones), starts the pollers, registers the
+// telemetry endpoints (conf->telemetry), creates the socket and, with
+// conf->base NULL, the library's thread. Blocks until the server is ready
+// or has failed. Returns 0, or -EALREADY (a server runs), -EINVAL (conf
+// out of bounds, logged), the error of a handler registered from a
+// constructor (logged, naming it), gr_api_server_socket_check()'s errors,
+// or another -errno; a failed start leaves nothing behind.
+int gr_api_server_start(const struct gr_api_server_conf *conf);
+
+// Stop serving: close every connection, remove the socket file, detach
+// every channel, join the pollers (and the library's thread) and free the
+// channels once no thread can reach them. On the thread that called
+// gr_api_server_start() when conf->base was set (with its loop not
+// running, or from one of its callbacks), any thread else; never from a
+// handler. Blocks until done (an RCU grace period, the threads' ends).
+// Does nothing if no server runs.
+void gr_api_server_stop(void);
+
+// The handler lock: two handlers never run at once, on any transport. An
+// application takes it around its own work on the state its handlers
+// touch, so that none of them runs meanwhile. Any thread but a handler's
+// (handlers run under it already); not recursive; blocks while a handler
+// runs. Hold it briefly: every client waits meanwhile.
+void gr_api_server_lock(void);
+void gr_api_server_unlock(void);
+
+// What the server runs with, for an application's own status requests.
+struct gr_api_server_info {
+	// The configuration in force (strings: the library's copies, valid
+	// until gr_api_server_stop(); file_prefix resolved, base as given).
+	struct gr_api_server_conf conf;
+	uint32_t backings; // GR_SHM_BACKING_* offered to clients (api/gr_shm.h)
+	uint32_t memzone_channels; // in the pool reserved at start
+	int32_t poller_nice; // of the first poller now, the process's before it runs
+	uint64_t uptime_ms; // since gr_api_server_start()
+	uint64_t start_time; // of gr_api_server_start(), seconds since the epoch
+	// Fixed bounds (docs/limits.md).
+	uint32_t max_clients; // GR_API_SERVER_MAX_CLIENTS
+	uint32_t max_msg_len; // GR_API_MAX_MSG_LEN
+	uint32_t channel_batch; // requests served from one channel per turn
+	uint32_t channel_backlog_bytes; // responses held for a full ring
+	uint32_t channel_slow_ms; // a ring full this long: detached
+	uint32_t sock_output_high; // output bytes that pause a socket client
+	uint32_t sock_output_stall_s; // paused this long: disconnected
+};
+
+// Fill info. Any thread; one getpriority() call. Returns 0, or -ESRCH if
+// no server runs.
+int gr_api_server_info_get(struct gr_api_server_info *info);
+
+// ---- Handlers ----
+//
+// A handler answers one request type (GR_MSG_TYPE(module, id), with a
+// module of the application's own; api/gr_api.h). It runs under the handler
+// lock, on the thread that serves the client: the socket's (conf.base's
+// loop, or the library's thread) or a poller. It does bounded work and never
+// blocks: every client waits while it runs.
+
+// One client: a socket connection, or a channel attached over one. Valid
+// while the handler runs.
+struct gr_api_ctx;
+
+// What a handler returns: a status (0 or an errno value) and a response
+// payload of len bytes. payload is malloc'ed by the handler (or NULL when len
+// is 0) and freed by the server once sent, unless borrowed is set
+// (gr_api_out_borrowed()). fds, if any, travel with the response as
+// SCM_RIGHTS (socket only: on a channel the response fails with ENOTSUP);
+// they stay the handler's, and the server does not close them.
+struct gr_api_out {
+	uint32_t status;
+	uint32_t len;
+	void *payload;
+	const int *fds;
+	unsigned n_fds;
+	bool borrowed; // payload is not the server's to free
+};
+
+static inline struct gr_api_out gr_api_out(uint32_t status, uint32_t len, void *payload) {
+	struct gr_api_out out = {status, len, payload, NULL, 0, false};
+	return out;
+}
+
+// A response whose payload the handler does not give away: the request's own
+// payload (an echo), or state that outlives the request. Every transport
+// copies the payload before the handler's dispatch ends and the server
+// never frees it, so an answer costs no allocation. The cast only satisfies
+// the field's type: nothing writes through it.
+static inline struct gr_api_out
+gr_api_out_borrowed(uint32_t status, uint32_t len, const void *payload) {
+	struct gr_api_out out = {status, len, (void *)payload, NULL, 0, true};
+	return out;
+}
+
+// Where a request's payload starts, on either transport: a multiple of
+// this, so a request struct of fields up to 8 bytes (uint64_t, double) is
+// read in place.
+#define GR_API_SERVER_PAYLOAD_ALIGN 8
+
+// request: the payload, len bytes (at least the handler's request_len),
+// aligned to GR_API_SERVER_PAYLOAD_ALIGN; the server's copy, valid while
+// the handler runs.
+typedef struct gr_api_out (*gr_api_handler_func
+)(const void *request, uint32_t len, struct gr_api_ctx *ctx);
+
+struct gr_api_handler {
+	const char *name; // for the logs
+	uint32_t request_type;
+	uint32_t request_len; // shortest payload accepted; shorter gets EMSGSIZE
+	gr_api_handler_func callback;
+};
+
+// Handlers the registry holds at most, the server's own (about 20)
+// included.
+#define GR_API_SERVER_HANDLERS_MAX 256
+
+// An initializer of struct gr_api_handler for request code (declared with
+// GR_REQ: code##_REQ_LEN is its request_len) and function func.
+#define GR_API_HANDLER_INIT(code, func)                                                            \
+	{ #code, code, code##_REQ_LEN, func }
+
+// Register a handler; handler must stay valid until the process ends. Any
+// thread but a handler's, before or after gr_api_server_start(); takes the
+// handler lock. Returns 0, -EEXIST (its type is registered: logged with
+// both names), -ENOSPC (GR_API_SERVER_HANDLERS_MAX reached) or -EINVAL (no
+// handler, name or callback).
+int gr_api_server_handler_register(struct gr_api_handler *handler);
+
+// Register handler func for request code in a constructor, beside the
+// state it serves. A failure cannot be returned there: it is kept, and
+// gr_api_server_start() fails with it, naming the handler. Written
+// GR_API_HANDLER(code, func); (the declaration it ends with takes the ';').
+// The initializer is GR_API_HANDLER_INIT's, written out: code must reach #
+// and ## unexpanded.
+#define GR_API_HANDLER(code, func)                                                                 \
+	static struct gr_api_handler gr_api_handler_##func = {#code, code, code##_REQ_LEN, func};  \
+	static void __attribute__((constructor)) gr_api_handler_register_##func(void) {            \
+		__gr_api_server_handler_register_ctor(&gr_api_handler_##func);                     \
+	}                                                                                          \
+	static void gr_api_handler_register_##func(void)
+
+// What GR_API_HANDLER calls: gr_api_server_handler_register(), and the
+// first failure kept for gr_api_server_start().
+void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler);
+
+// Send one response of a stream from inside a handler: status 0, the id of
+// the request being handled, payload copied before it returns. The
+// handler's own return (normally gr_api_out(0, 0, NULL)) ends the stream.
+// The handler's thread only. Never blocks: what a client does not read
+// waits in a bounded backlog (docs/limits.md). Returns 0, or -errno when
+// the client is gone or stalled (stop the stream: the server closes it).
+int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload);
+
+// The credentials of the client's process (SO_PEERCRED of its socket; a
+// channel has its socket's): pid (0 when it is in another pid namespace),
+// uid and gid. The handler's thread only.
+pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx);
+uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx);
+gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx);
+
+// ---- Events ----
+
+// Publish an event of type ev_type (of a module of the application's own)
+// with len bytes of payload, copied, to every client subscribed to it
+// (GR_EVENT_SUBSCRIBE, or GR_EVENT_ALL), on both transports. Any thread,
+// inside a handler or not; never blocks on a client: a subscriber whose
+// backlog is full loses it, counted, and is told how many it lost. Inside a
+// handler, subscribers that suppress their own events skip it when the
+// request is theirs. Returns 0 (delivered, queued or lost as above; also
+// with no subscriber, or no server), -EINVAL (ev_type GR_EVENT_ALL, or no
+// payload for len bytes), -EMSGSIZE (len above GR_API_MAX_MSG_LEN) or
+// -ENOMEM.
+int gr_api_event_publish(uint32_t ev_type, const void *payload, uint32_t len);
+
+#ifdef __cplusplus
+}
+#endif

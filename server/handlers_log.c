@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Grout's log requests: list the log types and their levels, set levels by
+// pattern. shmchand has no datapath, so packet logging is not served.
+
+#include "api.h"
+#include "log_escape.h"
+#include "config.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Call fn for every log type, with its id and name, as rte_log_dump()
+// lists them ("id N: NAME, level is ..."), until fn returns non-zero.
+// DPDK has no other way to walk its log types. Returns 0, fn's last
+// non-zero value, or -errno.
+static int log_types_each(int (*fn)(unsigned id, const char *name, void *arg), void *arg) {
+	char name[GR_LOG_NAME_LEN];
+	char *buf = NULL, *line, *save;
+	size_t len = 0;
+	unsigned id;
+	int ret = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL) {
+		LOG(ERR, "open_memstream: %s", strerror(errno));
+		return -errno;
+	}
+	rte_log_dump(f);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line != NULL && ret == 0;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "id %u: %63[^,]", &id, name) == 2)
+			ret = fn(id, name, arg);
+	}
+	free(buf);
+	return ret;
+}
+
+struct log_list {
+	struct gr_api_ctx *ctx;
+	const char *prefix; // NULL: every type
+};
+
+// One entry of GR_LOG_LEVEL_LIST: a type whose name starts with the prefix.
+static int log_list_one(unsigned id, const char *name, void *arg) {
+	const struct log_list *list = arg;
+	struct gr_log_entry entry;
+	int level;
+
+	if (list->prefix != NULL && strncmp(name, list->prefix, strlen(list->prefix)) != 0)
+		return 0;
+	level = rte_log_get_level(id);
+	if (level < 0)
+		return 0;
+	memset(&entry, 0, sizeof(entry));
+	snprintf(entry.name, sizeof(entry.name), "%s", name);
+	entry.level = (uint32_t)level;
+	return gr_api_send(list->ctx, sizeof(entry), &entry);
+}
+
+static struct gr_api_out log_level_list(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	const struct gr_log_level_list_req *req = request;
+	struct log_list list = {.ctx = ctx, .prefix = req->show_all ? NULL : server_log_name};
+	int ret;
+
+	(void)len;
+	ret = log_types_each(log_list_one, &list);
+	return gr_api_out(ret < 0 ? (uint32_t)-ret : 0, 0, NULL);
+}
+
+struct log_set {
+	const char *pattern;
+	uint32_t level;
+	unsigned matched;
+};
+
+// Set the level of one type if its name matches the glob pattern.
+static int log_set_one(unsigned id, const char *name, void *arg) {
+	struct log_set *set = arg;
+
+	if (fnmatch(set->pattern, name, 0) != 0)
+		return 0;
+	if (rte_log_set_level(id, set->level) < 0)
+		return -EINVAL;
+	set->matched++;
+	return 0;
+}
+
+// A client can send these at will: what they do is logged through the
+// client's faults, outside the handler lock and at a bounded rate. The
+// levels of the types registered now that match are set one by one, as
+// rte_log_set_level_pattern() sets them, but counted: a pattern that
+// matches no log type changes nothing, and is answered ENOENT so that the
+// client can tell it from a change (DPDK keeps no pattern for the types
+// registered later, so it never will).
+static struct gr_api_out log_level_set(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	const struct gr_log_level_set_req *req = request;
+	char pattern[LOG_ESCAPE_LEN(sizeof(req->pattern))];
+	struct log_set set = {.pattern = req->pattern, .level = req->level};
+	int ret;
+
+	(void)len;
+	if (req->level < GR_LOG_LEVEL_MIN || req->level > GR_LOG_LEVEL_MAX) {
+		api_fault(ctx, API_FAULT_LOG_LEVEL, NULL, req->level, 0);
+		return gr_api_out(EINVAL, 0, NULL);
+	}
+	if (memchr(req->pattern, '\0', sizeof(req->pattern)) == NULL || req->pattern[0] == '\0') {
+		api_fault(ctx, API_FAULT_LOG_PATTERN, NULL, 0, 0);
+		return gr_api_out(EINVAL, 0, NULL);
+	}
+	ret = log_types_each(log_set_one, &set);
+	if (ret < 0)
+		return gr_api_out((uint32_t)-ret, 0, NULL);
+	log_escape(pattern, sizeof(pattern), req->pattern);
+	if (set.matched == 0) {
+		api_fault_text(
+			ctx,
+			API_FAULT_LOG_LEVEL_SET,
+			"log level pattern '%s' matches no log type",
+			pattern
+		);
+		return gr_api_out(ENOENT, 0, NULL);
+	}
+	api_fault_text(
+		ctx,
+		API_FAULT_LOG_LEVEL_SET,
+		"log level of '%s' (%u log types) set to %u",
+		pattern,
+		set.matched,
+		req->level
+	);
+	return gr_api_out(0, 0, NULL);
+}
+
+// No datapath, no packets to log: said rather than pretended.
+static struct gr_api_out
+log_packets_set(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	(void)request;
+	(void)len;
+	api_fault(ctx, API_FAULT_LOG_PACKETS, NULL, 0, 0);
+	return gr_api_out(ENOTSUP, 0, NULL);
+}
+
+static struct gr_api_handler handlers_log_array[] = {
+	GR_API_HANDLER_INIT(GR_LOG_LEVEL_LIST, log_level_list),
+	GR_API_HANDLER_INIT(GR_LOG_LEVEL_SET, log_level_set),
+	GR_API_HANDLER_INIT(GR_LOG_PACKETS_SET, log_packets_set),
+};
+API_HANDLER_TABLE(handlers_log, handlers_log_array);
