@@ -9,8 +9,8 @@
 #     why, and creates nothing;
 #  3. a second daemon on the file prefix of a running one fails EAL init and
 #     leaves the running one's files alone;
-#  4. a daemon that fails after EAL init (its socket's folder does not exist)
-#     removes what EAL made;
+#  4. a daemon that fails after EAL init (its socket's folder, there when it
+#     started, is gone when it binds) removes what EAL made;
 #  5. killed with SIGKILL, it leaves its files; the next daemon on the same
 #     prefix reclaims them and, once stopped with SIGTERM, leaves nothing;
 #  6. (huge only) stopped with SIGTERM while a DPDK secondary still maps its
@@ -127,10 +127,32 @@ stop_daemon
 expect_nothing_left "prefix"
 shmt_log "prefix in use: refused, the running daemon's files untouched"
 
-# 4. A failure after EAL init.
+# 4. A failure after EAL init: the socket's folder is there when the daemon
+# checks it, before EAL init, and gone when it binds, after. The daemon is
+# stopped as soon as it says it starts EAL (-v: "EAL arguments"), while EAL
+# init runs (a tenth of a second and more), the folder removed, and the
+# daemon resumed.
 probe_prefix=shmt-$SHMT_NAME-$$-bind
-probe_daemon bind "$SHMT_TMPDIR/missing/x.sock" "$probe_prefix"
-grep -q "bind $SHMT_TMPDIR/missing/x.sock" "$probe_out" ||
+probe_out=$SHMT_TMPDIR/probe-bind.out
+mkdir "$SHMT_TMPDIR/vanishing"
+shmt_spawn_bounded "$FAILED_START_TIMEOUT_S" "$SHMT_DAEMON" -v -s "$SHMT_TMPDIR/vanishing/x.sock" \
+	"${hugepages[@]}" -- --file-prefix "$probe_prefix" >"$probe_out" 2>&1
+probe=$SHMT_SPAWNED
+# Polled every 5 ms: well inside EAL init's time.
+polls=$((SHMT_SOCKET_WAIT_S * 200))
+until grep -q "EAL arguments" "$probe_out"; do
+	shmt_running "$probe" || shmt_fail "bind: the daemon ended before EAL init: $(cat "$probe_out")"
+	[ "$polls" -gt 0 ] || shmt_fail "bind: the daemon did not start EAL init: $(cat "$probe_out")"
+	polls=$((polls - 1))
+	sleep 0.005
+done
+kill -STOP "$probe"
+rmdir "$SHMT_TMPDIR/vanishing"
+kill -CONT "$probe"
+rc=0
+wait "$probe" || rc=$?
+[ "$rc" = 1 ] || shmt_fail "bind: the daemon exited with status $rc, expected 1: $(cat "$probe_out")"
+grep -q "bind $SHMT_TMPDIR/vanishing/x.sock" "$probe_out" ||
 	shmt_fail "bind: the daemon does not say that bind failed: $(cat "$probe_out")"
 expect_none "$probe_prefix" bind
 shmt_log "failure after EAL init: nothing left"
