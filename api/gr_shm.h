@@ -105,6 +105,8 @@ GR_REQ_STREAM(GR_SHM_CHANNEL_LIST, struct gr_empty, struct gr_shm_channel_info);
 // poller_nice and poller_nice_wanted are filled (a daemon without it sends
 // neither).
 #define GR_SHM_INFO_POLLER_NICE (1u << 2)
+// event_subs_max and event_memory_bytes are filled.
+#define GR_SHM_INFO_EVENT_BOUNDS (1u << 3)
 // poller_nice_wanted when the daemon leaves its pollers' nice value alone.
 #define GR_SHM_POLLER_NICE_OFF INT32_MAX
 struct gr_shm_daemon_info {
@@ -137,13 +139,20 @@ struct gr_shm_daemon_info {
 	// poller runs at now, and what the daemon's options ask for.
 	int32_t poller_nice;
 	int32_t poller_nice_wanted; // -20..19 or GR_SHM_POLLER_NICE_OFF
+	// The events' global bounds (GR_SHM_INFO_EVENT_BOUNDS): subscriptions
+	// one connection may hold, and bytes of events all backlogs hold
+	// together, as the daemon's options set them.
+	uint32_t event_subs_max;
+	uint32_t reserved2; // zero
+	uint64_t event_memory_bytes;
 };
-// The first release's 80 bytes keep their layout, and so do the 168 and the
-// 184 of the next ones; the rest is appended.
+// The first release's 80 bytes keep their layout, and so do the 168, the
+// 184 and the 192 of the next ones; the rest is appended.
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, max_conn_per_pid) == 168, "appended only");
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, poller_nice) == 184, "appended only");
-GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 192, "no hidden padding");
+GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, event_subs_max) == 192, "appended only");
+GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 208, "no hidden padding");
 GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).

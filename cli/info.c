@@ -87,6 +87,10 @@ static void info_json(const struct gr_shm_daemon_info *info) {
 		json_u64(&j, "event_backlog", info->event_backlog);
 		json_u64(&j, "event_backlog_bytes", info->event_backlog_bytes);
 	}
+	if (info->flags & GR_SHM_INFO_EVENT_BOUNDS) {
+		json_u64(&j, "event_subscriptions", info->event_subs_max);
+		json_u64(&j, "event_memory", info->event_memory_bytes);
+	}
 	json_object_end(&j);
 	json_object_end(&j);
 	json_end(&j);
@@ -173,6 +177,12 @@ static int info_table(const struct gr_shm_daemon_info *info) {
 			info->event_backlog,
 			format_bytes(b, info->event_backlog_bytes)
 		);
+	}
+	if (info->flags & GR_SHM_INFO_EVENT_BOUNDS) {
+		table_cell(t, "event subscriptions");
+		table_cell(t, "%u per connection", info->event_subs_max);
+		table_cell(t, "event memory");
+		table_cell(t, "%s in all backlogs", format_bytes(b, info->event_memory_bytes));
 	}
 	table_print_free(t, stdout);
 	return EXIT_SUCCESS;

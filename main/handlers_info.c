@@ -51,6 +51,9 @@ void shmchand_daemon_info(
 	info->flags |= GR_SHM_INFO_POLLER_NICE;
 	info->poller_nice_wanted = conf->poller_nice;
 	info->poller_nice = server->poller_nice;
+	info->flags |= GR_SHM_INFO_EVENT_BOUNDS;
+	info->event_subs_max = conf->event_subs_max;
+	info->event_memory_bytes = conf->event_memory_bytes;
 }
 
 // Main thread or poller, under the handler lock.

@@ -35,6 +35,8 @@ static struct gr_api_server_info server_info(void) {
 	s.conf.max_conn_per_uid = 0;
 	s.conf.event_backlog_msgs = 13;
 	s.conf.event_backlog_bytes = 8192;
+	s.conf.event_subs_max = 99;
+	s.conf.event_memory_bytes = (size_t)5 << 32;
 	s.conf.poller_nice = -20;
 	s.backings = GR_SHM_BACKING_MEMFD;
 	s.memzone_channels = 7;
@@ -79,7 +81,8 @@ static void info_reports_version_uptime_limits(void **state) {
 	assert_int_equal(info.start_time, 1700000000);
 	assert_int_equal(
 		info.flags,
-		GR_SHM_INFO_HUGEPAGES | GR_SHM_INFO_TELEMETRY | GR_SHM_INFO_POLLER_NICE
+		GR_SHM_INFO_HUGEPAGES | GR_SHM_INFO_TELEMETRY | GR_SHM_INFO_POLLER_NICE |
+			GR_SHM_INFO_EVENT_BOUNDS
 	);
 	assert_int_equal(info.memzone_channels, 7);
 	assert_int_equal(info.max_clients, 1001);
@@ -94,11 +97,14 @@ static void info_reports_version_uptime_limits(void **state) {
 	assert_int_equal(info.max_conn_per_uid, 0);
 	assert_int_equal(info.event_backlog, 13);
 	assert_int_equal(info.event_backlog_bytes, 8192);
+	assert_int_equal(info.event_subs_max, 99);
+	assert_int_equal(info.reserved2, 0);
+	assert_int_equal(info.event_memory_bytes, (uint64_t)5 << 32);
 
 	s.conf.memzones = false;
 	s.conf.telemetry = false;
 	shmchand_daemon_info(&s, &info);
-	assert_int_equal(info.flags, GR_SHM_INFO_POLLER_NICE);
+	assert_int_equal(info.flags, GR_SHM_INFO_POLLER_NICE | GR_SHM_INFO_EVENT_BOUNDS);
 }
 
 // The pollers' nice value: what the first poller runs at, as the server

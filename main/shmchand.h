@@ -38,9 +38,12 @@ void shmchand_daemon_info(const struct gr_api_server_info *server, struct gr_shm
 
 extern int shmchand_logtype;
 
+// A log line reads as a sentence after "shmchand: "; the function that
+// wrote it is named in debug lines only, for whoever reads the code.
 #define LOG(level, fmt, ...)                                                                       \
 	rte_log(RTE_LOG_##level,                                                                   \
 		shmchand_logtype,                                                                  \
-		"shmchand: %s: " fmt "\n",                                                         \
-		__func__,                                                                          \
+		"shmchand: %s%s" fmt "\n",                                                         \
+		RTE_LOG_##level == RTE_LOG_DEBUG ? __func__ : "",                                  \
+		RTE_LOG_##level == RTE_LOG_DEBUG ? ": " : "",                                      \
 		##__VA_ARGS__)

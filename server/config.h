@@ -66,10 +66,13 @@ void server_info_fill(struct gr_api_server_info *info);
 // Nanoseconds of CLOCK_MONOTONIC.
 uint64_t server_monotonic_ns(void);
 
+// A log line reads as a sentence after the log type's name; the function
+// that wrote it is named in debug lines only, for whoever reads the code.
 #define LOG(level, fmt, ...)                                                                       \
 	rte_log(RTE_LOG_##level,                                                                   \
 		server_logtype,                                                                    \
-		"%s: %s: " fmt "\n",                                                               \
+		"%s: %s%s" fmt "\n",                                                               \
 		server_log_name,                                                                   \
-		__func__,                                                                          \
+		RTE_LOG_##level == RTE_LOG_DEBUG ? __func__ : "",                                  \
+		RTE_LOG_##level == RTE_LOG_DEBUG ? ": " : "",                                      \
 		##__VA_ARGS__)

@@ -80,6 +80,8 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "max_conn_per_uid", conf->max_conn_per_uid);
 	rte_tel_data_add_dict_u64(d, "event_backlog", conf->event_backlog_msgs);
 	rte_tel_data_add_dict_u64(d, "event_backlog_bytes", conf->event_backlog_bytes);
+	rte_tel_data_add_dict_u64(d, "event_subscriptions", conf->event_subs_max);
+	rte_tel_data_add_dict_u64(d, "event_memory", conf->event_memory_bytes);
 	rte_tel_data_add_dict_int(d, "poller_nice", info.poller_nice);
 	if (conf->poller_nice != GR_API_SERVER_NICE_OFF)
 		rte_tel_data_add_dict_int(d, "poller_nice_wanted", conf->poller_nice);
