@@ -24,6 +24,8 @@ import re
 import subprocess
 import sys
 
+from scdoc_source import report, sections
+
 # An option's name: -x or --long-name (a lone "--" is no option).
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z0-9][A-Za-z0-9-]*)")
 # An option line of --help: a short or long option, little indented.
@@ -80,19 +82,6 @@ def exit_codes(lines):
     return {int(n) for line in lines for n in EXIT_CODE.findall(line)}
 
 
-def man_sections(path):
-    """The sections of an scdoc page: {"OPTIONS": [lines], ...}."""
-    sections, name = {}, None
-    with open(path, encoding="utf-8") as f:
-        for line in f.read().splitlines():
-            if line.startswith("# "):
-                name = line[2:].strip()
-                sections[name] = []
-            elif name is not None:
-                sections[name].append(line)
-    return sections
-
-
 def man_terms(lines):
     """The term lines of a section: those that start with "*"."""
     return [line for line in lines if line.startswith("*")]
@@ -109,7 +98,7 @@ def compare(what, help_side, man_side):
 
 def check_tool(name, page, argv):
     text = run_help(argv)
-    man = man_sections(page)
+    man = sections(page)
     man_options = {o for term in man_terms(man.get("OPTIONS", [])) for o in OPTION.findall(term)}
     compare(f"{name} options", help_options(text), man_options)
     compare(
@@ -178,11 +167,10 @@ def main():
     check_tool("shmchand", os.path.join(man_dir, "shmchand.8.scd"), [shmchand])
     check_tool("ping2_perf", os.path.join(man_dir, "ping2_perf.1.scd"), [ping2_perf])
     check_shmchanctl(os.path.join(man_dir, "shmchanctl.1.scd"), shmchanctl)
-    for f in failures:
-        print(f"FAIL: {f}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print("--help and the man pages list the same options, exit codes, commands and event types")
+    report(
+        failures,
+        "--help and the man pages list the same options, exit codes, commands and event types",
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@
 import re
 import sys
 
+from scdoc_source import report
+
 FENCE = "```"
 # A run of backslashes: scdoc shows half of an even run, and eats the last
 # one of an odd run.
@@ -34,12 +36,16 @@ def check(path):
         if in_fence:
             for run in BACKSLASHES.findall(line):
                 if len(run) % 2:
-                    problems.append(f"{path}:{n}: a lone backslash in a literal block: {line.strip()}")
+                    problems.append(
+                        f"{path}:{n}: a lone backslash in a literal block: {line.strip()}"
+                    )
             continue
         if line.startswith("# "):
             section = line[2:].strip()
         elif section in ("EXAMPLE", "EXAMPLES") and line[:1] in ("\t", " ") and line.strip():
-            problems.append(f"{path}:{n}: an indented example outside a literal block: {line.strip()}")
+            problems.append(
+                f"{path}:{n}: an indented example outside a literal block: {line.strip()}"
+            )
     if in_fence:
         problems.append(f"{path}:{fence_line}: a literal block that is never closed")
     return problems
@@ -47,11 +53,7 @@ def check(path):
 
 def main():
     problems = [p for path in sys.argv[1:] for p in check(path)]
-    for p in problems:
-        print(f"FAIL: {p}", file=sys.stderr)
-    if problems:
-        sys.exit(1)
-    print(f"{len(sys.argv) - 1} man pages: examples in literal blocks, backslashes kept")
+    report(problems, f"{len(sys.argv) - 1} man pages: examples in literal blocks, backslashes kept")
 
 
 if __name__ == "__main__":

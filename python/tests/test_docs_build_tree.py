@@ -9,8 +9,6 @@ would silently fall back to ctypes) and load the build's library."""
 import os
 import re
 import shlex
-import subprocess
-import sys
 
 import pytest
 
@@ -18,7 +16,6 @@ SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 PAGE = os.path.join(SOURCE_ROOT, "docs", "python.md")
 # The folder the page's commands say the build is in.
 PAGE_BUILD = "build/"
-RUN_TIMEOUT_S = 30
 PROGRAM = "import shmchan, shmchan.client as c; shmchan.connect; print(c._cfast is not None)"
 
 
@@ -34,7 +31,7 @@ def page_command():
     pytest.fail(f"{PAGE} has no sh block that sets PYTHONPATH")
 
 
-def test_build_tree_command_uses_the_fast_module():
+def test_build_tree_command_uses_the_fast_module(run_python):
     library = os.environ.get("SHMCHAN_LIBRARY")
     if not library:
         pytest.skip("SHMCHAN_LIBRARY (the build's library) is not set")
@@ -46,21 +43,17 @@ def test_build_tree_command_uses_the_fast_module():
         return os.path.join(SOURCE_ROOT, path)
 
     env = page_command()
-    run_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SHMCHAN_LIBRARY")}
-    run_env["PYTHONPATH"] = ":".join(here(p) for p in env["PYTHONPATH"].split(":"))
-    run_env["SHMCHAN_LIBRARY"] = here(env["SHMCHAN_LIBRARY"])
-    assert os.path.samefile(run_env["SHMCHAN_LIBRARY"], library), env["SHMCHAN_LIBRARY"]
-    out = subprocess.run(
-        [sys.executable, "-c", PROGRAM],
-        env=run_env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
+    library_here = here(env["SHMCHAN_LIBRARY"])
+    assert os.path.samefile(library_here, library), env["SHMCHAN_LIBRARY"]
+    lines = run_python(
+        PROGRAM,
+        {
+            "PYTHONPATH": ":".join(here(p) for p in env["PYTHONPATH"].split(":")),
+            "SHMCHAN_LIBRARY": library_here,
+        },
     )
-    assert out.returncode == 0, out.stderr
     expect_fast = os.environ.get("SHMCHAN_EXPECT_FAST") == "1"
-    assert out.stdout.strip() == str(expect_fast), (
+    assert lines == [str(expect_fast)], (
         f"with PYTHONPATH={env['PYTHONPATH']} the package "
         f"{'does not use' if expect_fast else 'uses'} _shmchan_fast"
     )

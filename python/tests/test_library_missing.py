@@ -5,15 +5,10 @@ the first name that needs the library (connect, Client, AsyncClient) raises
 ImportError naming SHMCHAN_LIBRARY, what was tried, ldconfig and
 LD_LIBRARY_PATH."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 MISSING = "/nonexistent/libgr_api_client.so"
 MISSING_DIR = "/nonexistent-shmchan-lib"
-RUN_TIMEOUT_S = 30
 # Run without the library: constants and events, then the names that need it.
 PROGRAM = r"""
 import shmchan, shmchan.constants
@@ -33,36 +28,21 @@ except ImportError:
 """
 
 
-def run(env_changes):
-    env = {k: v for k, v in os.environ.items() if k not in ("SHMCHAN_LIBRARY", "LD_LIBRARY_PATH")}
-    env.update(env_changes)
-    out = subprocess.run(
-        [sys.executable, "-c", PROGRAM],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    return out.stdout.splitlines()
-
-
 def assert_says_what_to_do(message, tried):
     for words in (tried, "SHMCHAN_LIBRARY", "ldconfig", "LD_LIBRARY_PATH", "cannot open"):
         assert words in message, f"no {words!r} in: {message}"
 
 
-def test_missing_library_named_by_shmchan_library():
-    lines = run({"SHMCHAN_LIBRARY": MISSING})
+def test_missing_library_named_by_shmchan_library(run_python):
+    lines = run_python(PROGRAM, {"SHMCHAN_LIBRARY": MISSING, "LD_LIBRARY_PATH": None})
     assert len(lines) == 5, lines
     for line in lines[:4]:
         assert_says_what_to_do(line, f"SHMCHAN_LIBRARY={MISSING}")
     assert lines[4] == "from-import: ImportError"
 
 
-def test_missing_library_on_the_loader_path():
-    lines = run({"LD_LIBRARY_PATH": MISSING_DIR})
+def test_missing_library_on_the_loader_path(run_python):
+    lines = run_python(PROGRAM, {"SHMCHAN_LIBRARY": None, "LD_LIBRARY_PATH": MISSING_DIR})
     if lines[0] == "LOADED":
         pytest.skip("libgr_api_client.so.0 is installed on the loader's path here")
     assert_says_what_to_do(lines[0], "libgr_api_client.so.0 through the dynamic loader")

@@ -13,13 +13,15 @@ exist:
   gr_api_message_*) that the page calls ("name(") is an exported function
   or a macro of the headers (#define name(...)).
 
-    exports_man_test.py NM LIBGR_API_CLIENT.so GR_API_CLIENT.MAP MAN.scd HEADER...
+    exports_test.py NM LIBGR_API_CLIENT.so GR_API_CLIENT.MAP MAN.scd HEADER...
 """
 
 import fnmatch
 import re
 import subprocess
 import sys
+
+from scdoc_source import report, sections
 
 # A call of the library's, in the page's text or in C ("\_" is scdoc's
 # escape of a leading underscore).
@@ -42,17 +44,6 @@ def map_globals(path):
     return [p.strip() for p in block.group(1).split(";") if p.strip()] if block else []
 
 
-def sections(path):
-    found, name = {}, None
-    for line in open(path, encoding="utf-8").read().splitlines():
-        if line.startswith("# "):
-            name = line[2:].strip()
-            found[name] = []
-        elif name is not None:
-            found[name].append(line)
-    return found
-
-
 def unescape(name):
     return name.replace("\\", "")
 
@@ -66,7 +57,8 @@ def main():
     for header in headers:
         macros.update(MACRO.findall(open(header, encoding="utf-8").read()))
     man = sections(page)
-    documented = {unescape(m.group(1)) for line in man.get("FUNCTIONS", []) if (m := TERM.match(line))}
+    terms = (TERM.match(line) for line in man.get("FUNCTIONS", []))
+    documented = {unescape(m.group(1)) for m in terms if m}
     synopsis = {unescape(n) for line in man.get("SYNOPSIS", []) for n in CALL.findall(line)}
     called = {unescape(n) for lines in man.values() for line in lines for n in CALL.findall(line)}
 
@@ -81,11 +73,7 @@ def main():
             failures.append(f"{map_path}: {pattern} matches no exported function")
     for f in sorted(called - funcs - macros):
         failures.append(f"{page} names {f}(), which is neither exported nor a macro")
-    for f in failures:
-        print(f"FAIL: {f}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print(f"{page} documents the {len(funcs)} functions {lib} exports")
+    report(failures, f"{page} documents the {len(funcs)} functions {lib} exports")
 
 
 if __name__ == "__main__":
