@@ -63,8 +63,9 @@ fake_daemon_start() {
 fake_daemon_start 74 "$SHMT_TMPDIR/other-version.sock" # EBADMSG
 fake_daemon_start 0 "$SHMT_TMPDIR/serves-nothing.sock"
 shmt_clients_wait_ready "$READY_WAIT_S"
-expect "$EX_PROTOCOL" "cannot connect: the daemon on $SHMT_TMPDIR/other-version.sock refused API versions" \
-	"$SHMT_TMPDIR/other-version.sock"
+other_version=$SHMT_TMPDIR/other-version.sock
+expect "$EX_PROTOCOL" "cannot connect: the daemon on $other_version refused API versions" \
+	"$other_version"
 expect "$EX_PROTOCOL" "Operation not supported \(the daemon does not serve this request\)" \
 	"$SHMT_TMPDIR/serves-nothing.sock"
 shmt_clients_stop
@@ -82,7 +83,8 @@ if ! "${as_other[@]}" "$ctl" --version >/dev/null 2>&1; then
 fi
 start_daemon -m 0600
 chmod 0755 "$SHMT_TMPDIR"
-expect "$EX_NOPERM" \
-	"cannot connect: socket $SHMT_SOCK: permission denied: mode 0600, owner root \(0\), group [^ ]+ \(0\); this process runs as uid $OTHER_UID gid $OTHER_UID" \
-	"$SHMT_SOCK" "${as_other[@]}"
+# The library's reason: the socket's mode, owner and group, and the caller's ids.
+denied="cannot connect: socket $SHMT_SOCK: permission denied: mode 0600, owner root \(0\),"
+denied+=" group [^ ]+ \(0\); this process runs as uid $OTHER_UID gid $OTHER_UID"
+expect "$EX_NOPERM" "$denied" "$SHMT_SOCK" "${as_other[@]}"
 stop_daemon
