@@ -3,6 +3,9 @@
 
 BUILDDIR ?= build
 MESON_OPTS ?=
+# As meson.build's default, for build folders set up before it was one: the
+# installed .pc file finds its prefix from its own folder (docs/building.md).
+MESON_OPTS += -Dpkgconfig.relocatable=true
 ifeq ($(CI),true)
 MESON_OPTS += -Dwerror=true
 endif

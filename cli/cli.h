@@ -27,6 +27,9 @@ struct cli_command {
 	const char *name;
 	const char *args; // its own options and arguments, for the usage line
 	const char *summary; // one line for shmchanctl --help
+	// Print its options and arguments, one line each, for CMD --help (NULL:
+	// it has none).
+	void (*help)(FILE *);
 	// Run with argv[0] the command's name. Returns an exit status
 	// (EXIT_SUCCESS or one of sysexits.h).
 	int (*run)(struct cli_opts *, int argc, char **argv);

@@ -237,10 +237,27 @@ static void event_text(const char *when, const struct gr_api_event *ev) {
 
 static int events_run(struct cli_opts *opts, int argc, char **argv);
 
+// The names of event_types, "all, channel-attached, ..., test".
+static void type_names_print(FILE *f) {
+	for (size_t i = 0; i < EVENT_TYPES; i++)
+		fprintf(f, "%s%s", i > 0 ? ", " : "", event_types[i].name);
+}
+
+static void events_help(FILE *f) {
+	fputs("  -c COUNT   stop after COUNT events (default: at SIGINT or SIGTERM)\n"
+	      "  TYPE       an event type: ",
+	      f);
+	type_names_print(f);
+	fputs(",\n"
+	      "             or a hex value such as 0x53488001 (default: all)\n",
+	      f);
+}
+
 static struct cli_command events_cmd = {
 	.name = "events",
 	.args = "[-c COUNT] [TYPE...]",
 	.summary = "print the daemon's events as they come (all types, or each TYPE)",
+	.help = events_help,
 	.run = events_run,
 };
 CLI_COMMAND(events_cmd)
@@ -281,10 +298,9 @@ static int events_parse(
 		const char *arg = argv[optind + (int)i];
 
 		if (type_parse(arg, &(*types)[i]) < 0) {
-			fprintf(stderr,
-				"shmchanctl events: '%s' is no event type: channel-attached,"
-				" channel-detached, lost, test, all, or a hex value\n",
-				arg);
+			fprintf(stderr, "shmchanctl events: '%s' is no event type: ", arg);
+			type_names_print(stderr);
+			fputs(", or a hex value\n", stderr);
 			free(*types);
 			return EX_USAGE;
 		}

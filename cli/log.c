@@ -117,10 +117,21 @@ static int list_table(const struct gr_log_entry *entries, size_t n) {
 
 static int log_run(struct cli_opts *opts, int argc, char **argv);
 
+static void log_help(FILE *f) {
+	fprintf(f,
+		"  -a         list every DPDK log type too\n"
+		"  PATTERN    a glob of log type names, 1 to %zu characters\n"
+		"  LEVEL      %d to %d, or emerg, alert, crit, err, warning, notice, info, debug\n",
+		sizeof(((struct gr_log_level_set_req *)0)->pattern) - 1,
+		GR_LOG_LEVEL_MIN,
+		GR_LOG_LEVEL_MAX);
+}
+
 static struct cli_command log_cmd = {
 	.name = "log",
 	.args = "level list [-a] | level set PATTERN LEVEL",
 	.summary = "the daemon's log types and levels (-a: DPDK's too); set a level by pattern",
+	.help = log_help,
 	.run = log_run,
 };
 CLI_COMMAND(log_cmd)

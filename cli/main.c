@@ -41,9 +41,13 @@ static void usage(FILE *f) {
 		fprintf(f, "  %-10s %s\n", cmd->name, cmd->summary);
 	fprintf(f,
 		"\n"
+		"Run 'shmchanctl COMMAND --help' for a command's options.\n"
+		"\n"
 		"Exit status: 0, or as sysexits(3): 64 bad usage, 65 data refused by the daemon,\n"
-		"69 no daemon on the socket, 76 protocol error or version refused, 77 permission\n"
-		"denied.\n"
+		"69 no daemon on the socket or it went away, 70 any other error, 71 out of "
+		"memory,\n"
+		"75 timed out, 76 protocol error or version refused, 77 permission denied,\n"
+		"78 bad GR_API_TRANSPORT.\n"
 		"See shmchanctl(1).\n");
 }
 
@@ -54,6 +58,10 @@ void cli_usage(const struct cli_command *cmd, FILE *f) {
 		cmd->args[0] != '\0' ? " " : "",
 		cmd->args,
 		cmd->summary);
+	if (cmd->help != NULL) {
+		fputc('\n', f);
+		cmd->help(f);
+	}
 }
 
 static const struct option shared_options[] = {

@@ -182,10 +182,22 @@ static void ping_summary(
 
 static int ping_run(struct cli_opts *opts, int argc, char **argv);
 
+static void ping_help(FILE *f) {
+	fprintf(f,
+		"  -c COUNT    stop after COUNT calls (default: at SIGINT)\n"
+		"  -i SECONDS  wait SECONDS between calls, 0 to %.0f (default %.0f)\n"
+		"  -2          GR_PING2: 64 bytes echoed and checked, instead of GR_PING\n"
+		"  -t MODE     transport: auto (default; GR_API_TRANSPORT decides), shm or "
+		"socket\n",
+		PING_INTERVAL_MAX_S,
+		PING_INTERVAL_DEFAULT_S);
+}
+
 static struct cli_command ping_cmd = {
 	.name = "ping",
 	.args = "[-c COUNT] [-i SECONDS] [-2] [-t auto|shm|socket]",
 	.summary = "time GR_PING (-2: GR_PING2) round trips, as ping(8) does",
+	.help = ping_help,
 	.run = ping_run,
 };
 CLI_COMMAND(ping_cmd)

@@ -46,24 +46,19 @@ int cli_exit_status(int err) {
 	return EX_SOFTWARE;
 }
 
+// A hint for the error of a request (a failed connect prints the library's
+// reason instead: cli_connect()).
 static const char *hint(int err) {
 	switch (err) {
-	case ENOENT:
-	case ECONNREFUSED:
-		return "is shmchand running? -s names another socket";
 	case ECONNRESET:
 	case EPIPE:
 		return "the daemon closed the connection";
-	case EACCES:
-		return "the socket's mode and group (shmchand -m, -g) decide who may connect";
 	case EPERM:
 		return "the daemon refused the request";
 	case EBADMSG:
 		return "the daemon speaks another API version: use the shmchanctl of its release";
 	case ENOTSUP:
 		return "the daemon does not serve this request";
-	case EINVAL:
-		return "check GR_API_TRANSPORT (auto, shm or socket)";
 	}
 	return NULL;
 }
@@ -92,8 +87,16 @@ cli_connect(const struct cli_opts *opts, enum gr_api_transport transport, int *s
 	struct gr_api_client *c;
 
 	c = gr_api_client_connect_opts(sock_path(opts), &copts);
-	if (c == NULL)
-		*status = cli_fail(opts, "cannot connect to", errno);
+	if (c == NULL) {
+		int err = errno;
+
+		// The library says why every failed connect failed, naming the
+		// path and what to change (for a permission, the socket's mode,
+		// owner and group against this process's ids): more than
+		// strerror() and a hint could.
+		fprintf(stderr, "shmchanctl: cannot connect: %s\n", gr_api_client_last_error());
+		*status = cli_exit_status(err);
+	}
 	return c;
 }
 

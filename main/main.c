@@ -157,12 +157,16 @@ static void usage(const struct gr_api_server_conf *d) {
 	       "removes the hugepage files and EAL runtime folder of its file prefix once no\n"
 	       "DPDK secondary maps them (it waits %d s for them), and exits 0, within 5 s\n"
 	       "whatever a secondary did: if one died inside EAL's memory hotplug lock, the\n"
-	       "daemon skips EAL's cleanup after %d s and says so. Any startup\n"
-	       "error exits 1; another daemon answering on the socket is found before EAL\n"
-	       "starts, so that a failed start creates nothing.\n"
+	       "daemon skips EAL's cleanup after %d s and says so. Another daemon answering\n"
+	       "on the socket is found before EAL starts, so that a failed start creates\n"
+	       "nothing.\n"
+	       "\n"
+	       "Exit status: 0 after SIGINT or SIGTERM, 1 on any startup error (the reason on\n"
+	       "standard error).\n"
 	       "\n"
 	       "Example:\n"
-	       "  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n",
+	       "  shmchand -s /tmp/x.sock -p 2 -- --file-prefix hx\n"
+	       "See shmchand(8).\n",
 	       d->sock_path,
 	       (unsigned)d->sock_mode,
 	       GR_API_SERVER_MAX_POLLERS,

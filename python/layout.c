@@ -38,6 +38,16 @@ int main(void) {
 	FIELD(gr_api_response, for_id);
 	FIELD(gr_api_response, status);
 	FIELD(gr_api_response, payload_len);
+	SIZE(gr_shm_event_channel);
+	FIELD(gr_shm_event_channel, pid);
+	FIELD(gr_shm_event_channel, backing);
+	FIELD(gr_shm_event_channel, name);
+	SIZE(gr_shm_event_channel_detached);
+	FIELD(gr_shm_event_channel_detached, pid);
+	FIELD(gr_shm_event_channel_detached, reason);
+	FIELD(gr_shm_event_channel_detached, name);
+	SIZE(gr_shm_event_lost);
+	FIELD(gr_shm_event_lost, count);
 
 	CONST(GR_API_TRANSPORT_AUTO);
 	CONST(GR_API_TRANSPORT_SOCKET);
@@ -68,6 +78,13 @@ int main(void) {
 	CONST(GR_SHM_DETACH);
 	CONST(GR_SHM_TRANSPORT_SOCKET);
 	CONST(GR_SHM_TRANSPORT_SHM);
+	CONST(GR_SHM_BACKING_MEMFD);
+	CONST(GR_SHM_BACKING_MEMZONE);
+	CONST(GR_SHM_NAME_LEN);
+	CONST(GR_SHM_DETACH_LEASE);
+	CONST(GR_SHM_DETACH_CORRUPT);
+	CONST(GR_SHM_DETACH_SLOW);
+	CONST(GR_SHM_DETACH_REQUEST);
 	CONST(GR_SHM_EVENT_CHANNEL_ATTACHED);
 	CONST(GR_SHM_EVENT_CHANNEL_DETACHED);
 	CONST(GR_SHM_EVENT_LOST);

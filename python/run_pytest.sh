@@ -19,7 +19,7 @@ PYTEST_NO_TESTS=5
 PYTEST_STACKS_AFTER_S=120
 
 if ! "$python" -c 'import pytest' 2>/dev/null; then
-	echo "run_pytest: $python has no pytest (scripts/deps.sh installs python3-pytest)" >&2
+	echo "run_pytest: SKIP: $python has no pytest (scripts/deps.sh installs python3-pytest)" >&2
 	exit 77
 fi
 # Where the daemons' DPDK runtime folders go (tests/conftest.py), named

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Run every test with meson and end with a summary line that names the
-# skipped tests, so a log shows at once whether anything did not run.
+# Run every test with meson and end with a summary that names each skipped
+# test with its reason (test_summary.py: a skipping test prints a line with
+# "SKIP: why"), so a log shows at once what did not run, and why.
 #
 # In a build with sanitizers (make test SANITIZE=1: -Db_sanitize=address,
 # undefined), a report fails the process that made it: UndefinedBehaviorSanitizer
@@ -26,22 +27,6 @@ meson test -C "$builddir" --print-errorlogs --num-processes 2
 rc=$?
 log="$builddir/meson-logs/testlog.json"
 if [ -f "$log" ]; then
-	python3 - "$log" <<'PY'
-import json, sys
-ok = fail = skip = 0
-skipped = []
-for line in open(sys.argv[1]):
-    t = json.loads(line)
-    r = t.get("result")
-    if r == "OK" or r == "EXPECTEDFAIL":
-        ok += 1
-    elif r == "SKIP":
-        skip += 1
-        skipped.append(t["name"])
-    else:
-        fail += 1
-print(f"skipped tests: {', '.join(skipped) if skipped else 'none'}")
-print(f"{ok} passed, {fail} failed, {skip} skipped")
-PY
+	python3 "$(dirname "$0")/test_summary.py" "$log"
 fi
 exit $rc

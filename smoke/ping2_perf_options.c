@@ -22,9 +22,13 @@ static void usage(FILE *out) {
 		"                   --gap MS[,MS...] [--gap-rounds N]]\n"
 		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
 		"WARMUP]\n"
-		"                  [--spin US] [--json [--cdf]] [--no-stamps] [-q]\n"
+		"                  [--spin US] [--json [--cdf]] [--no-stamps] [--no-syscall-count] "
+		"[-q]\n"
 		"                  [--idle-channels N]\n"
 		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
+		"       ping2_perf --help\n"
+		"\n"
+		"Options:\n"
 		"  -s SOCK     daemon socket (default $GROUT_SOCK_PATH if set, else %s)\n"
 		"  -n COUNT    measured calls, all clients together (default %d)\n"
 		"  -T SECONDS  instead of -n: every client calls for SECONDS (a fraction is "
@@ -81,7 +85,12 @@ static void usage(FILE *out) {
 		"              Each secondary needs an lcore id of its own, and 0 is the\n"
 		"              daemon's; default 1 + pid %% %d, distinct for the clients\n"
 		"  -- EAL_ARGS with --secondary: the EAL arguments of every client, verbatim,\n"
-		"              instead of the ones above\n",
+		"              instead of the ones above\n"
+		"  -h, --help  show this help and exit\n"
+		"\n"
+		"Exit status: 0 when every call was answered and every echo matched, 1 otherwise\n"
+		"(the reason on stderr).\n"
+		"See ping2_perf(1).\n",
 		GR_API_DEFAULT_SOCK_PATH,
 		DEFAULT_COUNT,
 		IDLE_GAP_MS,

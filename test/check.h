@@ -20,7 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-// Exit status meson reads as a skipped test.
+// Exit status meson reads as a skipped test. Print the reason first, on a
+// line that holds "SKIP: why": make test's summary shows the last one
+// (scripts/test_summary.py).
 #define TEST_SKIP 77
 
 // Below the meson timeout of the end-to-end tests (test/meson.build).

@@ -135,7 +135,7 @@ esac
 
 if [ "$(id -u)" != 0 ]; then
 	step_default
-	shmt_log "the steps of two users skipped: they need root"
+	shmt_log "SKIP: the steps of two users need root (the default step passed)"
 	exit 77
 fi
 if ! uid=$(id -u "$NONROOT_USER" 2>/dev/null) || ! gid=$(id -g "$NONROOT_USER"); then

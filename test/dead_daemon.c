@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
 	struct gr_api_client *c = gr_api_client_connect_opts(sock, &opts);
 	if (c == NULL && errno == ENOTSUP && opts.transport == GR_API_TRANSPORT_SHM &&
 	    !daemon_offers_channels(sock)) {
-		printf("the daemon offers no shm channel: skipped\n");
+		printf("SKIP: the daemon offers no shm channel\n");
 		return TEST_SKIP;
 	}
 	CHECK(c != NULL, "connect %s (%s): %s", sock, argv[2], strerror(errno));

@@ -4,12 +4,16 @@
 #
 # meson install into a DESTDIR puts the daemon, the CLI, the client and
 # server libraries, their headers in include/shmchan/, their pkg-config
-# files, the man pages (when scdoc built them) and the systemd unit in
-# place; a program built with pkg-config alone (PKG_CONFIG_PATH into the
-# DESTDIR, PKG_CONFIG_SYSROOT_DIR) against them talks to the installed
-# daemon, and the installed shmchanctl lists it. examples/embed_table,
-# built with pkg-config gr_api_server alone (its .pc file moved to the
-# DESTDIR, DPDK's and libevent's the system's), serves that program too.
+# files, the man pages (when scdoc built them) and the systemd unit in place;
+# a program built with pkg-config alone against them talks to the installed
+# daemon, and the installed shmchanctl lists it; examples/embed_table, built
+# with pkg-config gr_api_server alone, serves that program too. The three
+# ways of docs/building.md, each run here as the page writes it:
+# - the installed tree: PKG_CONFIG_PATH into the DESTDIR alone (the .pc file
+#   finds its prefix from its own folder, as it does in /usr/local);
+# - a DESTDIR as a sysroot: PKG_CONFIG_SYSROOT_DIR too, the same flags;
+# - the build tree: the uninstalled .pc file (build/meson-uninstalled)
+#   builds examples/, which run with LD_LIBRARY_PATH=build/client.
 #
 # A Grout program too: a ping2_perf of the RFC's shape (rfc_ping2_perf.c:
 # gr_api_client_impl.h, gr_api.h, Grout's calls and clock, GROUT_SOCK_PATH)
@@ -73,15 +77,31 @@ for f in libgr_api_client.so libgr_api_server.so libgr_api_server.a pkgconfig/gr
 done
 echo "installed files: ok"
 
-# pkg-config alone: the .pc file's paths moved under the DESTDIR.
+# pkg-config alone: the .pc file's paths follow it into the DESTDIR.
+# docs/building.md: export PKG_CONFIG_PATH=$DESTDIR/usr/local/lib/x86_64-linux-gnu/pkgconfig
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
 export PKG_CONFIG_PATH
-export PKG_CONFIG_SYSROOT_DIR=$dest
 PKG_CONFIG_PATH=$(dirname "$pc")
+libdir_real=$(cd "$libdir" && pwd -P)
+include_real=$(cd "$root/include/shmchan" && pwd -P)
+# The folders of the -I and -L flags of pkg-config's output, resolved.
+check_flags() {
+	local flags=$1 how=$2 inc lib
+	inc=$(printf '%s\n' $flags | sed -n 's/^-I//p')
+	lib=$(printf '%s\n' $flags | sed -n 's/^-L//p')
+	[ -n "$inc" ] && [ "$(cd "$inc" 2>/dev/null && pwd -P)" = "$include_real" ] ||
+		shmt_fail "$how: -I is not $root/include/shmchan: $flags"
+	[ -n "$lib" ] && [ "$(cd "$lib" 2>/dev/null && pwd -P)" = "$libdir_real" ] ||
+		shmt_fail "$how: -L is not $libdir: $flags"
+}
 flags=$(pkg-config --cflags --libs gr_api_client) || shmt_fail "pkg-config gr_api_client failed"
-case $flags in
-*"-I$root/include/shmchan"*) ;;
-*) shmt_fail "pkg-config --cflags does not name $root/include/shmchan: $flags" ;;
-esac
+check_flags "$flags" "PKG_CONFIG_PATH alone"
+echo "PKG_CONFIG_PATH alone: $flags"
+# docs/building.md: PKG_CONFIG_SYSROOT_DIR=$DESTDIR, for a .pc file of a sysroot.
+flags=$(PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags --libs gr_api_client) ||
+	shmt_fail "pkg-config gr_api_client with PKG_CONFIG_SYSROOT_DIR failed"
+check_flags "$flags" "PKG_CONFIG_SYSROOT_DIR"
+echo "PKG_CONFIG_SYSROOT_DIR: $flags"
 cat >"$SHMT_TMPDIR/consumer.c" <<'C'
 // A program of a user: the installed headers and library only.
 #include <gr_api_client.h>
@@ -120,12 +140,9 @@ echo "consumer built with: $flags"
 	$flags || shmt_fail "the RFC's ping2_perf does not build with: $flags"
 echo "the RFC's ping2_perf built unchanged with: $flags"
 
-# The server library's .pc file where it was installed (its prefix moved
-# there), DPDK's and libevent's where the system has them.
-mkdir "$SHMT_TMPDIR/pc"
-sed "s|^prefix=.*|prefix=$root|" "$libdir/pkgconfig/gr_api_server.pc" >"$SHMT_TMPDIR/pc/gr_api_server.pc"
-server_flags=$(PKG_CONFIG_SYSROOT_DIR='' PKG_CONFIG_PATH=$SHMT_TMPDIR/pc \
-	pkg-config --cflags --libs gr_api_server) || shmt_fail "pkg-config gr_api_server failed"
+# The server library the same way: its .pc file follows it into the DESTDIR
+# too; DPDK's and libevent's are where the system has them.
+server_flags=$(pkg-config --cflags --libs gr_api_server) || shmt_fail "pkg-config gr_api_server failed"
 src=$(dirname "$0")/../examples
 # shellcheck disable=SC2086
 "$cc" -Wall -Werror $sanitize_flags -I"$src" -o "$SHMT_TMPDIR/embed_table" "$src/embed_table.c" \
@@ -144,6 +161,28 @@ out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$root/bin/shmchanctl" -s "$SHMT_SOCK" i
 	shmt_fail "installed shmchanctl info: $out"
 echo "$out" | grep -Eq "^pid +$SHMT_PID$" || shmt_fail "installed shmchanctl info: $out"
 echo "installed shmchanctl: ok"
+
+# The build tree: the uninstalled .pc file names the build's library and
+# the source's headers; the programs find the library with LD_LIBRARY_PATH
+# (the library and the .pc files carry no rpath: docs/building.md).
+# docs/building.md: export PKG_CONFIG_PATH=$PWD/build/meson-uninstalled
+src_root=$(cd "$(dirname "$0")/.." && pwd)
+flags=$(PKG_CONFIG_PATH=$build_root/meson-uninstalled pkg-config --cflags --libs gr_api_client) ||
+	shmt_fail "pkg-config gr_api_client from $build_root/meson-uninstalled failed"
+for example in blocking_client epoll_controller; do
+	# shellcheck disable=SC2086
+	"$cc" -Wall -Werror $sanitize_flags -o "$SHMT_TMPDIR/$example" \
+		"$src_root/examples/$example.c" $flags ||
+		shmt_fail "examples/$example.c does not build from the uninstalled .pc: $flags"
+	loaded=$(LD_LIBRARY_PATH=$build_root/client ldd "$SHMT_TMPDIR/$example" |
+		awk '$1 ~ /^libgr_api_client/ { print $3 }')
+	[ "$(cd "$(dirname "$loaded")" && pwd -P)" = "$(cd "$build_root/client" && pwd -P)" ] ||
+		shmt_fail "$example would load libgr_api_client from '$loaded', not $build_root/client"
+	out=$(LD_LIBRARY_PATH=$build_root/client shmt_run_bounded "$CTL_TIMEOUT_S" \
+		"$SHMT_TMPDIR/$example" "$SHMT_SOCK") || shmt_fail "$example from the build tree: $out"
+	echo "$example from the build tree: ${out%%$'\n'*}"
+done
+echo "examples built from the uninstalled .pc: $flags"
 
 # Requests the daemon took on its channels so far.
 channel_requests() {

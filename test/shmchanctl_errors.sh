@@ -3,14 +3,17 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # shmchanctl's exit statuses (sysexits.h) and messages when it cannot talk
-# to a daemon:
-#   no socket file                EX_UNAVAILABLE (69), "is shmchand running?"
-#   a stale socket, nobody there  EX_UNAVAILABLE (69)
+# to a daemon: a connect that failed prints the client library's reason
+# (gr_api_client_last_error()), a request that failed its error and a hint.
+#   no socket file                EX_UNAVAILABLE (69), "is shmchand running"
+#   a stale socket, nobody there  EX_UNAVAILABLE (69), "nobody listens"
 #   a daemon that refuses its API
 #   version, or serves none of its
 #   requests (fake daemons here)  EX_PROTOCOL (76)
-#   a socket it may not open      EX_NOPERM (77), as root for a client of
-#                                 another uid (skipped otherwise)
+#   a socket it may not open      EX_NOPERM (77), with the socket's mode,
+#                                 owner and group and the caller's uid, as
+#                                 root for a client of another uid (skipped
+#                                 otherwise)
 # for every command, and for -j too.
 #
 #   shmchanctl_errors.sh DAEMON_BIN SHMCHANCTL_BIN
@@ -48,9 +51,8 @@ expect() {
 	echo "$sock: status $want, '$pattern': ok"
 }
 
-expect "$EX_UNAVAILABLE" "cannot connect to $missing: No such file .*is shmchand running" \
-	"$missing"
-expect "$EX_UNAVAILABLE" "cannot connect to $stale: Connection refused" "$stale"
+expect "$EX_UNAVAILABLE" "cannot connect: no socket at $missing: is shmchand running" "$missing"
+expect "$EX_UNAVAILABLE" "cannot connect: nobody listens on $stale" "$stale"
 
 # A fake daemon on $2 that answers GR_HELLO with status $1 (0, or EBADMSG:
 # another API version) and every other request with ENOTSUP, until SIGTERM.
@@ -61,8 +63,9 @@ fake_daemon_start() {
 fake_daemon_start 74 "$SHMT_TMPDIR/other-version.sock" # EBADMSG
 fake_daemon_start 0 "$SHMT_TMPDIR/serves-nothing.sock"
 shmt_clients_wait_ready "$READY_WAIT_S"
-expect "$EX_PROTOCOL" "cannot connect to .*: Bad message \(the daemon speaks another API version" \
-	"$SHMT_TMPDIR/other-version.sock"
+other_version=$SHMT_TMPDIR/other-version.sock
+expect "$EX_PROTOCOL" "cannot connect: the daemon on $other_version refused API versions" \
+	"$other_version"
 expect "$EX_PROTOCOL" "Operation not supported \(the daemon does not serve this request\)" \
 	"$SHMT_TMPDIR/serves-nothing.sock"
 shmt_clients_stop
@@ -80,6 +83,8 @@ if ! "${as_other[@]}" "$ctl" --version >/dev/null 2>&1; then
 fi
 start_daemon -m 0600
 chmod 0755 "$SHMT_TMPDIR"
-expect "$EX_NOPERM" "Permission denied \(the socket's mode and group" "$SHMT_SOCK" \
-	"${as_other[@]}"
+# The library's reason: the socket's mode, owner and group, and the caller's ids.
+denied="cannot connect: socket $SHMT_SOCK: permission denied: mode 0600, owner root \(0\),"
+denied+=" group [^ ]+ \(0\); this process runs as uid $OTHER_UID gid $OTHER_UID"
+expect "$EX_NOPERM" "$denied" "$SHMT_SOCK" "${as_other[@]}"
 stop_daemon

@@ -4,6 +4,9 @@
 
 The library is found through SHMCHAN_LIBRARY (a path to the .so) when it is
 set, else through the dynamic loader's normal path (libgr_api_client.so.0).
+Importing this module loads it, and raises ImportError saying where it
+looked and how to point at it when it cannot (docs/python.md); the package
+imports it only when a call needs the library.
 Every call is made through a ctypes.CDLL, which releases the GIL for the time
 of the call: a Client waiting for its daemon lets other threads run.
 """
@@ -144,9 +147,40 @@ def library_path():
     return os.environ.get("SHMCHAN_LIBRARY") or LIBRARY_SONAME
 
 
+def _not_found(err):
+    """The ImportError of a library that would not load: what was tried,
+    why it failed, and the three ways to point at the library."""
+    path = os.environ.get("SHMCHAN_LIBRARY")
+    if path:
+        tried = f"SHMCHAN_LIBRARY={path}"
+    else:
+        ld_path = os.environ.get("LD_LIBRARY_PATH")
+        folders = f"LD_LIBRARY_PATH={ld_path}, " if ld_path else "LD_LIBRARY_PATH unset, "
+        tried = (
+            f"{LIBRARY_SONAME} through the dynamic loader ({folders}"
+            "the ldconfig cache, /lib and /usr/lib)"
+        )
+    return ImportError(
+        f"shmchan: cannot load libgr_api_client: tried {tried}: {err}. Set SHMCHAN_LIBRARY "
+        "to the library's path (build/client/libgr_api_client.so in a build tree), run "
+        "ldconfig after meson install, or add the library's folder to LD_LIBRARY_PATH",
+        name="shmchan._lib",
+        path=path or LIBRARY_SONAME,
+    )
+
+
+def _open():
+    try:
+        return ctypes.CDLL(library_path(), use_errno=True)
+    except OSError as err:
+        raise _not_found(err) from err
+
+
 def load():
-    """Load libgr_api_client and declare its functions; returns the CDLL."""
-    lib = ctypes.CDLL(library_path(), use_errno=True)
+    """Load libgr_api_client and declare its functions; returns the CDLL.
+
+    Raises ImportError (see _not_found()) when it cannot be loaded."""
+    lib = _open()
     for name, (restype, argtypes) in PROTOTYPES.items():
         func = getattr(lib, name)
         func.restype = restype
@@ -156,7 +190,7 @@ def load():
 
 def load_fast():
     """The same library, with the FAST_CALLS declared by return type only."""
-    fast = ctypes.CDLL(library_path(), use_errno=True)
+    fast = _open()
     for name in FAST_CALLS:
         getattr(fast, name).restype = PROTOTYPES[name][0]
     return fast

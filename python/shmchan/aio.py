@@ -115,7 +115,8 @@ class AsyncClient:
         await self.call(C.GR_EVENT_SUBSCRIBE, bytes(req))
 
     async def next_event(self):
-        """The next event, (ev_type, payload), once subscribed.
+        """The next event (an Event: (ev_type, payload), decoded), once
+        subscribed.
 
         Once the connection failed (the daemon gone, say), this and every
         later call raise its error (a ConnectionError)."""

@@ -9,6 +9,7 @@ import math
 import os
 
 from . import constants as C
+from .events import Event
 from ._lib import (
     ApiEvent,
     ClientOpts,
@@ -351,24 +352,27 @@ class Client:
             payload = ctypes.string_at(
                 ctypes.addressof(header) + _EVENT_HEADER_LEN, header.payload_len
             )
-            return header.ev_type, payload
+            return Event(header.ev_type, payload)
         finally:
             libc.free(ev)
 
     def next_event(self):
-        """Wait for the next event; returns (ev_type, payload).
+        """Wait for the next event; returns an Event: the tuple (ev_type,
+        payload), with the payload of the shm module's events decoded (ev.type,
+        ev.pid, ev.name, ...: shmchan.events).
 
         Raises TimeoutError when none came within the timeout.
         """
         return self._event(lib.gr_api_client_event_recv, "event")
 
     def try_event(self):
-        """The next event, (ev_type, payload), if one waits, else None."""
+        """The next Event, if one waits, else None."""
         return self._event(lib.gr_api_client_event_try_recv, "event")
 
     def events(self, types=C.GR_EVENT_ALL, suppress_self=False):
         """Subscribe to types (one type, GR_EVENT_ALL, or an iterable of
-        types) and iterate over the events as (ev_type, payload) tuples.
+        types) and iterate over the events (Event: (ev_type, payload) with
+        decoded fields).
 
         Each step waits for the next event (TimeoutError past the timeout).
         """

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 """Request and event types of the main module (gr_api.h) and of the shm
-module (gr_shm.h), and the sizes the Python API relies on.
+module (gr_shm.h), and the sizes the Python API relies on. Needs no
+library: "import shmchan.constants" works wherever Python does.
 
 python/tests/test_layout.py compares every value here with the C headers'.
 """
@@ -46,7 +47,18 @@ GR_SHM_DETACH = msg_type(GR_SHM_MODULE, 0x0010)
 GR_SHM_TRANSPORT_SOCKET = 1
 GR_SHM_TRANSPORT_SHM = 2
 
-# Events of the shm module.
+# struct gr_shm_event_channel.backing and the channel name's room.
+GR_SHM_BACKING_MEMFD = 1 << 0
+GR_SHM_BACKING_MEMZONE = 1 << 1
+GR_SHM_NAME_LEN = 32
+
+# struct gr_shm_event_channel_detached.reason: why a channel ended.
+GR_SHM_DETACH_LEASE = 1
+GR_SHM_DETACH_CORRUPT = 2
+GR_SHM_DETACH_SLOW = 3
+GR_SHM_DETACH_REQUEST = 4
+
+# Events of the shm module (shmchan.Event decodes their payloads).
 GR_SHM_EVENT_CHANNEL_ATTACHED = msg_type(GR_SHM_MODULE, 0x8001)
 GR_SHM_EVENT_CHANNEL_DETACHED = msg_type(GR_SHM_MODULE, 0x8002)
 GR_SHM_EVENT_LOST = msg_type(GR_SHM_MODULE, 0x8003)

@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -21,6 +22,8 @@ DAEMON_STOP_S = 10
 START_POLL_S = 0.05
 # prctl(PR_SET_PDEATHSIG): the daemon dies with the test process.
 PR_SET_PDEATHSIG = 1
+# A Python program of run_python: an import and a few lines.
+PROGRAM_TIMEOUT_S = 30
 
 
 def _die_with_parent():
@@ -151,6 +154,29 @@ def own_daemon(request, tmp_path):
         d.stop()
     else:
         d._cleanup()
+
+
+@pytest.fixture
+def run_python():
+    """run(program, env): run a Python program in an interpreter of its own,
+    with this process's environment changed by env (a value of None removes
+    the variable); asserts that it exits 0 and returns its stdout's lines."""
+
+    def run(program, env):
+        run_env = {k: v for k, v in os.environ.items() if env.get(k, "") is not None}
+        run_env.update({k: v for k, v in env.items() if v is not None})
+        out = subprocess.run(
+            [sys.executable, "-c", program],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=PROGRAM_TIMEOUT_S,
+            check=False,
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines()
+
+    return run
 
 
 def pytest_configure(config):

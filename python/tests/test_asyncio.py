@@ -68,6 +68,7 @@ def test_async_events(daemon, transport):
                 pub.call(shmchan.GR_SHM_EVENT_PUBLISH)
             ev = await asyncio.wait_for(c.next_event(), BOUND_S)
             assert ev == (shmchan.GR_SHM_EVENT_TEST, b"")
+            assert isinstance(ev, shmchan.Event) and ev.type == "test"
 
     asyncio.run(run())
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import shmchan
-from shmchan import _lib
+from shmchan import _lib, events
 
 
 def _layout():
@@ -24,7 +24,7 @@ def _layout():
 def test_structs_match_the_headers():
     layout = _layout()
     checked = 0
-    for cname, struct in _lib.STRUCTS.items():
+    for cname, struct in {**_lib.STRUCTS, **events.STRUCTS}.items():
         assert ctypes.sizeof(struct) == layout[("sizeof", cname)], cname
         names = [f[0] for f in struct._fields_]
         c_fields = {
