@@ -139,8 +139,7 @@ struct api_handler_table {
 #define API_HANDLER_TABLE(name, array)                                                             \
 	const struct api_handler_table name = {array, sizeof(array) / sizeof((array)[0])}
 
-// The tables of the server's own handlers (handlers_*.c, channel.c,
-// event.c).
+// The tables of the server's own handlers (handlers_*.c, channel.c).
 extern const struct api_handler_table handlers_main, handlers_log, handlers_echo, handlers_clients,
 	handlers_channel, handlers_event;
 

@@ -1083,7 +1083,7 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 	// Its subscriptions end with it, at once; the subscriber itself goes
 	// after the grace period (channel_free()): the poller may still be in
 	// its last pass, and may have just made it (acquire: see
-	// subscribe_common() in server/event.c).
+	// subscribe_common() in server/handlers_event.c).
 	struct event_sub *events = __atomic_load_n(&ch->ctx.events, __ATOMIC_ACQUIRE);
 	if (events != NULL)
 		event_unsubscribe_all(events);
@@ -1225,8 +1225,8 @@ static struct gr_api_out channel_attach(const void *request, uint32_t len, struc
 		return gr_api_out(EEXIST, 0, NULL);
 	// One event subscriber per connection: once attached, the connection's
 	// events go over its channel, and its socket subscribes no more
-	// (server/event.c). A socket that has subscriptions or events to deliver
-	// keeps them, and stays on the socket.
+	// (server/handlers_event.c). A socket that has subscriptions or events
+	// to deliver keeps them, and stays on the socket.
 	if (ctx->events != NULL && event_sub_busy(ctx->events)) {
 		api_fault(ctx, API_FAULT_ATTACH_SUBSCRIBED, NULL, 0, 0);
 		return gr_api_out(EBUSY, 0, NULL);
