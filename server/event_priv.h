@@ -80,6 +80,11 @@ struct event_sub {
 
 TAILQ_HEAD(event_sub_list, event_sub);
 
+// Hidden (the library is built so, but an extern declaration does not say
+// it): each file reaches these variables directly, not through the GOT, as
+// when each was the static of one file.
+#pragma GCC visibility push(hidden)
+
 // ---- event.c ----
 
 extern pthread_mutex_t events_lock;
@@ -128,3 +133,5 @@ static inline struct event_type *type_find(uint32_t ev_type) {
 static inline bool subscription_live(const struct subscription *s) {
 	return s->gen == s->sub->gen;
 }
+
+#pragma GCC visibility pop
