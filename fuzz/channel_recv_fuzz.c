@@ -9,7 +9,7 @@
 // daemon's calls of shmchan_server_recv(), shmchan_server_send() and
 // shmchan_server_flush(). After
 // each recv the harness applies the channel's own validation of a request (as
-// channel_serve() in server/channel.c: frame length against payload_len, then
+// channel_serve() in server/channel_serve.c: frame length against payload_len, then
 // api_check_header() of server/api.c).
 //
 // Checked after every call, against a model of the protocol written from

@@ -8,7 +8,7 @@
 // connection state machine and parser of server/sock.c (its reads and
 // writes on a real accepted Unix socket, in a libevent loop), header checks
 // and dispatch (server/api.c), and every handler (server/handlers_*.c, the
-// event requests of server/event.c, the channel handlers of
+// event requests of server/handlers_event.c among them, the channel handlers of
 // server/channel.c: attach, stats, channel list, with a poller running, and
 // shmchand's own main/handlers_info.c). EAL runs without hugepages and without shared files, so
 // attach creates memfd channels; the descriptors it passes are received and closed here.

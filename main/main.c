@@ -50,7 +50,7 @@
 // channels live outside EAL memory).
 #define NO_HUGE_MEM_MB "64"
 // Hugepage memory EAL reserves at startup, in MB, and never gives back: the
-// pool of memzone channels (32 of 0.5 MB, server/channel.c) and the DPDK heap
+// pool of memzone channels (32 of 0.5 MB, server/channel_memzone.c) and the DPDK heap
 // that secondaries allocate from (EAL init of a secondary takes about 60 KB
 // of it, which a secondary killed with -9 never gives back). Beyond it EAL
 // grows its memory at run time, which waits for every secondary to map the

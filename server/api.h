@@ -140,9 +140,9 @@ struct api_handler_table {
 	const struct api_handler_table name = {array, sizeof(array) / sizeof((array)[0])}
 
 // The tables of the server's own handlers (handlers_*.c, channel.c,
-// event.c).
+// channel_stats.c).
 extern const struct api_handler_table handlers_main, handlers_log, handlers_echo, handlers_clients,
-	handlers_channel, handlers_event;
+	handlers_channel, handlers_channel_stats, handlers_event;
 
 // Register a table of the server's own handlers. Returns 0, or the error of
 // gr_api_server_handler_register() for the first that fails (logged),

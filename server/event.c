@@ -1,29 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// Events: the subscription table, publishing, per-subscriber backlogs, the
-// events-lost event, the main-thread delivery of socket subscribers, the
-// removal of dropped subscriptions, and the handlers of the event requests.
-//
-// The table: one entry per event type that has subscriptions, in a balanced
-// search tree keyed by type (tsearch(3): a red-black tree in glibc), plus one
-// entry for GR_EVENT_ALL. A tree rather than a hash table: any client chooses
-// the types it subscribes to, and no choice of types makes a look-up cost
-// more than the tree's depth (at most twice the log2 of the types: 36 levels
-// for every subscription 1024 connections hold by default), with no secret
-// seed that timing could reveal, and no resize that would hold the lock over
-// the whole table. An entry lists its subscriptions, and is freed with its
-// last one: subscribing and unsubscribing leave nothing behind.
-//
-// Dropping subscriptions (an unsubscribe, a disconnect) holds the lock for a
-// constant time however many the client held: they leave the subscriber's
-// list at once, and stop counting at once (their generation is older than
-// their subscriber's), and the main thread then takes them out of the table
-// EVENT_REAP_BATCH at a time, one batch per turn of its loop, so that no
-// publisher waits behind a whole client's subscriptions. A subscribe also
-// removes EVENT_REAP_PER_SUBSCRIBE of its own subscriber's dropped ones
-// first: a client that subscribes and unsubscribes in a loop cannot outrun
-// the removal.
+// Events: publishing, per-subscriber backlogs, the events-lost event, and
+// the main-thread delivery of socket subscribers and of the removal of
+// dropped subscriptions. The subscription table is in event_subscription.c,
+// the handlers of the event requests in handlers_event.c.
 //
 // A published event is copied once into a struct event_msg; each
 // subscriber's backlog (a ring of pointers, bounded in messages and bytes)
@@ -41,7 +22,7 @@
 // backlog: when events come faster than the subscriber reads, the slots it
 // frees go to events, and the one notice says how many were lost meanwhile.
 
-#include "event.h"
+#include "event_priv.h"
 #include "api.h"
 #include "config.h"
 
@@ -51,7 +32,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <search.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +43,6 @@
 // its loop: some tens of microseconds of the lock (docs/reliability.md), so
 // a publisher never waits longer.
 #define EVENT_REAP_BATCH 256
-// Dropped subscriptions of its own subscriber a subscribe removes first: more
-// than the one it adds, so the dropped ones of a subscriber never outgrow
-// its subscriptions.
-#define EVENT_REAP_PER_SUBSCRIBE 2
 
 // Longest reason of a "dropping events" line.
 #define FULL_LOG_DETAIL_LEN 96
@@ -77,70 +53,12 @@
 // Room an event message keeps before its payload.
 #define EVENT_MSG_HDR_LEN (sizeof(struct gr_api_response) + sizeof(struct gr_api_event))
 
-struct subscription;
-
-// The subscriptions to one event type.
-struct event_type {
-	uint32_t ev_type; // the key of the tree
-	LIST_HEAD(, subscription) subs;
-};
-
-struct subscription {
-	LIST_ENTRY(subscription) in_type;
-	TAILQ_ENTRY(subscription) in_sub; // in its subscriber's subs, or its dropped
-	struct event_type *type;
-	struct event_sub *sub;
-	uint64_t gen; // the subscriber's generation when made: dropped once it moves on
-	bool suppress_self;
-	bool grout_types_only; // GR_EVENT_ALL without the shm module's events
-};
-
-TAILQ_HEAD(subscription_list, subscription);
-
-struct event_sub {
-	pid_t pid;
-	enum event_framing framing;
-	event_wake_fn wake; // NULL: main-thread consumer, drain is called
-	event_drain_fn drain;
-	void *arg;
-	struct subscription_list subs;
-	unsigned n_subs;
-	// Subscriptions dropped and still in the table: the main thread
-	// removes them (reap_next links the subscribers that have some).
-	struct subscription_list dropped;
-	unsigned n_dropped;
-	uint64_t gen; // bumped by each unsubscribe: older subscriptions count no more
-	bool reaping; // on the reap list
-	bool freed; // its owner let go: freed with its last dropped subscription
-	TAILQ_ENTRY(event_sub) reap_next;
-	bool wants_lost; // Grout framing: subscribed to GR_SHM_EVENT_LOST or all
-	uint64_t last_seq; // publish sequence of the last event queued here
-	// The backlog: a ring of cap + 1 pointers (cap events and one
-	// events-lost notice), head taken next.
-	struct event_msg **ring;
-	unsigned cap;
-	unsigned head;
-	_Atomic unsigned count; // read without the lock by event_sub_pending()
-	size_t bytes; // of the events, the notice not counted
-	struct event_msg *notice; // the events-lost event in the ring, if any
-	uint64_t lost; // events dropped since the last events-lost event
-	bool dropping; // dropped the last event offered (logged once per run)
-	bool starving; // on the starved list
-	TAILQ_ENTRY(event_sub) starved_next;
-	bool dirty; // main-thread consumer: on the dirty list
-	TAILQ_ENTRY(event_sub) dirty_next;
-};
-
-static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *type_tree; // of struct event_type, by ev_type
-static struct event_type type_all = {.ev_type = GR_EVENT_ALL};
-static struct event_totals totals;
+pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+struct event_totals totals;
 static uint64_t publish_seq;
 // Bytes of the events the backlogs hold, each counted once: added when an
 // event goes to its first backlog, taken back when it leaves its last.
 static size_t held_bytes;
-// Subscribers with dropped subscriptions to remove, oldest first.
-static TAILQ_HEAD(, event_sub) reap_list = TAILQ_HEAD_INITIALIZER(reap_list);
 // Subscribers that lost events and wait for room in the event memory to be
 // told: each gets its events-lost event as soon as an event leaves the
 // last backlog that held it and makes room.
@@ -170,55 +88,13 @@ static struct event *full_log_ev; // timer: the next line due
 // Main-thread delivery: subscribers with something to take, and how the
 // main loop learns of them.
 static TAILQ_HEAD(, event_sub) dirty = TAILQ_HEAD_INITIALIZER(dirty);
-static struct event *main_ev; // on main_efd, or activated directly
+struct event *main_ev; // on main_efd, or activated directly
 static int main_efd = -1;
 static bool main_signalled; // an eventfd write or activation is pending
 static pthread_t main_thread;
 // Timer of the next batch of removals: a turn of the loop later, after the
 // other clients' events.
 static struct event *reap_ev;
-
-static int type_cmp(const void *a, const void *b) {
-	uint32_t x = ((const struct event_type *)a)->ev_type;
-	uint32_t y = ((const struct event_type *)b)->ev_type;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct event_type *type_find(uint32_t ev_type) {
-	struct event_type key = {.ev_type = ev_type};
-	void *node;
-
-	if (ev_type == GR_EVENT_ALL)
-		return &type_all;
-	node = tfind(&key, &type_tree, type_cmp);
-	return node != NULL ? *(struct event_type **)node : NULL;
-}
-
-static struct event_type *type_get(uint32_t ev_type) {
-	struct event_type *t = type_find(ev_type);
-
-	if (t != NULL)
-		return t;
-	t = calloc(1, sizeof(*t));
-	if (t == NULL)
-		return NULL;
-	t->ev_type = ev_type;
-	LIST_INIT(&t->subs);
-	if (tsearch(t, &type_tree, type_cmp) == NULL) {
-		free(t);
-		return NULL;
-	}
-	return t;
-}
-
-// Free an entry left without subscriptions (never the GR_EVENT_ALL one).
-static void type_put(struct event_type *t) {
-	if (t == &type_all || !LIST_EMPTY(&t->subs))
-		return;
-	tdelete(t, &type_tree, type_cmp);
-	free(t);
-}
 
 // The event type of a message.
 static uint32_t m_type(const struct event_msg *m) {
@@ -279,7 +155,7 @@ static struct event_msg *msg_new(uint32_t ev_type, const void *payload, uint32_t
 }
 
 // Make the main loop run main_deliver() soon. events_lock held.
-static void main_signal(void) {
+void main_signal(void) {
 	uint64_t one = 1;
 
 	if (main_signalled || main_ev == NULL)
@@ -435,10 +311,6 @@ static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 	sub_push(sub, m);
 }
 
-static bool subscription_live(const struct subscription *s) {
-	return s->gen == s->sub->gen;
-}
-
 static void offer_to_type(struct event_type *t, struct event_msg *m, uint64_t seq, pid_t pid) {
 	struct subscription *s;
 
@@ -534,164 +406,6 @@ bool event_sub_busy(const struct event_sub *sub) {
 	busy = sub->n_subs > 0 || sub->count > 0;
 	pthread_mutex_unlock(&events_lock);
 	return busy;
-}
-
-// The live subscription of sub to t, NULL if none: a walk of t's
-// subscriptions, of at most one per subscriber. events_lock held.
-static struct subscription *sub_find(const struct event_sub *sub, const struct event_type *t) {
-	struct subscription *s;
-
-	if (t == NULL)
-		return NULL;
-	LIST_FOREACH (s, &t->subs, in_type)
-		if (s->sub == sub && subscription_live(s))
-			return s;
-	return NULL;
-}
-
-// events_lock held.
-static void sub_update_wants_lost(struct event_sub *sub) {
-	const struct subscription *all = sub_find(sub, &type_all);
-
-	sub->wants_lost = sub_find(sub, type_find(GR_SHM_EVENT_LOST)) != NULL ||
-			  (all != NULL && !all->grout_types_only);
-}
-
-// Take a dropped subscription out of the table and free it; free its
-// subscriber too if that was its last and its owner let it go. Returns true
-// if the subscriber is gone. events_lock held.
-static bool subscription_reap(struct subscription *s) {
-	struct event_sub *sub = s->sub;
-
-	LIST_REMOVE(s, in_type);
-	TAILQ_REMOVE(&sub->dropped, s, in_sub);
-	type_put(s->type);
-	free(s);
-	totals.subscriptions_removing--;
-	if (--sub->n_dropped > 0)
-		return false;
-	if (sub->reaping) {
-		TAILQ_REMOVE(&reap_list, sub, reap_next);
-		sub->reaping = false;
-	}
-	if (!sub->freed)
-		return false;
-	free(sub);
-	return true;
-}
-
-// Remove up to n dropped subscriptions of sub. Returns true if sub is gone.
-// events_lock held.
-static bool sub_reap(struct event_sub *sub, unsigned n) {
-	struct subscription *s;
-
-	while (n-- > 0 && (s = TAILQ_FIRST(&sub->dropped)) != NULL)
-		if (subscription_reap(s))
-			return true;
-	return false;
-}
-
-// Remove up to n dropped subscriptions, oldest subscriber first. Returns
-// true if some are left. events_lock held.
-static bool reap_batch(unsigned n) {
-	struct event_sub *sub;
-
-	while (n > 0 && (sub = TAILQ_FIRST(&reap_list)) != NULL) {
-		unsigned k = sub->n_dropped < n ? sub->n_dropped : n;
-
-		sub_reap(sub, k);
-		n -= k;
-	}
-	return !TAILQ_EMPTY(&reap_list);
-}
-
-int event_subscribe(struct event_sub *sub, uint32_t ev_type, const struct event_sub_opts *opts) {
-	struct subscription *s;
-	struct event_type *t;
-	int ret = 0;
-
-	pthread_mutex_lock(&events_lock);
-	if (opts->framing != sub->framing) {
-		if (sub->n_subs > 0 || sub->count > 0) {
-			ret = -EBUSY;
-			goto out;
-		}
-		sub->framing = opts->framing;
-	}
-	s = sub_find(sub, type_find(ev_type));
-	if (s != NULL) {
-		s->suppress_self = opts->suppress_self;
-		s->grout_types_only = opts->grout_types_only;
-		sub_update_wants_lost(sub);
-		goto out;
-	}
-	if (sub->n_subs >= server_conf.event_subs_max) {
-		ret = -ENOSPC;
-		goto out;
-	}
-	sub_reap(sub, EVENT_REAP_PER_SUBSCRIBE);
-	t = type_get(ev_type);
-	s = t != NULL ? calloc(1, sizeof(*s)) : NULL;
-	if (s == NULL) {
-		if (t != NULL)
-			type_put(t);
-		ret = -ENOMEM;
-		goto out;
-	}
-	s->type = t;
-	s->sub = sub;
-	s->gen = sub->gen;
-	s->suppress_self = opts->suppress_self;
-	s->grout_types_only = opts->grout_types_only;
-	LIST_INSERT_HEAD(&t->subs, s, in_type);
-	TAILQ_INSERT_TAIL(&sub->subs, s, in_sub);
-	if (sub->n_subs++ == 0)
-		totals.subscribers++;
-	totals.subscriptions++;
-	sub_update_wants_lost(sub);
-out:
-	pthread_mutex_unlock(&events_lock);
-	return ret;
-}
-
-// Arm the next batch of removals, a turn of the main loop from now. Main
-// thread.
-static void reap_arm(void) {
-	static const struct timeval now = {0};
-
-	if (reap_ev != NULL)
-		evtimer_add(reap_ev, &now);
-}
-
-// Drop every subscription of sub: they count no more from now on, and the
-// main thread removes them from the table (at once if it serves no loop).
-// events_lock held.
-static void unsubscribe_all_locked(struct event_sub *sub) {
-	if (sub->n_subs == 0)
-		return;
-	sub->gen++;
-	TAILQ_CONCAT(&sub->dropped, &sub->subs, in_sub);
-	sub->n_dropped += sub->n_subs;
-	totals.subscriptions_removing += sub->n_subs;
-	totals.subscriptions -= sub->n_subs;
-	totals.subscribers--;
-	sub->n_subs = 0;
-	sub->wants_lost = false;
-	if (main_ev == NULL) {
-		sub_reap(sub, sub->n_dropped);
-		return;
-	}
-	if (!sub->reaping) {
-		TAILQ_INSERT_TAIL(&reap_list, sub, reap_next);
-		sub->reaping = true;
-	}
-	main_signal();
-}
-
-void event_unsubscribe_all(struct event_sub *sub) {
-	pthread_mutex_lock(&events_lock);
-	unsubscribe_all_locked(sub);
-	pthread_mutex_unlock(&events_lock);
 }
 
 void event_sub_free(struct event_sub *sub) {
@@ -835,6 +549,15 @@ static void full_log_due(evutil_socket_t fd, short what, void *arg) {
 	full_log(false);
 }
 
+// Arm the next batch of removals, a turn of the main loop from now. Main
+// thread.
+static void reap_arm(void) {
+	static const struct timeval now = {0};
+
+	if (reap_ev != NULL)
+		evtimer_add(reap_ev, &now);
+}
+
 // Main thread: drain every main-thread subscriber that got something, and
 // start removing dropped subscriptions.
 static void main_deliver(evutil_socket_t fd, short what, void *arg) {
@@ -927,105 +650,3 @@ void event_module_fini(void) {
 		main_efd = -1;
 	}
 }
-
-// ---- Requests ----
-
-static int subscribe_common(
-	const struct gr_event_subscribe_req *req,
-	struct gr_api_ctx *ctx,
-	enum event_framing framing
-) {
-	struct event_sub *sub = ctx->events;
-
-	// A channel has one framing: tagged, in its response ring.
-	if (ctx->sock_fd < 0)
-		framing = EVENT_FRAMING_TAGGED;
-	// One subscriber per connection: once a channel is attached over the
-	// socket (it holds the lease), the connection's events go over the
-	// channel, and the channel's attach refuses a socket that has a
-	// subscriber busy (server/channel.c).
-	if (ctx->sock_fd >= 0 && ctx->lease_lost != NULL) {
-		api_fault(ctx, API_FAULT_SUBSCRIBE_CHANNEL, NULL, 0, 0);
-		return EBUSY;
-	}
-	if (sub == NULL) {
-		if (ctx->transport->events_open == NULL)
-			return ENOTSUP;
-		sub = ctx->transport->events_open(ctx);
-		if (sub == NULL)
-			return ENOMEM;
-		// Release: the main thread reads a channel's subscriber when the
-		// channel ends (server/channel.c), while its poller may still run.
-		__atomic_store_n(&ctx->events, sub, __ATOMIC_RELEASE);
-	}
-	struct event_sub_opts opts = {
-		.framing = framing,
-		.suppress_self = req->suppress_self_events,
-		.grout_types_only = framing == EVENT_FRAMING_GROUT &&
-				    (ctx->api_version == GR_API_VERSION_GROUT_0_17 ||
-				     ctx->api_version == GR_API_VERSION_GROUT_MAIN),
-	};
-	int ret = event_subscribe(sub, req->ev_type, &opts);
-	// Logged outside the handler lock, at a bounded rate: a client can
-	// repeat them at will.
-	if (ret == -EBUSY)
-		api_fault(ctx, API_FAULT_SUBSCRIBE_FRAMING, NULL, 0, 0);
-	else if (ret == -ENOSPC)
-		api_fault(ctx, API_FAULT_SUBSCRIBE_LIMIT, NULL, server_conf.event_subs_max, 0);
-	return -ret;
-}
-
-// Grout's subscribe: Grout's framing on the socket.
-static struct gr_api_out subscribe(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	(void)len;
-	return gr_api_out((uint32_t)subscribe_common(request, ctx, EVENT_FRAMING_GROUT), 0, NULL);
-}
-
-static struct gr_api_out shm_subscribe(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	(void)len;
-	return gr_api_out((uint32_t)subscribe_common(request, ctx, EVENT_FRAMING_TAGGED), 0, NULL);
-}
-
-static struct gr_api_out unsubscribe(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	(void)request;
-	(void)len;
-	if (ctx->events != NULL)
-		event_unsubscribe_all(ctx->events);
-	return gr_api_out(0, 0, NULL);
-}
-
-static struct gr_api_out publish(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	(void)ctx;
-	return gr_api_out(
-		(uint32_t)-gr_api_event_publish(GR_SHM_EVENT_TEST, request, len),
-		0,
-		NULL
-	);
-}
-
-static struct gr_api_out stats(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	struct gr_shm_event_stats_resp *resp = calloc(1, sizeof(*resp));
-	struct event_totals t;
-
-	(void)request;
-	(void)len;
-	(void)ctx;
-	if (resp == NULL)
-		return gr_api_out(ENOMEM, 0, NULL);
-	event_totals_get(&t);
-	resp->subscribers = t.subscribers;
-	resp->subscriptions = t.subscriptions;
-	resp->published = t.published;
-	resp->queued = t.queued;
-	resp->dropped = t.dropped;
-	return gr_api_out(0, sizeof(*resp), resp);
-}
-
-static struct gr_api_handler handlers_event_array[] = {
-	GR_API_HANDLER_INIT(GR_EVENT_SUBSCRIBE, subscribe),
-	GR_API_HANDLER_INIT(GR_EVENT_UNSUBSCRIBE, unsubscribe),
-	GR_API_HANDLER_INIT(GR_SHM_EVENT_SUBSCRIBE, shm_subscribe),
-	GR_API_HANDLER_INIT(GR_SHM_EVENT_PUBLISH, publish),
-	GR_API_HANDLER_INIT(GR_SHM_EVENT_STATS, stats),
-};
-API_HANDLER_TABLE(handlers_event, handlers_event_array);

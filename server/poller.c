@@ -8,7 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_pause.h>
 #include <shmchan.h>
-#define URCU_INLINE_SMALL_FUNCTIONS // see channel.c
+#define URCU_INLINE_SMALL_FUNCTIONS // see channel_serve.c
 #include <urcu.h>
 
 #include <errno.h>

@@ -55,6 +55,7 @@ static const struct api_handler_table *const own_handlers[] = {
 	&handlers_log,
 	&handlers_event,
 	&handlers_channel,
+	&handlers_channel_stats,
 	&handlers_clients,
 	&handlers_echo,
 };

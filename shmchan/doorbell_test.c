@@ -45,7 +45,7 @@
 #define LOST_WAKEUP_MS 5000
 // Whole-test backstop, below the meson timeout (90 s).
 #define ALARM_SECONDS 75
-// Requests the daemon's consumer takes before it ends a batch (server/channel.c
+// Requests the daemon's consumer takes before it ends a batch (server/channel.h
 // CHANNEL_BATCH).
 #define POLLER_BATCH 32
 // Longest payload of a hand-off message: messages of 1 to 4 cells.

@@ -228,7 +228,7 @@ void shmchan_server_detach(struct shmchan_server *s) {
 	// No ordering needed: a client that sees DETACHED reads nothing more
 	// from the region. What keeps a stale client out of a region given to
 	// another is that the daemon does not give it away while that client may
-	// still run (server/channel.c); this store only makes it fail at its next
+	// still run (server/channel_memzone.c); this store only makes it fail at its next
 	// operation instead of writing where nobody reads.
 	__atomic_store_n(&s->ctrl->state, SHMCHAN_STATE_DETACHED, __ATOMIC_RELAXED);
 }

@@ -21,7 +21,7 @@
 #define CHAN_REQ_ID 1
 
 // Requests the follower takes before it flushes, as a poller's pass
-// (main/channel.c CHANNEL_BATCH).
+// (server/channel.h CHANNEL_BATCH).
 #define CHAN_BATCH 32
 
 // The channel is driven as the daemon and the client library drive it: a

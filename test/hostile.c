@@ -106,7 +106,7 @@
 // Frames written and doorbells rung into a detached channel.
 #define HOSTILE_AFTER_DETACH_ROUNDS 10000
 // A client that stops reading is detached once its response ring stayed full
-// for 2 s (CHANNEL_SLOW_LIMIT_MS in server/channel.c); leave room for a loaded
+// for 2 s (CHANNEL_SLOW_LIMIT_MS in server/channel.h); leave room for a loaded
 // machine.
 #define HOSTILE_SLOW_BOUND_MS 8000
 // The same for a socket client: SOCK_OUTPUT_STALL_SEC (5 s, server/sock.h).

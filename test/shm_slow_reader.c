@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The slow-client limit (2 s, CHANNEL_SLOW_LIMIT_MS in server/channel.c)
+// The slow-client limit (2 s, CHANNEL_SLOW_LIMIT_MS in server/channel.h)
 // detaches a client that stopped reading, never one that reads slowly, and a
 // consumer index that moves backwards is corruption, not slowness.
 //

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// Serving the channels, on their pollers: each poller's pass over its own
+// channels (its view of them, active and parked), a channel's batch of
+// requests, its response backlog and its events, its faults, and the arming
+// and re-check before a poller sleeps. The hot path (channel_poll() ->
+// channel_serve() -> dispatch -> shm_send()) calls nothing in the other
+// files of the channels, so that the compiler inlines what it calls per
+// request: keep it so. Their lifetime is in channel.c.
+
+#include "api.h"
+#include "channel.h"
+#include "channel_priv.h"
+#include "event.h"
+#include "poller.h"
+#include "config.h"
+
+#include <gr_shm.h>
+#include <shmchan.h>
+
+#include <rte_cycles.h>
+// Inline rcu_dereference() in the list walks of every poller pass (allowed
+// for code under any licence, unlike _LGPL_SOURCE).
+#define URCU_INLINE_SMALL_FUNCTIONS
+#include <urcu.h>
+#include <urcu/rculist.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+// A response waiting for room in the response ring (poller only).
+struct backlog_msg {
+	struct backlog_msg *next;
+	bool refused; // the ring refused it once: counted in overflows
+	struct gr_api_response hdr;
+	uint8_t payload[];
+};
+
+// A busy poller serves its "active" channels on every pass, and looks at its
+// "parked" ones, those that had nothing to do for CHANNEL_PARK_PASSES passes
+// in a row, only CHANNEL_PARKED_CHECKS per pass, round robin: an idle
+// channel then costs a busy one nothing but its share of those looks (each
+// pass over a channel touches a few cache lines, one of them the client's
+// producer index, however idle it is). A look that finds a request or an
+// event makes the channel active again and serves it. So a parked channel's
+// first request waits at most (parked channels / CHANNEL_PARKED_CHECKS)
+// passes of the busy poller. A poller that goes to sleep arms and re-checks
+// every channel, parked or not, and looks at every parked one on its first
+// pass after: a wake-up costs far more than that look.
+#define CHANNEL_PARK_PASSES 64
+#define CHANNEL_PARKED_CHECKS 2
+
+// One channel in a poller's view, with how many passes in a row it had
+// nothing to do.
+struct view_slot {
+	struct channel *ch;
+	uint32_t idle_passes;
+};
+
+// A poller's own copy of poller_channels[i] (poller only): slots[0, n_active)
+// are active, slots[n_active, n_slots) parked. It holds pointers across RCU
+// read-side critical sections, so it is used only in one that read gen equal
+// to poller_channels_gen[i]: such a section began before the grace period of
+// any channel removed since the view was made, which cannot be freed before
+// the section ends.
+struct poller_view {
+	bool valid; // made, and not failed for want of memory
+	bool look_all; // look at every parked channel in the next pass
+	uint64_t gen; // poller_channels_gen[i] when made
+	struct view_slot *slots;
+	unsigned n_slots, cap, n_active;
+	unsigned parked_next; // round robin cursor among the parked slots
+};
+static struct poller_view poller_views[GR_API_SERVER_MAX_POLLERS];
+// CHANNEL_SLOW_LIMIT_MS in TSC cycles (channel_module_init()).
+uint64_t slow_limit_cycles;
+
+// Poller: stop serving the channel and end its lease. The client sees EOF on
+// its socket; the main thread sees it too and detaches the channel. detail
+// is what the channel library found (shmchan_last_error()), or NULL.
+static void channel_fault(
+	struct channel *ch,
+	enum channel_fault fault,
+	const char *reason,
+	const char *detail
+) {
+	uint32_t up = CHANNEL_UP;
+
+	// Only this poller faults the channel; the main thread may close it
+	// meanwhile. The reason is written before the state change publishes
+	// it: the main thread reads it once it sees FAULTED.
+	if (atomic_load(&ch->state) != CHANNEL_UP)
+		return;
+	ch->fault = fault;
+	snprintf(
+		ch->fault_reason,
+		sizeof(ch->fault_reason),
+		"%s%s%s",
+		reason,
+		detail != NULL && detail[0] != '\0' ? ": " : "",
+		detail != NULL ? detail : ""
+	);
+	if (!atomic_compare_exchange_strong(&ch->state, &up, CHANNEL_FAULTED))
+		return;
+	// The client may still run: its next ring operation fails now.
+	shmchan_server_detach(ch->server);
+	LOG(WARNING,
+	    "channel %s (pid %d): %s: detaching",
+	    ch->name,
+	    (int)ch->ctx.peer_pid,
+	    ch->fault_reason);
+	if (shutdown(ch->lease_fd, SHUT_RDWR) < 0)
+		LOG(ERR, "channel %s: shutdown lease: %s", ch->name, strerror(errno));
+}
+
+// Hold a response back, the ring refused it (refused: counted now) or
+// older ones wait.
+static int backlog_push(
+	struct channel *ch,
+	const struct gr_api_response *hdr,
+	const void *payload,
+	bool refused
+) {
+	struct backlog_msg *m;
+
+	if (ch->backlog_bytes + sizeof(*m) + hdr->payload_len > CHANNEL_BACKLOG_MAX_BYTES) {
+		channel_fault(
+			ch,
+			FAULT_SLOW,
+			"response backlog over its limit: the client is not reading",
+			NULL
+		);
+		return -ENOBUFS;
+	}
+	m = malloc(sizeof(*m) + hdr->payload_len);
+	if (m == NULL) {
+		channel_fault(ch, FAULT_SLOW, "no memory for the response backlog", NULL);
+		return -ENOMEM;
+	}
+	m->next = NULL;
+	m->hdr = *hdr;
+	if (hdr->payload_len > 0)
+		memcpy(m->payload, payload, hdr->payload_len);
+	if (ch->backlog_head == NULL) {
+		ch->backlog_tail = &ch->backlog_head;
+		ch->backlog_since = rte_rdtsc();
+	}
+	*ch->backlog_tail = m;
+	ch->backlog_tail = &m->next;
+	ch->backlog_bytes += sizeof(*m) + hdr->payload_len;
+	m->refused = refused;
+	if (refused)
+		shmchan_server_count_overflow(ch->server);
+	return 0;
+}
+
+// Poller: move backlogged responses into the ring while there is room.
+// Returns the number moved. The caller flushes (shmchan_server_flush).
+static unsigned backlog_flush(struct channel *ch) {
+	unsigned moved = 0;
+	struct backlog_msg *m;
+	int ret;
+
+	while ((m = ch->backlog_head) != NULL) {
+		ret = shmchan_server_enqueue(
+			ch->server,
+			&m->hdr,
+			sizeof(m->hdr),
+			m->payload,
+			m->hdr.payload_len
+		);
+		if (ret == -ENOBUFS) {
+			// Counted once, however many passes retry it.
+			if (!m->refused)
+				shmchan_server_count_overflow(ch->server);
+			m->refused = true;
+			break;
+		}
+		if (ret < 0) {
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt response ring",
+				shmchan_last_error()
+			);
+			break;
+		}
+		ch->backlog_head = m->next;
+		ch->backlog_bytes -= sizeof(*m) + m->hdr.payload_len;
+		free(m);
+		moved++;
+	}
+	if (ch->backlog_head == NULL) {
+		ch->backlog_since = 0;
+		return moved;
+	}
+	// The slow-client limit counts from the last time the client took a
+	// response, whether or not that made room for the next backlogged one:
+	// a client that reads one small response every 50 ms while a 128 KiB
+	// one waits is slow, not stopped.
+	ret = moved > 0 ? 1 : shmchan_server_resp_taken(ch->server);
+	if (ret < 0)
+		channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+	else if (ret > 0)
+		ch->backlog_since = rte_rdtsc();
+	else if (rte_rdtsc() - ch->backlog_since > slow_limit_cycles)
+		channel_fault(
+			ch,
+			FAULT_SLOW,
+			"response ring full for too long: the client stopped reading",
+			NULL
+		);
+	return moved;
+}
+
+void backlog_free(struct channel *ch) {
+	struct backlog_msg *m;
+
+	while ((m = ch->backlog_head) != NULL) {
+		ch->backlog_head = m->next;
+		free(m);
+	}
+	ch->backlog_bytes = 0;
+}
+
+// Transport of channel clients: poller thread, handler lock held.
+static int shm_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
+	struct gr_api_response hdr = {
+		.for_id = for_id,
+		.status = out->status,
+		.payload_len = out->len,
+	};
+	struct channel *ch = ctx->priv;
+	int ret;
+
+	if (out->n_fds > 0)
+		return -ENOTSUP; // fds travel only over the socket
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return -ECONNRESET;
+	if (ch->backlog_head == NULL) {
+		// Published now; the poller flushes (fence, doorbell) once per
+		// batch, at the end of channel_serve().
+		ret = shmchan_server_enqueue(ch->server, &hdr, sizeof(hdr), out->payload, out->len);
+		if (ret != -ENOBUFS) {
+			if (ret < 0)
+				channel_fault(
+					ch,
+					FAULT_CORRUPT,
+					"corrupt response ring",
+					shmchan_last_error()
+				);
+			return ret;
+		}
+	}
+	return backlog_push(ch, &hdr, out->payload, ch->backlog_head == NULL);
+}
+
+// Any thread, events lock held: events were queued for the channel.
+static void channel_events_wake(void *arg) {
+	const struct channel *ch = arg;
+	poller_wake(ch->poller);
+}
+
+// Poller, at the channel's first subscribe.
+static struct event_sub *channel_events_open(struct gr_api_ctx *ctx) {
+	struct channel *ch = ctx->priv;
+	return event_sub_new(ctx->peer_pid, EVENT_FRAMING_TAGGED, channel_events_wake, NULL, ch);
+}
+
+// Poller: move queued events into the response ring, tagged, while there is
+// room (at most CHANNEL_BATCH). The caller flushes. Returns the number moved.
+static unsigned channel_events_flush(struct channel *ch) {
+	struct event_sub *sub = ch->ctx.events;
+	const struct event_msg *m;
+	unsigned moved = 0;
+	const uint8_t *bytes;
+	uint32_t len;
+	int ret;
+
+	if (sub == NULL || !event_sub_pending(sub))
+		return 0;
+	while (moved < CHANNEL_BATCH && (m = event_sub_peek(sub)) != NULL) {
+		bytes = event_msg_bytes(m, EVENT_FRAMING_TAGGED, &len);
+		ret = shmchan_server_enqueue(
+			ch->server,
+			bytes,
+			sizeof(struct gr_api_response),
+			bytes + sizeof(struct gr_api_response),
+			len - sizeof(struct gr_api_response)
+		);
+		if (ret == -ENOBUFS) {
+			// Counted once, however many passes retry it.
+			if (!ch->event_held_back)
+				shmchan_server_count_overflow(ch->server);
+			ch->event_held_back = true;
+			break;
+		}
+		if (ret < 0) {
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt response ring",
+				shmchan_last_error()
+			);
+			break;
+		}
+		event_sub_pop(sub);
+		ch->event_held_back = false;
+		moved++;
+	}
+	return moved;
+}
+
+const struct api_transport shm_transport = {
+	.name = "shm",
+	.send = shm_send,
+	.events_open = channel_events_open,
+};
+
+// Poller: serve one channel. Returns messages moved.
+static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
+	const struct gr_api_request *req = (const void *)buf;
+	unsigned n = 0, events = 0;
+	bool locked = false;
+	int len;
+
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return 0;
+	// A channel starts with the daemon's need-wakeup flag set (it is asleep
+	// to the client until served), and only the idle path clears it: a
+	// poller kept busy by other channels would leave it set, and every send
+	// of this client would ring the doorbell. No fence: a request published
+	// before this store is read below, and the poller re-checks every ring
+	// after arming before it sleeps.
+	if (!ch->served) {
+		shmchan_server_doorbell_disarm(ch->server);
+		ch->served = true;
+	}
+	if (ch->backlog_head != NULL) {
+		n = backlog_flush(ch);
+		if (ch->backlog_head != NULL)
+			goto flush; // backpressure: read no request until the client drains
+	}
+	// Events after the responses held back, before new requests. They do
+	// not count against the requests' batch: a stream of events cannot
+	// starve the channel's requests (a full ring stops both).
+	events = channel_events_flush(ch);
+	while (n < CHANNEL_BATCH) {
+		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
+		if (len == 0)
+			break;
+		if (len < 0) {
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"corrupt request ring",
+				shmchan_last_error()
+			);
+			break;
+		}
+		n++;
+		// The whole batch runs under one hold of the handler lock.
+		if (!locked) {
+			api_lock();
+			locked = true;
+		}
+		// From here on only the private copy in buf is read.
+		if ((size_t)len < sizeof(*req) || req->payload_len != len - sizeof(*req)) {
+			channel_fault(
+				ch,
+				FAULT_CORRUPT,
+				"request frame length disagrees with its payload_len",
+				NULL
+			);
+			break;
+		}
+		if (api_check_header(req) < 0) {
+			api_reject_locked(&ch->ctx, req->id, EMSGSIZE);
+			channel_fault(ch, FAULT_CORRUPT, "request payload over the maximum", NULL);
+			break;
+		}
+		if (api_dispatch_locked(&ch->ctx, req, buf + sizeof(*req)) < 0)
+			break;
+		if (ch->backlog_head != NULL)
+			break;
+	}
+	if (locked) {
+		api_unlock();
+		api_faults_log(&ch->ctx, false);
+	}
+flush:
+	// One fence and at most one doorbell for the whole batch: the
+	// responses published and the request cells freed.
+	shmchan_server_flush(ch->server);
+	return n + events;
+}
+
+// Poller, in a read-side critical section: make v from poller_channels[i]
+// as of gen, every channel active. Returns 0 or -ENOMEM (v is then invalid).
+static int view_make(struct poller_view *v, unsigned poller_id, uint64_t gen) {
+	struct channel *ch;
+	unsigned n = 0;
+
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		n++;
+	if (n > v->cap) {
+		struct view_slot *slots = realloc(v->slots, n * sizeof(*slots));
+		if (slots == NULL) {
+			if (v->valid)
+				LOG(ERR,
+				    "poller %u: no memory for %u channels: serving all",
+				    poller_id,
+				    n);
+			v->valid = false;
+			return -ENOMEM;
+		}
+		v->slots = slots;
+		v->cap = n;
+	}
+	n = 0;
+	// A channel attached after the count is left out: gen moved with it,
+	// and the next pass makes the view again.
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
+		if (n == v->cap)
+			break;
+		v->slots[n++] = (struct view_slot){.ch = ch};
+	}
+	v->n_slots = n;
+	v->n_active = n;
+	v->parked_next = 0;
+	v->gen = gen;
+	v->valid = true;
+	return 0;
+}
+
+static void view_swap(struct poller_view *v, unsigned a, unsigned b) {
+	struct view_slot t = v->slots[a];
+
+	v->slots[a] = v->slots[b];
+	v->slots[b] = t;
+}
+
+// Make parked slot i active (it swaps with the first parked one) and serve
+// its channel. Returns the messages moved.
+static unsigned view_unpark(struct poller_view *v, unsigned i, void *req_buf) {
+	struct view_slot *slot;
+
+	view_swap(v, i, v->n_active);
+	slot = &v->slots[v->n_active++];
+	slot->idle_passes = 0;
+	return channel_serve(slot->ch, req_buf);
+}
+
+// Does a parked channel have work? Its ring's producer index, its events
+// and its backlog: what channel_serve() would act on.
+static bool channel_wants_service(const struct channel *ch) {
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return false;
+	return ch->backlog_head != NULL ||
+	       (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) ||
+	       shmchan_server_has_request(ch->server);
+}
+
+// May ch, which had nothing to do for CHANNEL_PARK_PASSES passes, be parked?
+// Not with responses or events waiting for room: those are retried on every
+// pass.
+static bool channel_may_park(const struct channel *ch) {
+	return ch->served && ch->backlog_head == NULL &&
+	       (ch->ctx.events == NULL || !event_sub_pending(ch->ctx.events));
+}
+
+unsigned channel_poll(unsigned poller_id, void *req_buf) {
+	struct poller_view *v = &poller_views[poller_id];
+	uint64_t gen = atomic_load_explicit(&poller_channels_gen[poller_id], memory_order_acquire);
+	unsigned work = 0;
+
+	if (!v->valid || v->gen != gen) {
+		if (view_make(v, poller_id, gen) < 0) {
+			struct channel *ch;
+
+			cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+				work += channel_serve(ch, req_buf);
+			return work;
+		}
+	}
+	// The active channels, from the last: one that is parked swaps with the
+	// last active one, already served in this pass.
+	for (unsigned i = v->n_active; i-- > 0;) {
+		struct view_slot *slot = &v->slots[i];
+		unsigned n = channel_serve(slot->ch, req_buf);
+
+		work += n;
+		if (n > 0) {
+			slot->idle_passes = 0;
+		} else if (++slot->idle_passes >= CHANNEL_PARK_PASSES && channel_may_park(slot->ch)) {
+			view_swap(v, i, v->n_active - 1);
+			v->n_active--;
+		}
+	}
+	if (v->look_all) {
+		// Every parked one, in order: one with work swaps with the first
+		// parked, already looked at.
+		v->look_all = false;
+		for (unsigned i = v->n_active; i < v->n_slots; i++)
+			if (channel_wants_service(v->slots[i].ch))
+				work += view_unpark(v, i, req_buf);
+		return work;
+	}
+	// A few parked ones, round robin.
+	for (unsigned k = 0; k < CHANNEL_PARKED_CHECKS && v->n_active < v->n_slots; k++) {
+		unsigned n_parked = v->n_slots - v->n_active;
+		unsigned i = v->n_active + v->parked_next % n_parked;
+
+		v->parked_next = (v->parked_next + 1) % n_parked;
+		if (channel_wants_service(v->slots[i].ch))
+			work += view_unpark(v, i, req_buf);
+	}
+	return work;
+}
+
+// Milliseconds from now until the slow-client limit of ch's backlog
+// expires, at least 1.
+static int backlog_deadline_ms(const struct channel *ch) {
+	uint64_t waited = rte_rdtsc() - ch->backlog_since;
+	uint64_t left = waited < slow_limit_cycles ? slow_limit_cycles - waited : 0;
+
+	return (int)(left * 1000 / rte_get_tsc_hz()) + 1;
+}
+
+// Poller: set ch's need-wakeup flag for what it waits for, with no fence,
+// and remember which, for the re-check after the fence (channel_recheck()).
+static void channel_mark(struct channel *ch) {
+	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP) {
+		ch->armed = ARMED_NONE;
+	} else if (ch->backlog_head != NULL) {
+		// Waiting for room in the response ring: the client rings when it
+		// has taken its responses and is about to sleep.
+		shmchan_server_doorbell_mark_room(ch->server);
+		ch->armed = ARMED_BACKLOG;
+	} else if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) {
+		// Events wait for room in the response ring: armed for room, as
+		// for a backlog, but with no deadline (events are dropped, never
+		// a reason to detach). The client also rings when it sends a
+		// request (any flag value).
+		shmchan_server_doorbell_mark_room(ch->server);
+		ch->armed = ARMED_EVENTS;
+	} else {
+		shmchan_server_doorbell_mark(ch->server);
+		ch->armed = ARMED_REQUEST;
+	}
+}
+
+// Poller, after the fence that follows channel_mark(): does ch have work
+// its client may not ring for? Lowers *timeout_ms to its slow-client
+// deadline if it waits with a backlog.
+static bool channel_recheck(struct channel *ch, int *timeout_ms) {
+	enum channel_armed armed = ch->armed;
+
+	ch->armed = ARMED_NONE;
+	switch (armed) {
+	case ARMED_NONE:
+		// Not up, or attached after the marks: a new channel starts with
+		// its flag set (shmchan_server_create()), so its client rings.
+		return false;
+	case ARMED_BACKLOG: {
+		// A retry of the backlog: its first send reads the client's
+		// consumer tail again.
+		if (backlog_flush(ch) > 0)
+			return true;
+		// Wake up in time to apply the slow-client limit.
+		int ms = backlog_deadline_ms(ch);
+		if (*timeout_ms < 0 || ms < *timeout_ms)
+			*timeout_ms = ms;
+		return false;
+	}
+	case ARMED_EVENTS:
+		return channel_events_flush(ch) > 0 || shmchan_server_has_request(ch->server);
+	case ARMED_REQUEST:
+		// Events queued since the mark, which looked before the fence:
+		// served (or armed for room) on the next pass instead of slept on.
+		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events))
+			return true;
+		return shmchan_server_has_request(ch->server);
+	}
+	return false;
+}
+
+unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
+	struct cds_list_head *channels = &poller_channels[poller_id];
+	struct channel *ch;
+	unsigned pending = 0;
+
+	*timeout_ms = -1;
+	cds_list_for_each_entry_rcu (ch, channels, poller_node)
+		channel_mark(ch);
+	// One full fence for every channel, between the flag stores above (and
+	// the poller's sleeping flag, stored before this call) and the loads of
+	// the re-check below. A client may publish a request (or take its
+	// responses) between our last look at its ring and its flag store, and
+	// read its flag as 0 then: without the fence, our re-check could load
+	// its index before our flag store is visible, and we would sleep on a
+	// request (or on room) that no doorbell announces. With it, either the
+	// client sees its flag and rings, or we see its index. The same holds
+	// for the sleeping flag against poller_wake() and the events backlogs.
+	// A store then a load: needed on x86 too. One fence per sleep, not one
+	// per channel: a fence waits for every store before it to leave the
+	// store buffer, and a second one finds nothing left to wait for.
+	atomic_thread_fence(memory_order_seq_cst);
+	cds_list_for_each_entry_rcu (ch, channels, poller_node)
+		if (channel_recheck(ch, timeout_ms))
+			pending++;
+	return pending;
+}
+
+void channel_disarm(unsigned poller_id) {
+	struct channel *ch;
+
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		shmchan_server_doorbell_disarm(ch->server);
+	// Armed and re-checked, parked or not: whichever had work is served on
+	// the next pass, not after its turn among the parked ones.
+	poller_views[poller_id].look_all = true;
+}
+
+void channel_views_free(void) {
+	for (unsigned i = 0; i < GR_API_SERVER_MAX_POLLERS; i++) {
+		free(poller_views[i].slots);
+		memset(&poller_views[i], 0, sizeof(poller_views[i]));
+	}
+}
