@@ -8,6 +8,7 @@
   raw     the same loop over Python's socket module, speaking the wire format
           itself (12-byte headers packed with struct)
   c       smoke/ping2_perf -t shm (--no-stamps), the C client on the channel
+  c_socket  smoke/ping2_perf -t socket (--no-stamps), the C client on the socket
 
 Each is measured for --seconds, in turn, --rounds times; the median round is
 reported, with the client CPU time per call (less sensitive to other load
@@ -109,9 +110,12 @@ def bench_raw(path, seconds):
         raw.close()
 
 
-def bench_c(path, seconds, ping2_perf):
+def bench_c(path, seconds, ping2_perf, transport):
+    # No per-call stamps and no system-call counter: the counter's tracepoint
+    # would put every system call of the machine on the socket's path.
     out = subprocess.run(
-        [ping2_perf, "-s", path, "-t", "shm", "-T", str(seconds), "--no-stamps", "--json", "-q"],
+        [ping2_perf, "-s", path, "-t", transport, "-T", str(seconds), "--no-stamps",
+         "--no-syscall-count", "--json", "-q"],
         check=True,
         capture_output=True,
         text=True,
@@ -136,7 +140,8 @@ def main():
         "raw": lambda: bench_raw(args.socket, args.seconds),
     }
     if args.ping2_perf:
-        kinds["c"] = lambda: bench_c(args.socket, args.seconds, args.ping2_perf)
+        kinds["c"] = lambda: bench_c(args.socket, args.seconds, args.ping2_perf, "shm")
+        kinds["c_socket"] = lambda: bench_c(args.socket, args.seconds, args.ping2_perf, "socket")
     rounds = {k: [] for k in kinds}
     for _ in range(args.rounds):
         for kind, run in kinds.items():
@@ -173,6 +178,7 @@ def main():
         "socket": "Python, shmchan, socket",
         "raw": "Python, socket module",
         "c": "C, ping2_perf, shm",
+        "c_socket": "C, ping2_perf, socket",
     }
     print(f"ping2, median of {args.rounds} rounds of {args.seconds} s; "
           f"load average {result['load_avg_1min']:.1f} on {result['cpus']} CPUs; "

@@ -33,8 +33,9 @@
 # BENCH_GOAL_TRIES (tries of one goal triple at most, default 3),
 # BENCH_FAIR_CELL_S (seconds of the pinned 16-client cells, default 4),
 # BENCH_RESULTS (the results folder, default results/<timestamp>),
-# BENCH_REF_BENCH, BENCH_PING2_PERF and BENCH_GAP_PY (the tools, default
-# BUILDDIR's and python/bench_gap.py; the tests give stand-ins),
+# BENCH_REF_BENCH, BENCH_PING2_PERF, BENCH_GAP_PY and BENCH_PY_BENCH (the
+# tools, default BUILDDIR's, python/bench_gap.py and python/bench.py; the
+# tests give stand-ins),
 # BENCH_BUILD=0 (the tools are built: no ninja),
 # BENCH_PRIORITY=1 (root, on a machine shared with other work: run under
 # setsid(1), in a scheduler autogroup of its own at nice -20, so that the
@@ -112,6 +113,11 @@ IDLE_CHANNEL_MAX_CONN=300
 # the 1 s gaps; BENCH_QUICK takes 2 rounds of each.
 OCCASIONAL_GAPS_MS=1,20,300,1000
 occasional_rounds=()
+# The headline's calls one right after the other, on that daemon
+# (python/bench.py): from C and from Python, on each transport, in turn,
+# rounds of HEADLINE_S seconds each; the report takes the median round.
+HEADLINE_ROUNDS=3
+HEADLINE_S=1
 
 transports=(socket memfd memzone)
 depths=(1 32)
@@ -121,11 +127,13 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	clients=(1 16)
 	sizes=(64)
 	occasional_rounds=(--gap-rounds 2)
+	HEADLINE_ROUNDS=1
 fi
 
 perf=${BENCH_PING2_PERF:-$builddir/smoke/ping2_perf}
 ref=${BENCH_REF_BENCH:-$builddir/smoke/ref_bench}
 gap_py=${BENCH_GAP_PY:-$srcdir/python/bench_gap.py}
+py_bench=${BENCH_PY_BENCH:-$srcdir/python/bench.py}
 if [ "${BENCH_BUILD:-1}" != 0 ]; then
 	echo "bench: building $builddir" >&2
 	# Everything: the daemon, the tools, the client library and the Python
@@ -285,10 +293,10 @@ shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples, the matrix, the cell with both ends sleeping, the idle
 # cost, the pinned cells, the idle channels, the occasional calls (C and
-# Python), the two strace runs, the report.
+# Python), the headline's calls, the two strace runs, the report.
 n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * ${#goal_specs[@]} +
 	matrix_cells + 1 + 1 + pinned_cells + shared_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
-	2 + 2 + 1))
+	2 + 1 + 2 + 1))
 memzone_reason=
 
 # What the machine is and was doing: the report says what it ran on and how
@@ -520,6 +528,15 @@ run_tool "bench_gap.py" "$results/gap-python.json" env \
 	--gap "$OCCASIONAL_GAPS_MS" "${occasional_rounds[@]}" -w "$WARMUP" -q --json
 check_output gap "$results/gap-python.json" "bench_gap.py"
 daemon_check "the occasional calls"
+# The headline: the same daemon, calls one right after the other, from C
+# (ping2_perf, which python/bench.py runs) and from Python, on each transport.
+progress "calls one right after the other, from C and from Python"
+run_tool "bench.py" "$results/headline.json" env \
+	PYTHONPATH="$srcdir/python:$builddir/python" \
+	SHMCHAN_LIBRARY="$builddir/client/libgr_api_client.so" "$py_bench" "$SHMT_SOCK" \
+	--ping2-perf "$perf" --rounds "$HEADLINE_ROUNDS" --seconds "$HEADLINE_S" --json
+check_output headline "$results/headline.json" "bench.py"
+daemon_check "the headline calls"
 stop_daemon
 
 goal_refs end

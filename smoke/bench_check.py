@@ -4,7 +4,8 @@
 #
 # What make bench accepts as a tool's output: the JSON of one ref_bench run
 # (a reference), one ping2_perf run (a cell, the idle cost, or the occasional
-# calls of ping2_perf --gap and python/bench_gap.py), checked for
+# calls of ping2_perf --gap and python/bench_gap.py), or python/bench.py's
+# (the headline's calls one right after the other), checked for
 # every field the report reads, and how far apart a goal's two references
 # are. smoke/bench_report.py checks each file as it loads it; smoke/bench.sh
 # checks the one field it needs of each as soon as its tool ends (in the
@@ -59,6 +60,11 @@ def _gap_samples(v):
             and all(_positive(v.get(k)) for k in ("p50", "p99", "max")))
 
 
+def _rate(v):
+    # One client of python/bench.py's: its median round.
+    return isinstance(v, dict) and _positive(v.get("calls_per_s"))
+
+
 def _gaps(v):
     return isinstance(v, list) and v != [] and all(
         isinstance(g, dict) and _positive(g.get("gap_ms")) and _positive(g.get("rounds"))
@@ -103,6 +109,13 @@ SCHEMAS = {
         ("daemon_syscalls", _optional(_non_negative), "a count or null"),
         ("first_request_ns", _positive, "a time above 0"),
         ("after_idle_ns", _after_idle, "rounds, gap_ms, p50 and max"),
+    ],
+    "headline": [
+        ("rounds", _positive, "a number of rounds"),
+        ("shm", _rate, "calls_per_s above 0"),
+        ("socket", _rate, "calls_per_s above 0"),
+        ("c", _rate, "calls_per_s above 0"),
+        ("c_socket", _rate, "calls_per_s above 0"),
     ],
     "gap": [
         ("mode", lambda v: v == "gap", "'gap'"),

@@ -37,6 +37,7 @@ expect_failure() {
 	shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 \
 		BENCH_RESULTS="$dir/results" BENCH_REF_BENCH="$smoke/fake_ref_bench.py" \
 		BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
+		BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \
 		FAKE_STATE="$dir/state" "$@" \
 		"$smoke/bench.sh" "$builddir" >"$dir/out" 2>"$dir/err" || rc=$?
 	if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -62,6 +63,8 @@ expect_failure "bench: FAIL: ping2_perf socket spinning d1 c16 z64 crashed: kill
 expect_failure "no 'calls_per_s'" FAKE_PERF_BAD="-t socket -d 32 -c 1"
 expect_failure "during ping2_perf memfd spinning d32 c1 z64: killed by SIGKILL" \
 	FAKE_PERF_KILL_DAEMON="-t shm -d 32 -c 1"
+# python/bench.py's output without a transport: the report says which file.
+expect_failure "headline.json: no 'c_socket'" FAKE_PERF_BAD="--rounds 1"
 grep -qF "bench: FAIL: the daemon (pid" "$SHMT_TMPDIR/case-5/err" ||
 	shmt_fail "the daemon's death was not reported as such: $(tail -n 5 "$SHMT_TMPDIR/case-5/err")"
 

@@ -37,7 +37,7 @@ rc=0
 shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_RESULTS="$results" \
 	BENCH_RETRY_S="$RETRY_S" BENCH_GOAL_TRIES="$GOAL_TRIES" \
 	BENCH_REF_BENCH="$smoke/fake_ref_bench.py" BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" \
-	BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
+	BENCH_GAP_PY="$smoke/fake_ping2_perf.py" BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \
 	FAKE_STATE="$SHMT_TMPDIR/state" FAKE_REF_MOVE_ONCE=cacheline:3 \
 	FAKE_REF_ALWAYS_MOVE=ring-stream \
 	"$smoke/bench.sh" "$builddir" >"$SHMT_TMPDIR/out" 2>"$SHMT_TMPDIR/err" || rc=$?
@@ -101,6 +101,19 @@ grep -q '| stream-r1 | 3 | 48 / 32 ns | 50 %, 50 %, 50 % | \*\*references moved\
 grep -q '| rtt-r1 | 2 | 80 / 80 ns | 50 %, 0 % | steady |' "$report" ||
 	shmt_fail "report.md: no steady rtt-r1 row: $(grep -n rtt-r1 "$report")"
 grep -q '^### Machine (lscpu)$' "$report" || shmt_fail "report.md: no machine section"
+# The headline: the stand-in's rates (1 M calls/s on each transport) and
+# round trips after 20 ms (90 us on shm, 100 us on the socket), from C and
+# from Python.
+for who in "C (ping2_perf)" "Python (shmchan)"; do
+	busy="| $who, one call right after the other: round trip (calls/s)"
+	grep -qF "$busy | 1000 ns (1.00 M calls/s) | 1000 ns (1.00 M calls/s) | 1.0x |" \
+		"$report" || shmt_fail "report.md: no headline row of $who: $(grep -n "^| $who" "$report")"
+	after="| $who, one call after 20 ms of silence: round trip, p50"
+	grep -qF "$after | 90.0 us | 100.0 us | 1.1x |" "$report" ||
+		shmt_fail "report.md: no 20 ms headline row of $who"
+done
+grep -qF "Idle daemon: 16 clients attached for 10 s cost it 0.0004 % of a core." "$report" ||
+	shmt_fail "report.md: no idle line in the headline: $(grep -n 'Idle daemon' "$report")"
 if command -v lscpu >/dev/null; then
 	model=$(LC_ALL=C lscpu | sed -n 's/^Model name: *//p')
 	[ -z "$model" ] || grep -qF "| model name | $model |" "$report" ||

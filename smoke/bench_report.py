@@ -3,7 +3,8 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # The report of a make bench run (smoke/bench.sh): reads the JSON of
-# ref_bench, ping2_perf and python/bench_gap.py in a results folder, puts
+# ref_bench, ping2_perf, python/bench_gap.py and python/bench.py in a
+# results folder, puts
 # every cell beside its reference, computes the performance goals
 # (docs/performance.md, "Goals"), and writes
 #   summary.json   everything, machine-readable
@@ -18,7 +19,8 @@
 #
 # The pieces: bench_results.py (loading), bench_rounds.py (the rounds
 # measured side by side), bench_goals.py and bench_occasional.py (the
-# goals), bench_tables.py (report.md), bench_plots.py (the plots' data).
+# goals), bench_headline.py and bench_tables.py (report.md), bench_plots.py
+# (the plots' data).
 
 import json
 import os
@@ -29,6 +31,7 @@ from types import SimpleNamespace
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_goals  # noqa: E402
+import bench_headline  # noqa: E402
 import bench_occasional  # noqa: E402
 from bench_plots import sizes_run, write_plot_data  # noqa: E402
 from bench_results import Results  # noqa: E402
@@ -76,6 +79,7 @@ def summary(res, v):
         "beside_goals": [{"what": w, "measured": m, "detail": d}
                          for w, m, d in v.goals.info_rows],
         "poller_nice": res.nices,
+        "headline": bench_headline.summary(res.headline, v.occasional_rows, res.idle),
         "occasional": [{k: r[k] for k in ("client", "gap_ms", "rounds", "shm", "socket",
                                           "p50_ratio", "verdict")} for r in v.occasional_rows],
     }

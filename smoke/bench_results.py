@@ -93,6 +93,8 @@ class Results:
                 os.path.basename(path), "cell")
         # The occasional calls of each client (ping2_perf --gap, bench_gap.py).
         self.gaps = {key: self.load(f"gap-{key}.json", "gap") for key, _ in GAP_CLIENTS}
+        # The headline's calls one right after the other (python/bench.py).
+        self.headline = self.load("headline.json", "headline")
         self.memzone_skipped = None
         if os.path.exists(os.path.join(folder, "memzone-skipped.txt")):
             with open(os.path.join(folder, "memzone-skipped.txt")) as f:

@@ -31,6 +31,7 @@ rc=0
 shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_RESULTS="$results" \
 	BENCH_RETRY_S=0 BENCH_REF_BENCH="$smoke/fake_ref_bench.py" \
 	BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
+	BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \
 	FAKE_STATE="$SHMT_TMPDIR/state" \
 	FAKE_REF_ALWAYS_MOVE=cacheline \
 	"$smoke/bench.sh" "$builddir" >"$SHMT_TMPDIR/out" 2>"$err" || rc=$?

@@ -7,6 +7,7 @@
 # appends its lines.
 
 from bench_format import fmt_ns, fmt_num, fmt_rate, signed_ns
+from bench_headline import table_lines as headline_lines
 from bench_occasional import table_lines as occasional_lines
 from bench_results import median, rtt_ns
 from bench_rounds import TOLERANCE
@@ -285,7 +286,9 @@ def tail_lines(lines, res, v):
 def report_lines(res, v):
     """Every section of the report, in order."""
     lines = []
-    for section in (head_lines, machine_lines, noise_lines, references_lines, layers_lines,
+    head_lines(lines, res, v)
+    lines.extend(headline_lines(res.headline, v.occasional_rows, res.idle))
+    for section in (machine_lines, noise_lines, references_lines, layers_lines,
                     goals_lines):
         section(lines, res, v)
     lines.extend(occasional_lines(v.occasional_rows, v.occasional_backing))

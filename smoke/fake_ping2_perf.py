@@ -7,7 +7,8 @@
 # would (a cell, the idle cost with --idle, the occasional calls with --gap;
 # a line of text without --json), so that the tests decide which run fails
 # and how. It stands in for python/bench_gap.py too (BENCH_GAP_PY), whose
-# options and JSON are ping2_perf --gap's. Each variable
+# options and JSON are ping2_perf --gap's, and for python/bench.py
+# (BENCH_PY_BENCH: the run with --rounds prints its JSON). Each variable
 # holds a piece of the command line (say "-t socket -d 1 -c 16"); the runs
 # whose arguments contain it:
 #
@@ -23,7 +24,7 @@ import time
 
 # Options of ping2_perf that take a value.
 VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin",
-          "--idle-channels", "--gap", "--gap-rounds"}
+          "--idle-channels", "--gap", "--gap-rounds", "--ping2-perf", "--rounds", "--seconds"}
 # A rate for every cell: any positive value will do.
 CALLS_PER_S = 1e6
 # --gap: the round trips after every gap, shm and socket (ns): any positive
@@ -69,6 +70,17 @@ def main():
         wait_gone(pid)
         print("fake ping2_perf: connection reset by peer", file=sys.stderr)
         return 1
+    if "--rounds" in opts:
+        # python/bench.py: each client's median round, as it prints them.
+        one = {"calls_per_s": CALLS_PER_S, "cpu_ns_per_call": 1000.0,
+               "rounds_calls_per_s": [int(CALLS_PER_S)] * int(opts["--rounds"])}
+        r = {"load_avg_1min": 0.5, "cpus": 2, "rounds": int(opts["--rounds"]),
+             "call_path": "_shmchan_fast"}
+        r.update({k: dict(one) for k in ("shm", "socket", "raw", "c", "c_socket")})
+        if matches("FAKE_PERF_BAD", cmdline):
+            del r["c_socket"]
+        print(json.dumps(r))
+        return 0
     clients = int(opts.get("-c", 1))
     base = {"transport": "socket" if opts.get("-t") == "socket" else "shm",
             "transport_reason": "", "backing": "memzone" if "--secondary" in opts else "memfd",
