@@ -29,6 +29,10 @@ perf=$builddir/smoke/ping2_perf
 # calls, so that the whole table takes the same few seconds on a quiet
 # machine and on a busy one, where the channel's rate can fall 100-fold.
 RUN_SECONDS=${RUN_SECONDS:-1}
+# The runs one call right after the other count no system calls: the table
+# shows none, and the counter's tracepoint would add every system call of the
+# machine to the socket's round trip (docs/benchmark-method.md).
+no_count=--no-syscall-count
 # The occasional call: the silence before each, and the calls after it on
 # each transport (ping2_perf --gap-rounds): 1 s of silence per transport.
 RUN_GAP_MS=20
@@ -44,11 +48,11 @@ memzone_reason=
 for req in ping:0 ping2:64; do
 	name=${req%%:*}
 	size=${req#*:}
-	"$perf" -s "$SHMT_SOCK" -t socket -z "$size" -T "$RUN_SECONDS" -q --json \
+	"$perf" -s "$SHMT_SOCK" -t socket -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
 		>"$results/$name-socket.json" ||
 		shmt_fail "ping2_perf -t socket -z $size failed"
 	if [ -z "$shm_reason" ] &&
-		! "$perf" -s "$SHMT_SOCK" -t shm -z "$size" -T "$RUN_SECONDS" -q --json \
+		! "$perf" -s "$SHMT_SOCK" -t shm -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
 			>"$results/$name-shm.json" 2>"$results/$name-shm.err"; then
 		shm_reason=$(sed -n 's/.*shm not available: //p' "$results/$name-shm.err")
 		if [ -z "$shm_reason" ]; then
@@ -65,7 +69,7 @@ for req in ping:0 ping2:64; do
 	# ping2_perf --secondary says why when it cannot have a memzone
 	# channel (no hugepages in the daemon, most often): its last line.
 	if [ -z "$shm_reason" ] && [ -z "$memzone_reason" ] &&
-		! "$perf" -s "$SHMT_SOCK" --secondary -z "$size" -T "$RUN_SECONDS" -q --json \
+		! "$perf" -s "$SHMT_SOCK" --secondary -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
 			>"$results/$name-memzone.json" 2>"$results/$name-memzone.err"; then
 		memzone_reason=$(tail -n1 "$results/$name-memzone.err")
 		memzone_reason=${memzone_reason#ping2_perf: }
