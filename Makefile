@@ -73,7 +73,7 @@ fuzz: deps-fuzz
 bench-python: all hugepages
 	python/bench.sh $(BUILDDIR)
 
-# The full benchmark (docs/performance.md): results/<timestamp>/, plots, goals.
+# The full benchmark (docs/benchmark-method.md): results/<timestamp>/, plots, goals.
 .PHONY: bench
 bench: deps-bench all hugepages
 	smoke/bench.sh $(BUILDDIR)

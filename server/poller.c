@@ -137,7 +137,7 @@ static void poller_set_nice(const struct poller *p, int32_t nice) {
 // calls again as soon as it has its answer, which brings it back within a
 // budget of this one and so opens the full window; short enough that an
 // occasional call does not pay for it. On a machine where the scheduler
-// wakes the poller on the CPU of the client that rang it (docs/performance.md,
+// wakes the poller on the CPU of the client that rang it (docs/benchmark-method.md,
 // "The occasional call"), a poller that spun its budget after an occasional
 // call held that CPU at its nice value while the client, whose answer was
 // already in its ring, waited for it. And a wake-up that finds nothing (a

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# The performance goals of make bench (docs/performance.md, "Goals"),
+# The performance goals of make bench (docs/benchmark-method.md, "Goals"),
 # computed from a loaded results folder (bench_results.py): each goal's
 # value, target and verdict, with where the value comes from. Goals measured
 # side by side in rounds take the median of the rounds whose references held

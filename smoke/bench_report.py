@@ -6,9 +6,9 @@
 # ref_bench, ping2_perf, python/bench_gap.py and python/bench.py in a
 # results folder, puts
 # every cell beside its reference, computes the performance goals
-# (docs/performance.md, "Goals"), and writes
+# (docs/benchmark-method.md, "Goals"), and writes
 #   summary.json   everything, machine-readable
-#   report.md      the tables of docs/performance.md
+#   report.md      every table of the run, the headline first
 #   *.dat          the data of smoke/plot.gp
 # and prints the tables. Every JSON it reads is checked first
 # (bench_check.py): a file that is not what a tool writes ends it with exit

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# The tables of make bench's report (report.md, docs/performance.md), from a
+# The tables of make bench's report (report.md), from a
 # loaded results folder (bench_results.py) and what the report computed of
 # it (v: bench_report.py's summary of goals, rounds and rows). Each section
 # appends its lines.

@@ -2,7 +2,7 @@
 // Copyright (c) 2026 The shmchan authors
 
 // ping2_perf --json: one JSON object on stdout per run, of calls, of --idle
-// or of --gap; docs/performance.md and make bench read it (ping2_perf.h).
+// or of --gap; make bench reads it (ping2_perf.h).
 
 #include "ping2_perf.h"
 

@@ -2,7 +2,7 @@
 // Copyright (c) 2026 The shmchan authors
 
 // ref_bench: the reference microbenchmarks every channel result is compared
-// with (make bench, docs/performance.md). Most run between two processes
+// with (make bench, docs/benchmark-method.md). Most run between two processes
 // (fork) that share a memfd; one process leads (times and stops the run),
 // the other follows. By default the two are pinned with sched_setaffinity
 // to the first two CPUs this process may use: two spinning processes on one

@@ -41,7 +41,7 @@
 // Longest --gap-us: one second.
 #define MAX_GAP_US 1000000
 // *-echo: requests in flight unless --depth says otherwise, as the depth-32
-// cells of make bench and the depth-32 goal of docs/performance.md.
+// cells of make bench and the depth-32 goal of docs/benchmark-method.md.
 #define DEFAULT_DEPTH 32
 // Most --depth: as many of the shortest messages (one cell) as fit a ring.
 #define MAX_DEPTH (SHMCHAN_RING_CELLS - 1)
