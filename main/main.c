@@ -4,6 +4,7 @@
 // shmchand: options, EAL, the event loop and shutdown.
 
 #include "eal_args.h"
+#include "eal_exit.h"
 #include "eal_explain.h"
 #include "eal_files.h"
 #include "eal_memcfg.h"
@@ -33,16 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-// How long the daemon waits at exit for its DPDK secondaries to unmap the
-// file prefix's files before it leaves them, and how often it looks.
-#define SECONDARY_EXIT_WAIT_MS 2000
-#define SECONDARY_EXIT_POLL_MS 20
-// How long the daemon waits at exit for EAL's memory hotplug lock before it
-// gives up on rte_eal_cleanup(): a secondary in its EAL init holds it for
-// reading for milliseconds; one that died there holds it for ever. With
-// SECONDARY_EXIT_WAIT_MS and the pollers' stop, SIGTERM ends within 5 s.
-#define EAL_LOCK_EXIT_WAIT_MS 1000
 
 // The server's part is filled by gr_api_server_conf_init() in main().
 struct shmchand_config shmchand_config = {.hugepages = HUGEPAGES_AUTO};
@@ -530,70 +521,6 @@ static void raise_fd_limit(void) {
 	lim.rlim_cur = lim.rlim_max < FDS_NEEDED ? lim.rlim_max : FDS_NEEDED;
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
 		LOG(WARNING, "cannot raise the open files limit: %s", strerror(errno));
-}
-
-// Find EAL's memory hotplug lock (eal_memcfg.h), to try it at exit. Without
-// it (a DPDK whose layout differs), rte_eal_cleanup() is called blind.
-static void eal_lock_find(struct eal_memcfg *memcfg) {
-	const char *dir = rte_eal_get_runtime_dir();
-	int ret;
-
-	ret = eal_memcfg_find(dir, memcfg);
-	if (ret == -ENOENT)
-		return; // no shared config (--in-memory, --no-shconf): no secondary
-	if (ret == 0 && eal_memcfg_verify(memcfg) < 0) {
-		eal_memcfg_close(memcfg);
-		ret = -EPROTO;
-	}
-	if (ret < 0)
-		LOG(WARNING,
-		    "cannot find EAL's memory hotplug lock in %s/config (%s): a DPDK secondary"
-		    " that dies inside its EAL init would make the daemon's stop wait for ever",
-		    dir,
-		    ret == -EPROTO ? "not DPDK 22.11's layout" : strerror(-ret));
-}
-
-// Whether rte_eal_cleanup() may run: its memory detach takes EAL's memory
-// hotplug lock for writing, and spins for ever if a process died holding
-// it. Then the daemon leaves EAL's memory to the kernel, which unmaps it at
-// exit, and removes the files as usual: a dead holder keeps none of them.
-static bool eal_cleanup_may_run(const struct eal_memcfg *memcfg) {
-	int32_t word;
-
-	if (memcfg->head == NULL ||
-	    eal_memcfg_hotplug_wait(memcfg, EAL_LOCK_EXIT_WAIT_MS, &word) == 0)
-		return true;
-	LOG(WARNING,
-	    "EAL's memory hotplug lock is still held %d ms after shutdown (%d readers%s): a DPDK"
-	    " secondary died or stopped inside EAL (its init, or a walk of the memory);"
-	    " skipping rte_eal_cleanup(), which would wait on it for ever",
-	    EAL_LOCK_EXIT_WAIT_MS,
-	    (int)(word / RTE_RWLOCK_READ),
-	    word & RTE_RWLOCK_WRITE ? ", a writer" : "");
-	return false;
-}
-
-// Remove the file prefix's hugepage files and runtime folder once EAL is
-// done with them, waiting a little for the DPDK secondaries that still map
-// them: each learns from its socket's EOF that the daemon is gone.
-static void eal_files_release(const struct eal_files *files) {
-	int ret, waited_ms;
-
-	for (waited_ms = 0;; waited_ms += SECONDARY_EXIT_POLL_MS) {
-		ret = eal_files_remove(files);
-		if (ret != -EBUSY || waited_ms >= SECONDARY_EXIT_WAIT_MS)
-			break;
-		usleep(SECONDARY_EXIT_POLL_MS * 1000);
-	}
-	if (ret != -EBUSY)
-		return;
-	LOG(NOTICE,
-	    "file prefix %s: still in use %d ms after shutdown; its hugepage files and %s stay"
-	    " (the next start on the prefix reclaims them)",
-	    files->prefix,
-	    SECONDARY_EXIT_WAIT_MS,
-	    files->runtime_dir);
-	eal_print_secondaries(files->runtime_dir);
 }
 
 // Whether the daemon may create its socket at path: its folder exists and
