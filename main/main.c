@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// shmchand: options, EAL, the event loop and shutdown.
+// shmchand: the order of its start (options, checks, EAL), the signals
+// that stop it, the event loop, and the order of its shutdown.
 
 #include "eal_args.h"
 #include "eal_exit.h"
@@ -10,8 +11,8 @@
 #include "eal_memcfg.h"
 #include "options.h"
 #include "shmchand.h"
+#include "sock_folder.h"
 
-#include <gr_api.h>
 #include <gr_api_server.h>
 
 #include <rte_eal.h>
@@ -20,27 +21,20 @@
 
 #include <event2/event.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <grp.h>
-#include <limits.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/resource.h>
 
 // The server's part is filled by gr_api_server_conf_init() in main().
 struct shmchand_config shmchand_config = {.hugepages = HUGEPAGES_AUTO};
 
 // EAL's own log type until main() registers ours.
 int shmchand_logtype = RTE_LOGTYPE_EAL;
+
 // Descriptors the daemon wants at most: what the server may hold for its
 // clients, and FDS_OWN_MAX for EAL, libevent and the pollers.
 #define FDS_OWN_MAX 128
@@ -57,52 +51,6 @@ static void raise_fd_limit(void) {
 	lim.rlim_cur = lim.rlim_max < FDS_NEEDED ? lim.rlim_max : FDS_NEEDED;
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
 		LOG(WARNING, "cannot raise the open files limit: %s", strerror(errno));
-}
-
-// Whether the daemon may create its socket at path: its folder exists and
-// this user may create files there. Said before EAL starts, with what to do:
-// the default path is under /run, where only root may create files.
-static int sock_folder_check(const char *path) {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(slash - path) >= sizeof(dir))
-		return 0; // sock_server_check() refuses a path this long
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	int found = stat(dir, &st);
-
-	if (found < 0 || !S_ISDIR(st.st_mode)) {
-		bool missing = found < 0 && errno == ENOENT;
-
-		fprintf(stderr,
-			"shmchand: cannot create the socket %s: %s %s; %schoose another socket path"
-			" with -s PATH\n",
-			path,
-			dir,
-			missing ? "does not exist" : "is not a folder",
-			missing ? "create it, or " : "");
-		return -ENOENT;
-	}
-	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0) {
-		fprintf(stderr,
-			"shmchand: cannot create the socket %s: folder %s is not writable by uid %d"
-			"%s\n",
-			path,
-			dir,
-			(int)geteuid(),
-			strcmp(path, GR_API_DEFAULT_SOCK_PATH) == 0
-				? "; as a user other than root, choose a socket path with -s PATH,"
-				  " for example -s \"$XDG_RUNTIME_DIR/shmchand.sock\""
-				: "");
-		return -EACCES;
-	}
-	return 0;
 }
 
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg) {
