@@ -47,7 +47,8 @@ SYSCALLS_MAX=1000
 MARK_START='close(-1000)'
 MARK_END='close(-1001)'
 POLLER_COMM=shmchan-poll0
-# The daemon's longest spin budget (MAX_SPIN_US, main/main.c): 1 s.
+# The daemon's longest spin budget (GR_API_SERVER_SPIN_US_MAX, server/gr_api_server.h,
+# which main/options.c takes for -S): 1 s.
 POLLER_SPIN_MAX_US=1000000
 # A per-call system call shows in every run (100,000 of them or more); other
 # load on the machine deschedules a spinning side now and then, and each such
