@@ -4,6 +4,13 @@
 // The Unix stream socket server. Main thread only: the listener, every
 // connection and every response sent on a socket live on the event loop.
 //
+// What handlers send, and the events, are in sock_transport.c. Serving a
+// connection, from its read through the dispatch to the write of its
+// batch's responses, stays in this file, so that the compiler inlines what
+// it calls per request: keep it so. (A handler's send reaches sock_send()
+// through the transport's pointer, never inlined, and sock_send() inlines
+// what it calls in sock_transport.c.)
+//
 // A connection is a small state machine:
 //
 //   READ_HEADER --12 bytes--> READ_PAYLOAD --payload_len bytes, dispatch--> READ_HEADER
@@ -24,7 +31,8 @@
 // (libevent's evbuffer_read() asks the kernel how much is there, FIONREAD,
 // before each read: one more system call per request).
 //
-// Writing: everything sent to a client goes through conn_write(). The
+// Writing: everything sent to a client goes through conn_write()
+// (sock_transport.c). The
 // responses to one batch of requests (all the whole requests one read
 // brought) are staged, each header and payload in one contiguous piece, and
 // written to the socket together once the batch is served, straight when
@@ -48,7 +56,7 @@
 // bounded by SOCK_OUTPUT_HIGH plus the responses of one request (handlers do
 // bounded work).
 
-#include "sock.h"
+#include "sock_priv.h"
 #include "api.h"
 #include "event.h"
 #include "fd_budget.h"
@@ -99,55 +107,6 @@
 // instead of spinning on the readable listener.
 #define SOCK_ACCEPT_RETRY_MS 100
 
-enum conn_state {
-	CONN_READ_HEADER,
-	CONN_READ_PAYLOAD,
-	CONN_CLOSING, // reads no more requests; closes once its output is flushed
-	CONN_CLOSED, // freed as soon as conn_serve() is off the stack
-};
-
-// One client. Main thread only.
-struct conn {
-	TAILQ_ENTRY(conn) next;
-	struct gr_api_ctx ctx;
-	// Owns the socket; reads it without SHMCHAN_DAEMON_DIRECT_READ.
-	struct bufferevent *bev;
-	// Responses of the batch being served, not yet handed to the socket.
-	// Empty whenever conn_serve() is not on the stack.
-	struct evbuffer *staged;
-	// What the socket did not take yet, and the event that writes it once
-	// the socket can take more (added while output holds something).
-	struct evbuffer *output;
-	struct event *write_event;
-	bool writing; // write_event is added
-	// conn_on_write() runs once output drains to this: 0, or SOCK_OUTPUT_LOW
-	// while paused.
-	size_t write_low;
-	struct event *stall_timer; // paused or closing for too long
-	enum conn_state state;
-	struct gr_api_request req; // header of the request being read
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
-	struct event *read_event; // the socket is readable: conn_on_readable()
-	// Bytes read and not yet served: in[in_start, in_end) of in_size.
-	char *in;
-	size_t in_size;
-	size_t in_start;
-	size_t in_end;
-	bool reading; // read_event is added
-#endif
-	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
-	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
-	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
-	bool peer_closed; // the client closed its end: EOF, or a socket error
-	uint64_t accepted_ns; // setup only
-	// Start time of the peer process (proc_start_time()), 0 if unknown:
-	// with its pid, which process connected, even once the pid is reused.
-	uint64_t peer_start;
-	// Written by the main thread alone, read by sock_clients_walk() on any
-	// thread: relaxed atomic stores and loads, no locked instruction.
-	struct sock_conn_counters counters;
-};
-
 // A refused connection waiting for its first request header, to answer it
 // with the refusal's status (sock.h). Main thread only.
 struct refusal {
@@ -167,7 +126,6 @@ enum refusal_why {
 	REFUSE_CONNS, // ENFILE: the connections served
 	REFUSE_FDS, // ENFILE: the open files (fd_budget.h)
 };
-#define COUNTER_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
 static struct {
 	struct event_base *base;
@@ -199,16 +157,12 @@ static struct {
 
 static void conn_serve(struct conn *conn);
 
-static struct evbuffer *conn_output(const struct conn *conn) {
-	return conn->output;
-}
-
 // Write as much of buf as the socket takes now, in one sendmsg() of at most
 // SOCK_WRITE_IOVS pieces and SOCK_READ_HIGH bytes, and drain that from buf.
 // MSG_NOSIGNAL (see the top of the file); MSG_DONTWAIT: never blocks,
 // whatever the socket's flags. Returns the bytes written, -EAGAIN (the
 // socket is full) or another -errno.
-static ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
+ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
 	struct evbuffer_iovec vec[SOCK_WRITE_IOVS];
 	struct iovec iov[SOCK_WRITE_IOVS];
 	struct msghdr msg = {.msg_iov = iov};
@@ -229,16 +183,11 @@ static ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
 	return sent;
 }
 
-// Output not yet written to the socket.
-static size_t conn_pending(const struct conn *conn) {
-	return evbuffer_get_length(conn->staged) + evbuffer_get_length(conn_output(conn));
-}
-
 // Hand the staged responses to the socket: straight to it if nothing older
 // is queued, the rest to the output. A failed write leaves everything to
 // the output, whose write event then reports the error (never here: the
 // caller may be a handler's send, which must not see its connection freed).
-static void conn_flush_staged(struct conn *conn) {
+void conn_flush_staged(struct conn *conn) {
 	struct evbuffer *output = conn_output(conn);
 
 	if (evbuffer_get_length(conn->staged) == 0)
@@ -465,8 +414,7 @@ static void conn_end_lease(struct conn *conn) {
 		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-conn_close(struct conn *conn, const char *fmt, ...) {
+void conn_close(struct conn *conn, const char *fmt, ...) {
 	char reason[128];
 	va_list ap;
 
@@ -687,41 +635,6 @@ static void conn_on_read(struct bufferevent *bev, void *arg) {
 	conn_serve(arg);
 }
 
-// Move events from the client's backlog to its output, each as one piece,
-// while the output holds less than SOCK_EVENT_OUTPUT_MAX. Main thread: the
-// event module calls it after a publish, the write callback once the output
-// drained.
-static void conn_events_drain(void *arg) {
-	struct conn *conn = arg;
-	enum event_framing framing = event_sub_framing(conn->ctx.events);
-	const struct event_msg *m;
-	const void *bytes;
-	uint32_t len;
-
-	if (conn->state != CONN_READ_HEADER && conn->state != CONN_READ_PAYLOAD)
-		return;
-	while (conn_pending(conn) < SOCK_EVENT_OUTPUT_MAX &&
-	       (m = event_sub_peek(conn->ctx.events)) != NULL) {
-		bytes = event_msg_bytes(m, framing, &len);
-		// Out of memory: left in the backlog for the next drain.
-		if (evbuffer_add(conn_output(conn), bytes, len) < 0) {
-			LOG(ERR, "client pid %d: no memory for an event", (int)conn->ctx.peer_pid);
-			return;
-		}
-		event_sub_pop(conn->ctx.events);
-	}
-}
-
-static struct event_sub *sock_events_open(struct gr_api_ctx *ctx) {
-	return event_sub_new(
-		ctx->peer_pid,
-		EVENT_FRAMING_TAGGED,
-		NULL,
-		conn_events_drain,
-		ctx->priv
-	);
-}
-
 // The output drained to write_low.
 static void conn_on_write(struct conn *conn) {
 	size_t queued = evbuffer_get_length(conn_output(conn));
@@ -772,13 +685,6 @@ static void conn_on_stall_timer(evutil_socket_t fd, short what, void *arg) {
 	}
 }
 
-// Write the queued output to the socket now, before its write event. A
-// short write leaves the rest queued; a real socket error shows on the
-// write event.
-static void conn_write_now(struct conn *conn) {
-	(void)conn_send_buf(conn, conn_output(conn));
-}
-
 // The socket can take more: write the output, and say when it drained to
 // write_low (conn_on_write()). Stops once the output is empty.
 static void conn_on_writable(evutil_socket_t fd, short what, void *arg) {
@@ -813,168 +719,6 @@ conn_output_changed(struct evbuffer *output, const struct evbuffer_cb_info *info
 	event_add(conn->write_event, NULL);
 	conn->writing = true;
 }
-
-#ifdef SHMCHAN_DAEMON_SINGLE_WRITE
-// Head and body are staged as one contiguous piece, written with the rest
-// of the batch once it is served.
-static int conn_queue(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len
-) {
-	size_t len = head_len + body_len;
-	struct evbuffer_iovec vec;
-
-	if (evbuffer_reserve_space(conn->staged, len, &vec, 1) != 1)
-		return -ENOMEM;
-	memcpy(vec.iov_base, head, head_len);
-	if (body_len > 0)
-		memcpy((char *)vec.iov_base + head_len, body, body_len);
-	vec.iov_len = len;
-	if (evbuffer_commit_space(conn->staged, &vec, 1) < 0)
-		return -ENOMEM;
-	return 0;
-}
-#else
-// The socket transport before its system-call reductions, kept to measure
-// against: the head is written to the socket on its own, then the body is
-// queued. bufferevent_flush() does nothing on socket bufferevents, hence
-// the explicit write.
-static int conn_queue(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len
-) {
-	struct evbuffer *output = conn_output(conn);
-
-	if (evbuffer_add(output, head, head_len) < 0)
-		return -ENOMEM;
-	conn_write_now(conn);
-	if (body_len > 0 && evbuffer_add(output, body, body_len) < 0)
-		return -ENOMEM;
-	return 0;
-}
-#endif
-
-// File descriptors must ride on the piece's first byte, so this piece is
-// sent directly with sendmsg(), once every earlier one has left.
-static int conn_send_fds(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len,
-	const int *fds,
-	unsigned n_fds
-) {
-	struct evbuffer *output = conn_output(conn);
-	size_t len = head_len + body_len;
-	size_t queued;
-	char *msg;
-	long sent;
-
-	// Earlier responses of a pipelining client may still be queued: try to
-	// write them now.
-	conn_flush_staged(conn);
-	if (evbuffer_get_length(output) > 0)
-		conn_write_now(conn);
-	queued = evbuffer_get_length(output);
-	if (queued > 0) {
-		conn_close(
-			conn,
-			"cannot pass %u fds: %zu bytes of earlier responses still queued",
-			n_fds,
-			queued
-		);
-		return -EBUSY;
-	}
-	msg = malloc(len);
-	if (msg == NULL) {
-		conn_close(conn, "out of memory for a response with fds");
-		return -ENOMEM;
-	}
-	memcpy(msg, head, head_len);
-	if (body_len > 0)
-		memcpy(msg + head_len, body, body_len);
-
-	sent = shmchan_send_fds(conn->ctx.sock_fd, msg, len, fds, n_fds);
-	if (sent < 0) {
-		conn_close(conn, "passing %u fds: %s", n_fds, strerror((int)-sent));
-		free(msg);
-		return (int)sent;
-	}
-	// The fds went with the first byte; queue what the socket did not take.
-	if ((size_t)sent < len && evbuffer_add(output, msg + sent, len - sent) < 0) {
-		conn_close(conn, "out of memory queueing a response");
-		free(msg);
-		return -ENOMEM;
-	}
-	free(msg);
-	return 0;
-}
-
-// Everything sent to a client goes through here: responses and events
-// alike. head (head_len bytes) and body (body_len, may be NULL if 0) leave
-// as one piece, after everything sent before them; fds, if any, ride on
-// head's first byte. During a batch (conn_serve() on the stack) the piece
-// is staged and leaves with the batch's other responses; otherwise it is
-// written at once if nothing is queued. Whatever the socket does not take
-// waits in the bufferevent's output, bounded as conn_serve() and
-// conn_on_write() keep it. Both are copied before it returns. Main thread.
-// Returns 0, -EPIPE (the connection is closing), or -errno with the
-// connection closed and the reason logged.
-static int conn_write(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len,
-	const int *fds,
-	unsigned n_fds
-) {
-	int ret;
-
-	if (conn->state == CONN_CLOSING || conn->state == CONN_CLOSED)
-		return -EPIPE;
-	if (n_fds > 0)
-		return conn_send_fds(conn, head, head_len, body, body_len, fds, n_fds);
-	ret = conn_queue(conn, head, head_len, body, body_len);
-	if (ret < 0) {
-		conn_close(conn, "out of memory queueing %zu bytes of output", head_len + body_len);
-		return ret;
-	}
-	if (!conn->serving)
-		conn_flush_staged(conn);
-	return 0;
-}
-
-// The socket api_transport. Main thread, under the handler lock.
-static int sock_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
-	struct gr_api_response hdr = {
-		.for_id = for_id,
-		.status = out->status,
-		.payload_len = out->len,
-	};
-	struct conn *conn = ctx->priv;
-	int ret;
-
-	ret = conn_write(conn, &hdr, sizeof(hdr), out->payload, out->len, out->fds, out->n_fds);
-	if (ret == 0) {
-		COUNTER_ADD(conn->counters.responses, 1);
-		COUNTER_ADD(conn->counters.resp_bytes, sizeof(hdr) + out->len);
-	}
-	return ret;
-}
-
-static const struct api_transport sock_transport = {
-	.name = "socket",
-	.send = sock_send,
-	.events_open = sock_events_open,
-};
 
 // Field of /proc/PID/stat that holds the process's start time (clock ticks
 // since boot), counted from the state, the first field after the command.
