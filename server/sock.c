@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The Unix stream socket server. Main thread only: the listener, every
+// The Unix stream socket server: the listening socket and its accept
+// loop, and the connections: their lifetime, their input, serving their
+// requests, and their output. Main thread only: the listener, every
 // connection and every response sent on a socket live on the event loop.
+// The connection table is walked on any thread too (sock_clients_walk()).
 //
-// What handlers send, and the events, are in sock_transport.c. Serving a
-// connection, from its read through the dispatch to the write of its
-// batch's responses, stays in this file, so that the compiler inlines what
-// it calls per request: keep it so. (A handler's send reaches sock_send()
-// through the transport's pointer, never inlined, and sock_send() inlines
-// what it calls in sock_transport.c.)
+// The other files of the socket server: what handlers send, and the events
+// (sock_transport.c); the admission of a connection, and the refusals
+// (sock_admit.c).
+// Serving a connection, from its read through the dispatch to the write of
+// its batch's responses, stays in this file, so that the compiler inlines
+// what it calls per request: keep it so. (A handler's send reaches
+// sock_send() through the transport's pointer, never inlined, and
+// sock_send() inlines what it calls in sock_transport.c.)
 //
 // A connection is a small state machine:
 //
@@ -60,18 +65,13 @@
 #include "api.h"
 #include "event.h"
 #include "fd_budget.h"
-#include "log_limit.h"
 #include "config.h"
-
-#include <shmchan.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,57 +103,11 @@
 // Pieces of the output one sendmsg() takes at most: a batch of responses is
 // staged in one or two pieces, events and a stream in one each.
 #define SOCK_WRITE_IOVS 64
-// After a failed accept (out of fds), wait this long before accepting again
-// instead of spinning on the readable listener.
-#define SOCK_ACCEPT_RETRY_MS 100
 
-// A refused connection waiting for its first request header, to answer it
-// with the refusal's status (sock.h). Main thread only.
-struct refusal {
-	LIST_ENTRY(refusal) next;
-	struct event *ev; // readable, or SOCK_REFUSE_WAIT_MS passed
-	int fd;
-	uint32_t status; // EMFILE, EUSERS or ENFILE
-	size_t got; // bytes of hdr read so far
-	struct gr_api_request hdr;
-};
-
-// Why a connection is refused (sock.h), and the status its hello gets.
-enum refusal_why {
-	REFUSE_NONE,
-	REFUSE_PID, // EMFILE
-	REFUSE_UID, // EUSERS
-	REFUSE_CONNS, // ENFILE: the connections served
-	REFUSE_FDS, // ENFILE: the open files (fd_budget.h)
-};
-
-static struct {
-	struct event_base *base;
-	struct evconnlistener *listener;
-	struct event *accept_retry;
-	// The connection table. Only the main thread changes it, always under
-	// conns_lock, which sock_clients_walk() takes on any thread.
-	TAILQ_HEAD(, conn) conns;
-	unsigned n_conns;
-	LIST_HEAD(, refusal) refusals;
-	unsigned n_refusals;
-	// Refusals are logged at most once per LOG_LIMIT_INTERVAL_MS: a hog
-	// retrying its connects must not flood the log. The last one is kept
-	// for the summary, which the timer writes if no refusal comes later.
-	struct log_limit refused_log;
-	struct event *refused_log_timer;
-	struct ucred refused_last;
-	enum refusal_why refused_last_why;
-	pthread_mutex_t conns_lock;
-	bool bound; // path holds our socket file
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t dev; // of the socket file we created, to remove only ours
-	ino_t ino;
-} server = {
-	.conns = TAILQ_HEAD_INITIALIZER(server.conns),
-	.refusals = LIST_HEAD_INITIALIZER(server.refusals),
-	.conns_lock = PTHREAD_MUTEX_INITIALIZER,
-};
+struct event_base *sock_base;
+struct conn_list conns = TAILQ_HEAD_INITIALIZER(conns);
+unsigned n_conns;
+pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void conn_serve(struct conn *conn);
 
@@ -211,7 +165,7 @@ static void conn_on_readable(evutil_socket_t fd, short what, void *arg);
 
 static int conn_input_init(struct conn *conn) {
 	conn->read_event = event_new(
-		server.base,
+		sock_base,
 		conn->ctx.sock_fd,
 		EV_READ | EV_PERSIST,
 		conn_on_readable,
@@ -385,11 +339,11 @@ static void conn_reading(struct conn *conn, bool on) {
 // inside conn_serve(), which frees it after the dispatch.
 static void conn_free(struct conn *conn) {
 	api_faults_log(&conn->ctx, true);
-	pthread_mutex_lock(&server.conns_lock);
+	pthread_mutex_lock(&conns_lock);
 	event_sub_free(conn->ctx.events);
-	TAILQ_REMOVE(&server.conns, conn, next);
-	server.n_conns--;
-	pthread_mutex_unlock(&server.conns_lock);
+	TAILQ_REMOVE(&conns, conn, next);
+	n_conns--;
+	pthread_mutex_unlock(&conns_lock);
 	conn_input_fini(conn);
 	event_free(conn->stall_timer);
 	event_free(conn->write_event);
@@ -407,9 +361,9 @@ static void conn_end_lease(struct conn *conn) {
 		return;
 	// A walker that saw the lease still held reads the channel while it
 	// holds the lock; once the flag is set no walker reaches the channel.
-	pthread_mutex_lock(&server.conns_lock);
+	pthread_mutex_lock(&conns_lock);
 	conn->lease_ended = true;
-	pthread_mutex_unlock(&server.conns_lock);
+	pthread_mutex_unlock(&conns_lock);
 	if (conn->ctx.lease_lost != NULL)
 		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
@@ -720,266 +674,17 @@ conn_output_changed(struct evbuffer *output, const struct evbuffer_cb_info *info
 	conn->writing = true;
 }
 
-// Field of /proc/PID/stat that holds the process's start time (clock ticks
-// since boot), counted from the state, the first field after the command.
-#define PROC_STAT_START_TIME_FIELD (22 - 3)
-
-// When process pid started (clock ticks since boot), 0 if unknown (gone, or
-// pid 0: another pid namespace). A pid and its start time name one process
-// for good: a pid the kernel gives again goes to a process that started
-// later.
-static uint64_t proc_start_time(pid_t pid) {
-	char path[64], buf[1024], *fields, *save = NULL;
-	uint64_t start = 0;
-	ssize_t n;
-	int fd;
-
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	// The command, in parentheses, may hold spaces and parentheses.
-	fields = strrchr(buf, ')');
-	if (fields == NULL)
-		return 0;
-	char *f = strtok_r(fields + 1, " ", &save);
-	for (unsigned i = 0; f != NULL && i < PROC_STAT_START_TIME_FIELD; i++)
-		f = strtok_r(NULL, " ", &save);
-	if (f != NULL)
-		start = strtoull(f, NULL, 10);
-	return start;
-}
-
-// Why a connection of a peer with these credentials is refused now
-// (sock.h), REFUSE_NONE if it is not. Its socket is open already, not yet
-// counted in the fd budget. Walks the connections: at most GR_API_SERVER_MAX_CLIENTS
-// comparisons per accept, and nothing to keep in step with them.
-static enum refusal_why sock_admit(const struct ucred *cred, uint64_t start) {
-	const struct gr_api_server_conf *cfg = &server_conf;
-	unsigned same_pid = 0, same_uid = 0;
-	bool root = cred->uid == 0;
-	const struct conn *conn;
-
-	if (server.n_conns >= GR_API_SERVER_MAX_CLIENTS ||
-	    (!root && server.n_conns >= GR_API_SERVER_MAX_CLIENTS - GR_API_SERVER_ROOT_RESERVED))
-		return REFUSE_CONNS;
-	if (!fd_budget_admits(1, root))
-		return REFUSE_FDS;
-	// A connection opened by an earlier process of the same pid (the pid
-	// was given again) is not this process's.
-	TAILQ_FOREACH (conn, &server.conns, next) {
-		same_pid += conn->ctx.peer_pid == cred->pid && conn->peer_start == start;
-		same_uid += conn->ctx.peer_uid == cred->uid;
-	}
-	// A peer of another pid namespace shows as pid 0: not one process.
-	if (cfg->max_conn_per_pid != 0 && cred->pid != 0 && same_pid >= cfg->max_conn_per_pid)
-		return REFUSE_PID;
-	if (cfg->max_conn_per_uid != 0 && !root && same_uid >= cfg->max_conn_per_uid)
-		return REFUSE_UID;
-	return REFUSE_NONE;
-}
-
-static uint32_t refusal_status(enum refusal_why why) {
-	switch (why) {
-	case REFUSE_PID:
-		return EMFILE;
-	case REFUSE_UID:
-		return EUSERS;
-	default:
-		return ENFILE;
-	}
-}
-
-static const char *refusal_reason(enum refusal_why why) {
-	switch (why) {
-	case REFUSE_PID:
-		return "its process holds conf.max_conn_per_pid connections";
-	case REFUSE_UID:
-		return "its uid holds conf.max_conn_per_uid connections";
-	case REFUSE_FDS:
-		return "the daemon's open files limit leaves no room for it (the rest is root's)";
-	default:
-		return "the daemon holds all the connections it serves";
-	}
-}
-
-// Write the refusals not logged yet, if a line is due (or final).
-static void refused_log_flush(bool final) {
-	uint64_t now = log_limit_now_ns();
-	uint64_t n = log_limit_due(&server.refused_log, now, final);
-
-	if (n == 1)
-		LOG(WARNING,
-		    "refusing client pid %d uid %d (%s): %s",
-		    (int)server.refused_last.pid,
-		    (int)server.refused_last.uid,
-		    strerror((int)refusal_status(server.refused_last_why)),
-		    refusal_reason(server.refused_last_why));
-	else if (n > 1)
-		LOG(WARNING,
-		    "refused %" PRIu64 " more connections since the last line, the last of"
-		    " client pid %d uid %d (%s): %s",
-		    n,
-		    (int)server.refused_last.pid,
-		    (int)server.refused_last.uid,
-		    strerror((int)refusal_status(server.refused_last_why)),
-		    refusal_reason(server.refused_last_why));
-}
-
-// Those still pending are written when the interval ends, whether or not
-// another refusal comes.
-static void refused_log_arm(void) {
-	struct timeval wait = {0};
-	unsigned ms;
-
-	if (server.refused_log.pending == 0 || evtimer_pending(server.refused_log_timer, NULL))
-		return;
-	// At least 1 ms: the coarse clock may read a little behind the timer.
-	ms = log_limit_wait_ms(&server.refused_log, log_limit_now_ns());
-	ms = ms > 0 ? ms : 1;
-	wait.tv_sec = ms / 1000;
-	wait.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(server.refused_log_timer, &wait);
-}
-
-static void refused_log_on_timer(evutil_socket_t fd, short what, void *arg) {
-	(void)fd;
-	(void)what;
-	(void)arg;
-	refused_log_flush(false);
-	refused_log_arm();
-}
-
-static void refused_log_count(const struct ucred *cred, enum refusal_why why) {
-	server.refused_last = *cred;
-	server.refused_last_why = why;
-	log_limit_count(&server.refused_log);
-	refused_log_flush(false);
-	refused_log_arm();
-}
-
-static void refusal_free(struct refusal *r) {
-	LIST_REMOVE(r, next);
-	server.n_refusals--;
-	event_free(r->ev);
-	close(r->fd);
-	free(r);
-}
-
-// Read what the refused client has sent of its first request header.
-// Returns true once the connection is done with: the header came (and was
-// answered with the refusal's status), or EOF, or an error. The response is
-// 12 bytes on a connection that has sent nothing else: the socket buffer
-// takes it whole. Unread bytes (the rest of the hello) make the client's
-// next read after the response fail with ECONNRESET, never the response.
-static bool
-refusal_answer(evutil_socket_t fd, uint32_t status, struct gr_api_request *hdr, size_t *got) {
-	uint8_t rest[GR_HELLO_REQ_LEN];
-	ssize_t n;
-
-	n = recv(fd, (uint8_t *)hdr + *got, sizeof(*hdr) - *got, MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return false;
-	if (n <= 0)
-		return true;
-	*got += (size_t)n;
-	if (*got < sizeof(*hdr))
-		return false;
-	struct gr_api_response resp = {.for_id = hdr->id, .status = status};
-	(void)!recv(fd, rest, sizeof(rest), MSG_DONTWAIT);
-	(void)!send(fd, &resp, sizeof(resp), MSG_DONTWAIT | MSG_NOSIGNAL);
-	return true;
-}
-
-// A waiting refused connection: readable, or its SOCK_REFUSE_WAIT_MS passed.
-static void refusal_on_event(evutil_socket_t fd, short what, void *arg) {
-	struct refusal *r = arg;
-
-	if ((what & EV_READ) && !refusal_answer(fd, r->status, &r->hdr, &r->got))
-		return;
-	refusal_free(r);
-}
-
-// Refuse a connection: answer its first request with status and close
-// (sock.h). A client that sent its hello right after connect, as the client
-// library does, is answered at once; another one waits for it, unless
-// SOCK_REFUSED_MAX refusals wait already: then it is closed at once.
-static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, enum refusal_why why) {
-	struct timeval wait = {
-		.tv_sec = SOCK_REFUSE_WAIT_MS / 1000,
-		.tv_usec = SOCK_REFUSE_WAIT_MS % 1000 * 1000,
-	};
-	uint32_t status = refusal_status(why);
-	struct gr_api_request hdr;
-	struct refusal *r = NULL;
-	size_t got = 0;
-
-	refused_log_count(cred, why);
-	if (refusal_answer(fd, status, &hdr, &got)) {
-		close(fd);
-		return;
-	}
-	if (server.n_refusals < SOCK_REFUSED_MAX)
-		r = calloc(1, sizeof(*r));
-	if (r != NULL)
-		r->ev = event_new(server.base, fd, EV_READ | EV_PERSIST, refusal_on_event, r);
-	if (r == NULL || r->ev == NULL || event_add(r->ev, &wait) < 0) {
-		if (r != NULL && r->ev != NULL)
-			event_free(r->ev);
-		free(r);
-		close(fd);
-		return;
-	}
-	r->fd = fd;
-	r->status = status;
-	r->hdr = hdr;
-	r->got = got;
-	LIST_INSERT_HEAD(&server.refusals, r, next);
-	server.n_refusals++;
-}
-
-static void sock_on_accept(
-	struct evconnlistener *listener,
-	evutil_socket_t fd,
-	struct sockaddr *addr,
-	int addr_len,
-	void *arg
-) {
-	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
-	socklen_t cred_len = sizeof(cred);
-	enum refusal_why refused;
+static void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 	struct conn *conn;
-	uint64_t start;
-
-	(void)listener;
-	(void)addr;
-	(void)addr_len;
-	(void)arg;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
-		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
-	start = server_conf.max_conn_per_pid != 0 ? proc_start_time(cred.pid) : 0;
-	refused = sock_admit(&cred, start);
-	if (refused != REFUSE_NONE) {
-		sock_refuse(fd, &cred, refused);
-		return;
-	}
 
 	conn = calloc(1, sizeof(*conn));
 	if (conn == NULL)
 		goto fail;
-	conn->bev = bufferevent_socket_new(server.base, fd, BEV_OPT_CLOSE_ON_FREE);
+	conn->bev = bufferevent_socket_new(sock_base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (conn->bev == NULL)
 		goto fail;
-	conn->stall_timer = evtimer_new(server.base, conn_on_stall_timer, conn);
-	conn->write_event =
-		event_new(server.base, fd, EV_WRITE | EV_PERSIST, conn_on_writable, conn);
+	conn->stall_timer = evtimer_new(sock_base, conn_on_stall_timer, conn);
+	conn->write_event = event_new(sock_base, fd, EV_WRITE | EV_PERSIST, conn_on_writable, conn);
 	conn->staged = evbuffer_new();
 	conn->output = evbuffer_new();
 	conn->state = CONN_READ_HEADER;
@@ -999,7 +704,7 @@ static void sock_on_accept(
 			evbuffer_free(conn->output);
 		bufferevent_free(conn->bev);
 		free(conn);
-		LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
+		LOG(ERR, "client pid %d: out of memory", (int)cred->pid);
 		return;
 	}
 	conn->accepted_ns = server_monotonic_ns();
@@ -1007,36 +712,77 @@ static void sock_on_accept(
 	conn->ctx = (struct gr_api_ctx){
 		.transport = &sock_transport,
 		.priv = conn,
-		.peer_pid = cred.pid,
-		.peer_uid = cred.uid,
-		.peer_gid = cred.gid,
+		.peer_pid = cred->pid,
+		.peer_uid = cred->uid,
+		.peer_gid = cred->gid,
 		.sock_fd = fd,
 	};
 	bufferevent_setcb(conn->bev, conn_on_read, NULL, conn_on_event, conn);
 	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
 	conn_reading(conn, true);
-	pthread_mutex_lock(&server.conns_lock);
-	TAILQ_INSERT_TAIL(&server.conns, conn, next);
-	server.n_conns++;
-	pthread_mutex_unlock(&server.conns_lock);
+	pthread_mutex_lock(&conns_lock);
+	TAILQ_INSERT_TAIL(&conns, conn, next);
+	n_conns++;
+	pthread_mutex_unlock(&conns_lock);
 	fd_budget_take(1);
 	LOG(INFO,
 	    "client connected: pid %d uid %d gid %d",
-	    (int)cred.pid,
-	    (int)cred.uid,
-	    (int)cred.gid);
+	    (int)cred->pid,
+	    (int)cred->uid,
+	    (int)cred->gid);
 	return;
 fail:
-	LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
+	LOG(ERR, "client pid %d: out of memory", (int)cred->pid);
 	free(conn);
 	close(fd);
+}
+
+static void conns_close(const char *reason) {
+	struct conn *conn;
+
+	while ((conn = TAILQ_FIRST(&conns)) != NULL)
+		conn_close(conn, "%s", reason);
+}
+
+// After a failed accept (out of fds), wait this long before accepting again
+// instead of spinning on the readable listener.
+#define SOCK_ACCEPT_RETRY_MS 100
+
+static struct {
+	struct evconnlistener *listener;
+	struct event *accept_retry;
+	bool bound; // path holds our socket file
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t dev; // of the socket file we created, to remove only ours
+	ino_t ino;
+} listening;
+
+static void sock_on_accept(
+	struct evconnlistener *listener,
+	evutil_socket_t fd,
+	struct sockaddr *addr,
+	int addr_len,
+	void *arg
+) {
+	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
+	socklen_t cred_len = sizeof(cred);
+	uint64_t start;
+
+	(void)listener;
+	(void)addr;
+	(void)addr_len;
+	(void)arg;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
+		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
+	if (sock_admit_or_refuse(fd, &cred, &start))
+		conn_open(fd, &cred, start);
 }
 
 static void sock_on_accept_retry(evutil_socket_t fd, short what, void *arg) {
 	(void)fd;
 	(void)what;
 	(void)arg;
-	evconnlistener_enable(server.listener);
+	evconnlistener_enable(listening.listener);
 }
 
 static void sock_on_accept_error(struct evconnlistener *listener, void *arg) {
@@ -1048,7 +794,7 @@ static void sock_on_accept_error(struct evconnlistener *listener, void *arg) {
 	    strerror(EVUTIL_SOCKET_ERROR()),
 	    SOCK_ACCEPT_RETRY_MS);
 	evconnlistener_disable(listener);
-	evtimer_add(server.accept_retry, &retry);
+	evtimer_add(listening.accept_retry, &retry);
 }
 
 // Remove path if it is a socket nobody listens on. Refuse if a daemon
@@ -1126,14 +872,14 @@ static int sock_bind(int fd, const struct sockaddr_un *addr, mode_t mode, gid_t 
 		LOG(ERR, "bind %s: %s", addr->sun_path, strerror(err));
 		return -err;
 	}
-	server.bound = true;
+	listening.bound = true;
 	if (stat(addr->sun_path, &st) < 0) {
 		err = errno;
 		LOG(ERR, "stat %s: %s", addr->sun_path, strerror(err));
 		return -err;
 	}
-	server.dev = st.st_dev;
-	server.ino = st.st_ino;
+	listening.dev = st.st_dev;
+	listening.ino = st.st_ino;
 	if (chmod(addr->sun_path, mode) < 0) {
 		err = errno;
 		LOG(ERR, "chmod %s %04o: %s", addr->sun_path, (unsigned)mode, strerror(err));
@@ -1169,8 +915,8 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 	ret = sock_remove_stale(&addr);
 	if (ret < 0)
 		return ret;
-	server.base = base;
-	memcpy(server.path, addr.sun_path, sizeof(server.path));
+	sock_base = base;
+	memcpy(listening.path, addr.sun_path, sizeof(listening.path));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		ret = -errno;
@@ -1185,15 +931,14 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 		LOG(ERR, "listen %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	server.accept_retry = evtimer_new(base, sock_on_accept_retry, NULL);
-	server.refused_log_timer = evtimer_new(base, refused_log_on_timer, NULL);
-	if (server.accept_retry == NULL || server.refused_log_timer == NULL) {
+	listening.accept_retry = evtimer_new(base, sock_on_accept_retry, NULL);
+	if (listening.accept_retry == NULL || sock_refusals_init() < 0) {
 		ret = -ENOMEM;
 		LOG(ERR, "out of memory");
 		goto fail;
 	}
 	// Backlog 0: the socket is listening already.
-	server.listener = evconnlistener_new(
+	listening.listener = evconnlistener_new(
 		base,
 		sock_on_accept,
 		NULL,
@@ -1201,12 +946,12 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 		0,
 		fd
 	);
-	if (server.listener == NULL) {
+	if (listening.listener == NULL) {
 		ret = -ENOMEM;
 		LOG(ERR, "out of memory");
 		goto fail;
 	}
-	evconnlistener_set_error_cb(server.listener, sock_on_accept_error);
+	evconnlistener_set_error_cb(listening.listener, sock_on_accept_error);
 	LOG(INFO, "listening on %s, mode %04o", path, (unsigned)mode);
 	return 0;
 fail:
@@ -1217,30 +962,22 @@ fail:
 
 void sock_server_fini(void) {
 	struct stat st;
-	struct conn *conn;
 
-	if (server.listener != NULL) {
-		evconnlistener_free(server.listener);
-		server.listener = NULL;
+	if (listening.listener != NULL) {
+		evconnlistener_free(listening.listener);
+		listening.listener = NULL;
 	}
-	if (server.accept_retry != NULL) {
-		event_free(server.accept_retry);
-		server.accept_retry = NULL;
+	if (listening.accept_retry != NULL) {
+		event_free(listening.accept_retry);
+		listening.accept_retry = NULL;
 	}
-	while ((conn = TAILQ_FIRST(&server.conns)) != NULL)
-		conn_close(conn, "daemon shutting down");
-	while (!LIST_EMPTY(&server.refusals))
-		refusal_free(LIST_FIRST(&server.refusals));
-	if (server.refused_log_timer != NULL) {
-		refused_log_flush(true);
-		event_free(server.refused_log_timer);
-		server.refused_log_timer = NULL;
-	}
+	conns_close("daemon shutting down");
+	sock_refusals_fini();
 	// Leave the file alone if another daemon replaced it meanwhile.
-	if (server.bound && stat(server.path, &st) == 0 && st.st_dev == server.dev &&
-	    st.st_ino == server.ino)
-		unlink(server.path);
-	server.bound = false;
+	if (listening.bound && stat(listening.path, &st) == 0 && st.st_dev == listening.dev &&
+	    st.st_ino == listening.ino)
+		unlink(listening.path);
+	listening.bound = false;
 }
 
 unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
@@ -1250,8 +987,8 @@ unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
 	uint64_t now;
 
 	now = server_monotonic_ns();
-	pthread_mutex_lock(&server.conns_lock);
-	TAILQ_FOREACH (conn, &server.conns, next) {
+	pthread_mutex_lock(&conns_lock);
+	TAILQ_FOREACH (conn, &conns, next) {
 		counters.requests = __atomic_load_n(&conn->counters.requests, __ATOMIC_RELAXED);
 		counters.req_bytes = __atomic_load_n(&conn->counters.req_bytes, __ATOMIC_RELAXED);
 		counters.responses = __atomic_load_n(&conn->counters.responses, __ATOMIC_RELAXED);
@@ -1259,6 +996,6 @@ unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
 		fn(&conn->ctx, !conn->lease_ended, &counters, now - conn->accepted_ns, arg);
 		n++;
 	}
-	pthread_mutex_unlock(&server.conns_lock);
+	pthread_mutex_unlock(&conns_lock);
 	return n;
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// What the files of the socket server share: its connections (sock.c) and
-// the socket api_transport (sock_transport.c).
+// What the files of the socket server share: its connections and their
+// table (sock.c), the socket api_transport (sock_transport.c), admission
+// and refusals (sock_admit.c).
 //
 // Threads: the main thread alone, except where a comment says otherwise
-// (each connection's counters, which sock_clients_walk() reads on any
-// thread).
+// (the connection table's lock and each connection's counters, which
+// sock_clients_walk() reads on any thread).
 
 #pragma once
 
@@ -66,8 +67,9 @@ struct conn {
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
 	bool peer_closed; // the client closed its end: EOF, or a socket error
 	uint64_t accepted_ns; // setup only
-	// Start time of the peer process (proc_start_time()), 0 if unknown:
-	// with its pid, which process connected, even once the pid is reused.
+	// Start time of the peer process (proc_start_time(), sock_admit.c), 0
+	// if unknown: with its pid, which process connected, even once the pid
+	// is reused.
 	uint64_t peer_start;
 	// Written by the main thread alone, read by sock_clients_walk() on any
 	// thread: relaxed atomic stores and loads, no locked instruction.
@@ -96,6 +98,15 @@ static inline size_t conn_pending(const struct conn *conn) {
 
 // ---- sock.c ----
 
+// The event loop of the listener and of every connection: set by
+// sock_server_init() before the first accept.
+extern struct event_base *sock_base;
+// The connection table. Only the main thread changes it, always under
+// conns_lock, which sock_clients_walk() takes on any thread.
+extern struct conn_list conns;
+extern unsigned n_conns;
+extern pthread_mutex_t conns_lock;
+
 // Write as much of buf as the socket takes now, and drain that from buf.
 // Never blocks, never raises SIGPIPE. Returns the bytes written, -EAGAIN
 // (the socket is full) or another -errno.
@@ -117,5 +128,22 @@ extern const struct api_transport sock_transport;
 // Move events from the client's backlog to its output while the output
 // holds less than SOCK_EVENT_OUTPUT_MAX. arg: the connection.
 void conn_events_drain(void *arg);
+
+// ---- sock_admit.c ----
+
+// Admit a connection just accepted from a peer of these credentials, or
+// refuse it (sock.h). Returns true if it is admitted, with *start set to
+// the start time of the peer's process (0 if unknown, or not needed:
+// server_conf.max_conn_per_pid is 0); false if it is refused: fd is then
+// answered and closed by the refusal, now or later.
+bool sock_admit_or_refuse(evutil_socket_t fd, const struct ucred *cred, uint64_t *start);
+
+// The timer of the refusals' rate-limited log, on sock_base. Returns 0 or
+// -ENOMEM (not logged: the caller says out of memory).
+int sock_refusals_init(void);
+
+// Close the refused connections still waiting for their hello, log the
+// refusals not logged yet, and free the timer. Idempotent.
+void sock_refusals_fini(void);
 
 #pragma GCC visibility pop
