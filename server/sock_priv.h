@@ -3,7 +3,8 @@
 
 // What the files of the socket server share: its connections and their
 // table (sock.c), the socket api_transport (sock_transport.c), admission
-// and refusals (sock_admit.c).
+// and refusals (sock_admit.c), the listening socket and its accept loop
+// (sock_listen.c).
 //
 // Threads: the main thread alone, except where a comment says otherwise
 // (the connection table's lock and each connection's counters, which
@@ -119,6 +120,14 @@ void conn_flush_staged(struct conn *conn);
 // Close now, logging why: drop its subscriptions, end its lease, and free
 // it (once conn_serve() is off the stack). Idempotent.
 void __attribute__((format(printf, 2, 3))) conn_close(struct conn *conn, const char *fmt, ...);
+
+// Serve a connection the listener accepted and admitted, from a peer of
+// these credentials whose process started at start (0: unknown). Logs the
+// connection, or why it could not be served (out of memory: fd is closed).
+void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start);
+
+// Close every connection (each logs reason), calling each lease_lost.
+void conns_close(const char *reason);
 
 // ---- sock_transport.c ----
 
