@@ -5,8 +5,10 @@
 // what one client writes on its connection, then it shuts its side down.
 // They go through the real code of the server library, started as an
 // application starts it (gr_api_server_start() on the harness's base): the
+// accept and admission of server/sock_listen.c and server/sock_admit.c, the
 // connection state machine and parser of server/sock.c (its reads and
-// writes on a real accepted Unix socket, in a libevent loop), header checks
+// writes on a real accepted Unix socket, in a libevent loop), the responses
+// and events of server/sock_transport.c, header checks
 // and dispatch (server/api.c), and every handler (server/handlers_*.c, the
 // event requests of server/handlers_event.c among them, the channel handlers of
 // server/channel.c: attach, stats, channel list, with a poller running, and

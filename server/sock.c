@@ -1,8 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// The Unix stream socket server. Main thread only: the listener, every
-// connection and every response sent on a socket live on the event loop.
+// The connections of the Unix stream socket server: their lifetime, their
+// input, serving their requests, and their output. Main thread only: the
+// listener, every connection and every response sent on a socket live on
+// the event loop. The connection table is walked on any thread too
+// (sock_clients_walk()).
+//
+// The other files of the socket server: what handlers send, and the events
+// (sock_transport.c); the admission of a connection, and the refusals
+// (sock_admit.c); the listening socket and its accept loop (sock_listen.c).
+// Serving a connection, from its read through the dispatch to the write of
+// its batch's responses, stays in this file, so that the compiler inlines
+// what it calls per request: keep it so. (A handler's send reaches
+// sock_send() through the transport's pointer, never inlined, and
+// sock_send() inlines what it calls in sock_transport.c.)
 //
 // A connection is a small state machine:
 //
@@ -24,7 +36,8 @@
 // (libevent's evbuffer_read() asks the kernel how much is there, FIONREAD,
 // before each read: one more system call per request).
 //
-// Writing: everything sent to a client goes through conn_write(). The
+// Writing: everything sent to a client goes through conn_write()
+// (sock_transport.c). The
 // responses to one batch of requests (all the whole requests one read
 // brought) are staged, each header and payload in one contiguous piece, and
 // written to the socket together once the batch is served, straight when
@@ -48,22 +61,16 @@
 // bounded by SOCK_OUTPUT_HIGH plus the responses of one request (handlers do
 // bounded work).
 
-#include "sock.h"
+#include "sock_priv.h"
 #include "api.h"
 #include "event.h"
 #include "fd_budget.h"
-#include "log_limit.h"
 #include "config.h"
-
-#include <shmchan.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/listener.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,8 +78,6 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 // Input kept at most: one maximal request. Reading stops above it until
@@ -95,120 +100,20 @@
 // Pieces of the output one sendmsg() takes at most: a batch of responses is
 // staged in one or two pieces, events and a stream in one each.
 #define SOCK_WRITE_IOVS 64
-// After a failed accept (out of fds), wait this long before accepting again
-// instead of spinning on the readable listener.
-#define SOCK_ACCEPT_RETRY_MS 100
 
-enum conn_state {
-	CONN_READ_HEADER,
-	CONN_READ_PAYLOAD,
-	CONN_CLOSING, // reads no more requests; closes once its output is flushed
-	CONN_CLOSED, // freed as soon as conn_serve() is off the stack
-};
-
-// One client. Main thread only.
-struct conn {
-	TAILQ_ENTRY(conn) next;
-	struct gr_api_ctx ctx;
-	// Owns the socket; reads it without SHMCHAN_DAEMON_DIRECT_READ.
-	struct bufferevent *bev;
-	// Responses of the batch being served, not yet handed to the socket.
-	// Empty whenever conn_serve() is not on the stack.
-	struct evbuffer *staged;
-	// What the socket did not take yet, and the event that writes it once
-	// the socket can take more (added while output holds something).
-	struct evbuffer *output;
-	struct event *write_event;
-	bool writing; // write_event is added
-	// conn_on_write() runs once output drains to this: 0, or SOCK_OUTPUT_LOW
-	// while paused.
-	size_t write_low;
-	struct event *stall_timer; // paused or closing for too long
-	enum conn_state state;
-	struct gr_api_request req; // header of the request being read
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
-	struct event *read_event; // the socket is readable: conn_on_readable()
-	// Bytes read and not yet served: in[in_start, in_end) of in_size.
-	char *in;
-	size_t in_size;
-	size_t in_start;
-	size_t in_end;
-	bool reading; // read_event is added
-#endif
-	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
-	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
-	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
-	bool peer_closed; // the client closed its end: EOF, or a socket error
-	uint64_t accepted_ns; // setup only
-	// Start time of the peer process (proc_start_time()), 0 if unknown:
-	// with its pid, which process connected, even once the pid is reused.
-	uint64_t peer_start;
-	// Written by the main thread alone, read by sock_clients_walk() on any
-	// thread: relaxed atomic stores and loads, no locked instruction.
-	struct sock_conn_counters counters;
-};
-
-// A refused connection waiting for its first request header, to answer it
-// with the refusal's status (sock.h). Main thread only.
-struct refusal {
-	LIST_ENTRY(refusal) next;
-	struct event *ev; // readable, or SOCK_REFUSE_WAIT_MS passed
-	int fd;
-	uint32_t status; // EMFILE, EUSERS or ENFILE
-	size_t got; // bytes of hdr read so far
-	struct gr_api_request hdr;
-};
-
-// Why a connection is refused (sock.h), and the status its hello gets.
-enum refusal_why {
-	REFUSE_NONE,
-	REFUSE_PID, // EMFILE
-	REFUSE_UID, // EUSERS
-	REFUSE_CONNS, // ENFILE: the connections served
-	REFUSE_FDS, // ENFILE: the open files (fd_budget.h)
-};
-#define COUNTER_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
-
-static struct {
-	struct event_base *base;
-	struct evconnlistener *listener;
-	struct event *accept_retry;
-	// The connection table. Only the main thread changes it, always under
-	// conns_lock, which sock_clients_walk() takes on any thread.
-	TAILQ_HEAD(, conn) conns;
-	unsigned n_conns;
-	LIST_HEAD(, refusal) refusals;
-	unsigned n_refusals;
-	// Refusals are logged at most once per LOG_LIMIT_INTERVAL_MS: a hog
-	// retrying its connects must not flood the log. The last one is kept
-	// for the summary, which the timer writes if no refusal comes later.
-	struct log_limit refused_log;
-	struct event *refused_log_timer;
-	struct ucred refused_last;
-	enum refusal_why refused_last_why;
-	pthread_mutex_t conns_lock;
-	bool bound; // path holds our socket file
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t dev; // of the socket file we created, to remove only ours
-	ino_t ino;
-} server = {
-	.conns = TAILQ_HEAD_INITIALIZER(server.conns),
-	.refusals = LIST_HEAD_INITIALIZER(server.refusals),
-	.conns_lock = PTHREAD_MUTEX_INITIALIZER,
-};
+struct event_base *sock_base;
+struct conn_list conns = TAILQ_HEAD_INITIALIZER(conns);
+unsigned n_conns;
+pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void conn_serve(struct conn *conn);
-
-static struct evbuffer *conn_output(const struct conn *conn) {
-	return conn->output;
-}
 
 // Write as much of buf as the socket takes now, in one sendmsg() of at most
 // SOCK_WRITE_IOVS pieces and SOCK_READ_HIGH bytes, and drain that from buf.
 // MSG_NOSIGNAL (see the top of the file); MSG_DONTWAIT: never blocks,
 // whatever the socket's flags. Returns the bytes written, -EAGAIN (the
 // socket is full) or another -errno.
-static ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
+ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
 	struct evbuffer_iovec vec[SOCK_WRITE_IOVS];
 	struct iovec iov[SOCK_WRITE_IOVS];
 	struct msghdr msg = {.msg_iov = iov};
@@ -229,16 +134,11 @@ static ssize_t conn_send_buf(struct conn *conn, struct evbuffer *buf) {
 	return sent;
 }
 
-// Output not yet written to the socket.
-static size_t conn_pending(const struct conn *conn) {
-	return evbuffer_get_length(conn->staged) + evbuffer_get_length(conn_output(conn));
-}
-
 // Hand the staged responses to the socket: straight to it if nothing older
 // is queued, the rest to the output. A failed write leaves everything to
 // the output, whose write event then reports the error (never here: the
 // caller may be a handler's send, which must not see its connection freed).
-static void conn_flush_staged(struct conn *conn) {
+void conn_flush_staged(struct conn *conn) {
 	struct evbuffer *output = conn_output(conn);
 
 	if (evbuffer_get_length(conn->staged) == 0)
@@ -262,7 +162,7 @@ static void conn_on_readable(evutil_socket_t fd, short what, void *arg);
 
 static int conn_input_init(struct conn *conn) {
 	conn->read_event = event_new(
-		server.base,
+		sock_base,
 		conn->ctx.sock_fd,
 		EV_READ | EV_PERSIST,
 		conn_on_readable,
@@ -436,11 +336,11 @@ static void conn_reading(struct conn *conn, bool on) {
 // inside conn_serve(), which frees it after the dispatch.
 static void conn_free(struct conn *conn) {
 	api_faults_log(&conn->ctx, true);
-	pthread_mutex_lock(&server.conns_lock);
+	pthread_mutex_lock(&conns_lock);
 	event_sub_free(conn->ctx.events);
-	TAILQ_REMOVE(&server.conns, conn, next);
-	server.n_conns--;
-	pthread_mutex_unlock(&server.conns_lock);
+	TAILQ_REMOVE(&conns, conn, next);
+	n_conns--;
+	pthread_mutex_unlock(&conns_lock);
 	conn_input_fini(conn);
 	event_free(conn->stall_timer);
 	event_free(conn->write_event);
@@ -458,15 +358,14 @@ static void conn_end_lease(struct conn *conn) {
 		return;
 	// A walker that saw the lease still held reads the channel while it
 	// holds the lock; once the flag is set no walker reaches the channel.
-	pthread_mutex_lock(&server.conns_lock);
+	pthread_mutex_lock(&conns_lock);
 	conn->lease_ended = true;
-	pthread_mutex_unlock(&server.conns_lock);
+	pthread_mutex_unlock(&conns_lock);
 	if (conn->ctx.lease_lost != NULL)
 		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-conn_close(struct conn *conn, const char *fmt, ...) {
+void conn_close(struct conn *conn, const char *fmt, ...) {
 	char reason[128];
 	va_list ap;
 
@@ -687,41 +586,6 @@ static void conn_on_read(struct bufferevent *bev, void *arg) {
 	conn_serve(arg);
 }
 
-// Move events from the client's backlog to its output, each as one piece,
-// while the output holds less than SOCK_EVENT_OUTPUT_MAX. Main thread: the
-// event module calls it after a publish, the write callback once the output
-// drained.
-static void conn_events_drain(void *arg) {
-	struct conn *conn = arg;
-	enum event_framing framing = event_sub_framing(conn->ctx.events);
-	const struct event_msg *m;
-	const void *bytes;
-	uint32_t len;
-
-	if (conn->state != CONN_READ_HEADER && conn->state != CONN_READ_PAYLOAD)
-		return;
-	while (conn_pending(conn) < SOCK_EVENT_OUTPUT_MAX &&
-	       (m = event_sub_peek(conn->ctx.events)) != NULL) {
-		bytes = event_msg_bytes(m, framing, &len);
-		// Out of memory: left in the backlog for the next drain.
-		if (evbuffer_add(conn_output(conn), bytes, len) < 0) {
-			LOG(ERR, "client pid %d: no memory for an event", (int)conn->ctx.peer_pid);
-			return;
-		}
-		event_sub_pop(conn->ctx.events);
-	}
-}
-
-static struct event_sub *sock_events_open(struct gr_api_ctx *ctx) {
-	return event_sub_new(
-		ctx->peer_pid,
-		EVENT_FRAMING_TAGGED,
-		NULL,
-		conn_events_drain,
-		ctx->priv
-	);
-}
-
 // The output drained to write_low.
 static void conn_on_write(struct conn *conn) {
 	size_t queued = evbuffer_get_length(conn_output(conn));
@@ -772,13 +636,6 @@ static void conn_on_stall_timer(evutil_socket_t fd, short what, void *arg) {
 	}
 }
 
-// Write the queued output to the socket now, before its write event. A
-// short write leaves the rest queued; a real socket error shows on the
-// write event.
-static void conn_write_now(struct conn *conn) {
-	(void)conn_send_buf(conn, conn_output(conn));
-}
-
 // The socket can take more: write the output, and say when it drained to
 // write_low (conn_on_write()). Stops once the output is empty.
 static void conn_on_writable(evutil_socket_t fd, short what, void *arg) {
@@ -814,428 +671,17 @@ conn_output_changed(struct evbuffer *output, const struct evbuffer_cb_info *info
 	conn->writing = true;
 }
 
-#ifdef SHMCHAN_DAEMON_SINGLE_WRITE
-// Head and body are staged as one contiguous piece, written with the rest
-// of the batch once it is served.
-static int conn_queue(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len
-) {
-	size_t len = head_len + body_len;
-	struct evbuffer_iovec vec;
-
-	if (evbuffer_reserve_space(conn->staged, len, &vec, 1) != 1)
-		return -ENOMEM;
-	memcpy(vec.iov_base, head, head_len);
-	if (body_len > 0)
-		memcpy((char *)vec.iov_base + head_len, body, body_len);
-	vec.iov_len = len;
-	if (evbuffer_commit_space(conn->staged, &vec, 1) < 0)
-		return -ENOMEM;
-	return 0;
-}
-#else
-// The socket transport before its system-call reductions, kept to measure
-// against: the head is written to the socket on its own, then the body is
-// queued. bufferevent_flush() does nothing on socket bufferevents, hence
-// the explicit write.
-static int conn_queue(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len
-) {
-	struct evbuffer *output = conn_output(conn);
-
-	if (evbuffer_add(output, head, head_len) < 0)
-		return -ENOMEM;
-	conn_write_now(conn);
-	if (body_len > 0 && evbuffer_add(output, body, body_len) < 0)
-		return -ENOMEM;
-	return 0;
-}
-#endif
-
-// File descriptors must ride on the piece's first byte, so this piece is
-// sent directly with sendmsg(), once every earlier one has left.
-static int conn_send_fds(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len,
-	const int *fds,
-	unsigned n_fds
-) {
-	struct evbuffer *output = conn_output(conn);
-	size_t len = head_len + body_len;
-	size_t queued;
-	char *msg;
-	long sent;
-
-	// Earlier responses of a pipelining client may still be queued: try to
-	// write them now.
-	conn_flush_staged(conn);
-	if (evbuffer_get_length(output) > 0)
-		conn_write_now(conn);
-	queued = evbuffer_get_length(output);
-	if (queued > 0) {
-		conn_close(
-			conn,
-			"cannot pass %u fds: %zu bytes of earlier responses still queued",
-			n_fds,
-			queued
-		);
-		return -EBUSY;
-	}
-	msg = malloc(len);
-	if (msg == NULL) {
-		conn_close(conn, "out of memory for a response with fds");
-		return -ENOMEM;
-	}
-	memcpy(msg, head, head_len);
-	if (body_len > 0)
-		memcpy(msg + head_len, body, body_len);
-
-	sent = shmchan_send_fds(conn->ctx.sock_fd, msg, len, fds, n_fds);
-	if (sent < 0) {
-		conn_close(conn, "passing %u fds: %s", n_fds, strerror((int)-sent));
-		free(msg);
-		return (int)sent;
-	}
-	// The fds went with the first byte; queue what the socket did not take.
-	if ((size_t)sent < len && evbuffer_add(output, msg + sent, len - sent) < 0) {
-		conn_close(conn, "out of memory queueing a response");
-		free(msg);
-		return -ENOMEM;
-	}
-	free(msg);
-	return 0;
-}
-
-// Everything sent to a client goes through here: responses and events
-// alike. head (head_len bytes) and body (body_len, may be NULL if 0) leave
-// as one piece, after everything sent before them; fds, if any, ride on
-// head's first byte. During a batch (conn_serve() on the stack) the piece
-// is staged and leaves with the batch's other responses; otherwise it is
-// written at once if nothing is queued. Whatever the socket does not take
-// waits in the bufferevent's output, bounded as conn_serve() and
-// conn_on_write() keep it. Both are copied before it returns. Main thread.
-// Returns 0, -EPIPE (the connection is closing), or -errno with the
-// connection closed and the reason logged.
-static int conn_write(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len,
-	const int *fds,
-	unsigned n_fds
-) {
-	int ret;
-
-	if (conn->state == CONN_CLOSING || conn->state == CONN_CLOSED)
-		return -EPIPE;
-	if (n_fds > 0)
-		return conn_send_fds(conn, head, head_len, body, body_len, fds, n_fds);
-	ret = conn_queue(conn, head, head_len, body, body_len);
-	if (ret < 0) {
-		conn_close(conn, "out of memory queueing %zu bytes of output", head_len + body_len);
-		return ret;
-	}
-	if (!conn->serving)
-		conn_flush_staged(conn);
-	return 0;
-}
-
-// The socket api_transport. Main thread, under the handler lock.
-static int sock_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
-	struct gr_api_response hdr = {
-		.for_id = for_id,
-		.status = out->status,
-		.payload_len = out->len,
-	};
-	struct conn *conn = ctx->priv;
-	int ret;
-
-	ret = conn_write(conn, &hdr, sizeof(hdr), out->payload, out->len, out->fds, out->n_fds);
-	if (ret == 0) {
-		COUNTER_ADD(conn->counters.responses, 1);
-		COUNTER_ADD(conn->counters.resp_bytes, sizeof(hdr) + out->len);
-	}
-	return ret;
-}
-
-static const struct api_transport sock_transport = {
-	.name = "socket",
-	.send = sock_send,
-	.events_open = sock_events_open,
-};
-
-// Field of /proc/PID/stat that holds the process's start time (clock ticks
-// since boot), counted from the state, the first field after the command.
-#define PROC_STAT_START_TIME_FIELD (22 - 3)
-
-// When process pid started (clock ticks since boot), 0 if unknown (gone, or
-// pid 0: another pid namespace). A pid and its start time name one process
-// for good: a pid the kernel gives again goes to a process that started
-// later.
-static uint64_t proc_start_time(pid_t pid) {
-	char path[64], buf[1024], *fields, *save = NULL;
-	uint64_t start = 0;
-	ssize_t n;
-	int fd;
-
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	// The command, in parentheses, may hold spaces and parentheses.
-	fields = strrchr(buf, ')');
-	if (fields == NULL)
-		return 0;
-	char *f = strtok_r(fields + 1, " ", &save);
-	for (unsigned i = 0; f != NULL && i < PROC_STAT_START_TIME_FIELD; i++)
-		f = strtok_r(NULL, " ", &save);
-	if (f != NULL)
-		start = strtoull(f, NULL, 10);
-	return start;
-}
-
-// Why a connection of a peer with these credentials is refused now
-// (sock.h), REFUSE_NONE if it is not. Its socket is open already, not yet
-// counted in the fd budget. Walks the connections: at most GR_API_SERVER_MAX_CLIENTS
-// comparisons per accept, and nothing to keep in step with them.
-static enum refusal_why sock_admit(const struct ucred *cred, uint64_t start) {
-	const struct gr_api_server_conf *cfg = &server_conf;
-	unsigned same_pid = 0, same_uid = 0;
-	bool root = cred->uid == 0;
-	const struct conn *conn;
-
-	if (server.n_conns >= GR_API_SERVER_MAX_CLIENTS ||
-	    (!root && server.n_conns >= GR_API_SERVER_MAX_CLIENTS - GR_API_SERVER_ROOT_RESERVED))
-		return REFUSE_CONNS;
-	if (!fd_budget_admits(1, root))
-		return REFUSE_FDS;
-	// A connection opened by an earlier process of the same pid (the pid
-	// was given again) is not this process's.
-	TAILQ_FOREACH (conn, &server.conns, next) {
-		same_pid += conn->ctx.peer_pid == cred->pid && conn->peer_start == start;
-		same_uid += conn->ctx.peer_uid == cred->uid;
-	}
-	// A peer of another pid namespace shows as pid 0: not one process.
-	if (cfg->max_conn_per_pid != 0 && cred->pid != 0 && same_pid >= cfg->max_conn_per_pid)
-		return REFUSE_PID;
-	if (cfg->max_conn_per_uid != 0 && !root && same_uid >= cfg->max_conn_per_uid)
-		return REFUSE_UID;
-	return REFUSE_NONE;
-}
-
-static uint32_t refusal_status(enum refusal_why why) {
-	switch (why) {
-	case REFUSE_PID:
-		return EMFILE;
-	case REFUSE_UID:
-		return EUSERS;
-	default:
-		return ENFILE;
-	}
-}
-
-static const char *refusal_reason(enum refusal_why why) {
-	switch (why) {
-	case REFUSE_PID:
-		return "its process holds conf.max_conn_per_pid connections";
-	case REFUSE_UID:
-		return "its uid holds conf.max_conn_per_uid connections";
-	case REFUSE_FDS:
-		return "the daemon's open files limit leaves no room for it (the rest is root's)";
-	default:
-		return "the daemon holds all the connections it serves";
-	}
-}
-
-// Write the refusals not logged yet, if a line is due (or final).
-static void refused_log_flush(bool final) {
-	uint64_t now = log_limit_now_ns();
-	uint64_t n = log_limit_due(&server.refused_log, now, final);
-
-	if (n == 1)
-		LOG(WARNING,
-		    "refusing client pid %d uid %d (%s): %s",
-		    (int)server.refused_last.pid,
-		    (int)server.refused_last.uid,
-		    strerror((int)refusal_status(server.refused_last_why)),
-		    refusal_reason(server.refused_last_why));
-	else if (n > 1)
-		LOG(WARNING,
-		    "refused %" PRIu64 " more connections since the last line, the last of"
-		    " client pid %d uid %d (%s): %s",
-		    n,
-		    (int)server.refused_last.pid,
-		    (int)server.refused_last.uid,
-		    strerror((int)refusal_status(server.refused_last_why)),
-		    refusal_reason(server.refused_last_why));
-}
-
-// Those still pending are written when the interval ends, whether or not
-// another refusal comes.
-static void refused_log_arm(void) {
-	struct timeval wait = {0};
-	unsigned ms;
-
-	if (server.refused_log.pending == 0 || evtimer_pending(server.refused_log_timer, NULL))
-		return;
-	// At least 1 ms: the coarse clock may read a little behind the timer.
-	ms = log_limit_wait_ms(&server.refused_log, log_limit_now_ns());
-	ms = ms > 0 ? ms : 1;
-	wait.tv_sec = ms / 1000;
-	wait.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(server.refused_log_timer, &wait);
-}
-
-static void refused_log_on_timer(evutil_socket_t fd, short what, void *arg) {
-	(void)fd;
-	(void)what;
-	(void)arg;
-	refused_log_flush(false);
-	refused_log_arm();
-}
-
-static void refused_log_count(const struct ucred *cred, enum refusal_why why) {
-	server.refused_last = *cred;
-	server.refused_last_why = why;
-	log_limit_count(&server.refused_log);
-	refused_log_flush(false);
-	refused_log_arm();
-}
-
-static void refusal_free(struct refusal *r) {
-	LIST_REMOVE(r, next);
-	server.n_refusals--;
-	event_free(r->ev);
-	close(r->fd);
-	free(r);
-}
-
-// Read what the refused client has sent of its first request header.
-// Returns true once the connection is done with: the header came (and was
-// answered with the refusal's status), or EOF, or an error. The response is
-// 12 bytes on a connection that has sent nothing else: the socket buffer
-// takes it whole. Unread bytes (the rest of the hello) make the client's
-// next read after the response fail with ECONNRESET, never the response.
-static bool
-refusal_answer(evutil_socket_t fd, uint32_t status, struct gr_api_request *hdr, size_t *got) {
-	uint8_t rest[GR_HELLO_REQ_LEN];
-	ssize_t n;
-
-	n = recv(fd, (uint8_t *)hdr + *got, sizeof(*hdr) - *got, MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return false;
-	if (n <= 0)
-		return true;
-	*got += (size_t)n;
-	if (*got < sizeof(*hdr))
-		return false;
-	struct gr_api_response resp = {.for_id = hdr->id, .status = status};
-	(void)!recv(fd, rest, sizeof(rest), MSG_DONTWAIT);
-	(void)!send(fd, &resp, sizeof(resp), MSG_DONTWAIT | MSG_NOSIGNAL);
-	return true;
-}
-
-// A waiting refused connection: readable, or its SOCK_REFUSE_WAIT_MS passed.
-static void refusal_on_event(evutil_socket_t fd, short what, void *arg) {
-	struct refusal *r = arg;
-
-	if ((what & EV_READ) && !refusal_answer(fd, r->status, &r->hdr, &r->got))
-		return;
-	refusal_free(r);
-}
-
-// Refuse a connection: answer its first request with status and close
-// (sock.h). A client that sent its hello right after connect, as the client
-// library does, is answered at once; another one waits for it, unless
-// SOCK_REFUSED_MAX refusals wait already: then it is closed at once.
-static void sock_refuse(evutil_socket_t fd, const struct ucred *cred, enum refusal_why why) {
-	struct timeval wait = {
-		.tv_sec = SOCK_REFUSE_WAIT_MS / 1000,
-		.tv_usec = SOCK_REFUSE_WAIT_MS % 1000 * 1000,
-	};
-	uint32_t status = refusal_status(why);
-	struct gr_api_request hdr;
-	struct refusal *r = NULL;
-	size_t got = 0;
-
-	refused_log_count(cred, why);
-	if (refusal_answer(fd, status, &hdr, &got)) {
-		close(fd);
-		return;
-	}
-	if (server.n_refusals < SOCK_REFUSED_MAX)
-		r = calloc(1, sizeof(*r));
-	if (r != NULL)
-		r->ev = event_new(server.base, fd, EV_READ | EV_PERSIST, refusal_on_event, r);
-	if (r == NULL || r->ev == NULL || event_add(r->ev, &wait) < 0) {
-		if (r != NULL && r->ev != NULL)
-			event_free(r->ev);
-		free(r);
-		close(fd);
-		return;
-	}
-	r->fd = fd;
-	r->status = status;
-	r->hdr = hdr;
-	r->got = got;
-	LIST_INSERT_HEAD(&server.refusals, r, next);
-	server.n_refusals++;
-}
-
-static void sock_on_accept(
-	struct evconnlistener *listener,
-	evutil_socket_t fd,
-	struct sockaddr *addr,
-	int addr_len,
-	void *arg
-) {
-	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
-	socklen_t cred_len = sizeof(cred);
-	enum refusal_why refused;
+void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 	struct conn *conn;
-	uint64_t start;
-
-	(void)listener;
-	(void)addr;
-	(void)addr_len;
-	(void)arg;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
-		LOG(WARNING, "SO_PEERCRED: %s", strerror(errno));
-	start = server_conf.max_conn_per_pid != 0 ? proc_start_time(cred.pid) : 0;
-	refused = sock_admit(&cred, start);
-	if (refused != REFUSE_NONE) {
-		sock_refuse(fd, &cred, refused);
-		return;
-	}
 
 	conn = calloc(1, sizeof(*conn));
 	if (conn == NULL)
 		goto fail;
-	conn->bev = bufferevent_socket_new(server.base, fd, BEV_OPT_CLOSE_ON_FREE);
+	conn->bev = bufferevent_socket_new(sock_base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (conn->bev == NULL)
 		goto fail;
-	conn->stall_timer = evtimer_new(server.base, conn_on_stall_timer, conn);
-	conn->write_event =
-		event_new(server.base, fd, EV_WRITE | EV_PERSIST, conn_on_writable, conn);
+	conn->stall_timer = evtimer_new(sock_base, conn_on_stall_timer, conn);
+	conn->write_event = event_new(sock_base, fd, EV_WRITE | EV_PERSIST, conn_on_writable, conn);
 	conn->staged = evbuffer_new();
 	conn->output = evbuffer_new();
 	conn->state = CONN_READ_HEADER;
@@ -1255,7 +701,7 @@ static void sock_on_accept(
 			evbuffer_free(conn->output);
 		bufferevent_free(conn->bev);
 		free(conn);
-		LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
+		LOG(ERR, "client pid %d: out of memory", (int)cred->pid);
 		return;
 	}
 	conn->accepted_ns = server_monotonic_ns();
@@ -1263,240 +709,36 @@ static void sock_on_accept(
 	conn->ctx = (struct gr_api_ctx){
 		.transport = &sock_transport,
 		.priv = conn,
-		.peer_pid = cred.pid,
-		.peer_uid = cred.uid,
-		.peer_gid = cred.gid,
+		.peer_pid = cred->pid,
+		.peer_uid = cred->uid,
+		.peer_gid = cred->gid,
 		.sock_fd = fd,
 	};
 	bufferevent_setcb(conn->bev, conn_on_read, NULL, conn_on_event, conn);
 	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
 	conn_reading(conn, true);
-	pthread_mutex_lock(&server.conns_lock);
-	TAILQ_INSERT_TAIL(&server.conns, conn, next);
-	server.n_conns++;
-	pthread_mutex_unlock(&server.conns_lock);
+	pthread_mutex_lock(&conns_lock);
+	TAILQ_INSERT_TAIL(&conns, conn, next);
+	n_conns++;
+	pthread_mutex_unlock(&conns_lock);
 	fd_budget_take(1);
 	LOG(INFO,
 	    "client connected: pid %d uid %d gid %d",
-	    (int)cred.pid,
-	    (int)cred.uid,
-	    (int)cred.gid);
+	    (int)cred->pid,
+	    (int)cred->uid,
+	    (int)cred->gid);
 	return;
 fail:
-	LOG(ERR, "client pid %d: out of memory", (int)cred.pid);
+	LOG(ERR, "client pid %d: out of memory", (int)cred->pid);
 	free(conn);
 	close(fd);
 }
 
-static void sock_on_accept_retry(evutil_socket_t fd, short what, void *arg) {
-	(void)fd;
-	(void)what;
-	(void)arg;
-	evconnlistener_enable(server.listener);
-}
-
-static void sock_on_accept_error(struct evconnlistener *listener, void *arg) {
-	struct timeval retry = {.tv_usec = SOCK_ACCEPT_RETRY_MS * 1000};
-
-	(void)arg;
-	LOG(ERR,
-	    "accept: %s; retrying in %d ms",
-	    strerror(EVUTIL_SOCKET_ERROR()),
-	    SOCK_ACCEPT_RETRY_MS);
-	evconnlistener_disable(listener);
-	evtimer_add(server.accept_retry, &retry);
-}
-
-// Remove path if it is a socket nobody listens on. Refuse if a daemon
-// answers there or if it is not a socket.
-static int sock_remove_stale(const struct sockaddr_un *addr) {
-	struct stat st;
-	int fd, err;
-
-	if (lstat(addr->sun_path, &st) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		err = errno;
-		LOG(ERR, "%s: %s", addr->sun_path, strerror(err));
-		return -err;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		LOG(ERR, "%s exists and is not a socket; not removing it", addr->sun_path);
-		return -EEXIST;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		err = errno;
-		LOG(ERR, "socket: %s", strerror(err));
-		return -err;
-	}
-	// EAGAIN: a listener whose backlog is full, so someone is there.
-	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 || errno == EAGAIN) {
-		close(fd);
-		LOG(ERR,
-		    "another daemon answers on %s; stop it or choose another socket path (-s)",
-		    addr->sun_path);
-		return -EADDRINUSE;
-	}
-	err = errno;
-	close(fd);
-	if (err != ECONNREFUSED) {
-		LOG(ERR, "probing %s: %s", addr->sun_path, strerror(err));
-		return -err;
-	}
-	if (unlink(addr->sun_path) < 0 && errno != ENOENT) {
-		err = errno;
-		LOG(ERR, "removing stale socket %s: %s", addr->sun_path, strerror(err));
-		return -err;
-	}
-	LOG(INFO, "removed stale socket %s", addr->sun_path);
-	return 0;
-}
-
-static int sock_path_check(const char *path, struct sockaddr_un *addr) {
-	if (path[0] == '\0' || path[0] == '@') {
-		LOG(ERR, "socket path '%s': abstract or empty paths are not allowed", path);
-		return -EINVAL;
-	}
-	if (strlen(path) >= sizeof(addr->sun_path)) {
-		LOG(ERR,
-		    "socket path '%s' is longer than %zu bytes",
-		    path,
-		    sizeof(addr->sun_path) - 1);
-		return -EINVAL;
-	}
-	memset(addr, 0, sizeof(*addr));
-	addr->sun_family = AF_UNIX;
-	memcpy(addr->sun_path, path, strlen(path) + 1);
-	return 0;
-}
-
-// bind, chmod, chown, in that order: the socket accepts no connection
-// before listen(), so no client ever sees the umask's permissions.
-static int sock_bind(int fd, const struct sockaddr_un *addr, mode_t mode, gid_t gid) {
-	struct stat st;
-	int err;
-
-	if (bind(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0) {
-		err = errno;
-		LOG(ERR, "bind %s: %s", addr->sun_path, strerror(err));
-		return -err;
-	}
-	server.bound = true;
-	if (stat(addr->sun_path, &st) < 0) {
-		err = errno;
-		LOG(ERR, "stat %s: %s", addr->sun_path, strerror(err));
-		return -err;
-	}
-	server.dev = st.st_dev;
-	server.ino = st.st_ino;
-	if (chmod(addr->sun_path, mode) < 0) {
-		err = errno;
-		LOG(ERR, "chmod %s %04o: %s", addr->sun_path, (unsigned)mode, strerror(err));
-		return -err;
-	}
-	if (gid != (gid_t)-1 && chown(addr->sun_path, (uid_t)-1, gid) < 0) {
-		err = errno;
-		LOG(ERR, "chown %s to group %d: %s", addr->sun_path, (int)gid, strerror(err));
-		return -err;
-	}
-	return 0;
-}
-
-int sock_server_check(const char *path) {
-	struct sockaddr_un addr;
-	int ret;
-
-	ret = sock_path_check(path, &addr);
-	if (ret < 0)
-		return ret;
-	return sock_remove_stale(&addr);
-}
-
-int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid_t gid) {
-	struct sockaddr_un addr;
-	int fd, ret;
-
-	ret = sock_path_check(path, &addr);
-	if (ret < 0)
-		return ret;
-	// Again, after main()'s sock_server_check(): another daemon may have
-	// bound path during our EAL init.
-	ret = sock_remove_stale(&addr);
-	if (ret < 0)
-		return ret;
-	server.base = base;
-	memcpy(server.path, addr.sun_path, sizeof(server.path));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		ret = -errno;
-		LOG(ERR, "socket: %s", strerror(errno));
-		return ret;
-	}
-	ret = sock_bind(fd, &addr, mode, gid);
-	if (ret < 0)
-		goto fail;
-	if (listen(fd, SOMAXCONN) < 0) {
-		ret = -errno;
-		LOG(ERR, "listen %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	server.accept_retry = evtimer_new(base, sock_on_accept_retry, NULL);
-	server.refused_log_timer = evtimer_new(base, refused_log_on_timer, NULL);
-	if (server.accept_retry == NULL || server.refused_log_timer == NULL) {
-		ret = -ENOMEM;
-		LOG(ERR, "out of memory");
-		goto fail;
-	}
-	// Backlog 0: the socket is listening already.
-	server.listener = evconnlistener_new(
-		base,
-		sock_on_accept,
-		NULL,
-		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-		0,
-		fd
-	);
-	if (server.listener == NULL) {
-		ret = -ENOMEM;
-		LOG(ERR, "out of memory");
-		goto fail;
-	}
-	evconnlistener_set_error_cb(server.listener, sock_on_accept_error);
-	LOG(INFO, "listening on %s, mode %04o", path, (unsigned)mode);
-	return 0;
-fail:
-	close(fd);
-	sock_server_fini();
-	return ret;
-}
-
-void sock_server_fini(void) {
-	struct stat st;
+void conns_close(const char *reason) {
 	struct conn *conn;
 
-	if (server.listener != NULL) {
-		evconnlistener_free(server.listener);
-		server.listener = NULL;
-	}
-	if (server.accept_retry != NULL) {
-		event_free(server.accept_retry);
-		server.accept_retry = NULL;
-	}
-	while ((conn = TAILQ_FIRST(&server.conns)) != NULL)
-		conn_close(conn, "daemon shutting down");
-	while (!LIST_EMPTY(&server.refusals))
-		refusal_free(LIST_FIRST(&server.refusals));
-	if (server.refused_log_timer != NULL) {
-		refused_log_flush(true);
-		event_free(server.refused_log_timer);
-		server.refused_log_timer = NULL;
-	}
-	// Leave the file alone if another daemon replaced it meanwhile.
-	if (server.bound && stat(server.path, &st) == 0 && st.st_dev == server.dev &&
-	    st.st_ino == server.ino)
-		unlink(server.path);
-	server.bound = false;
+	while ((conn = TAILQ_FIRST(&conns)) != NULL)
+		conn_close(conn, "%s", reason);
 }
 
 unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
@@ -1506,8 +748,8 @@ unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
 	uint64_t now;
 
 	now = server_monotonic_ns();
-	pthread_mutex_lock(&server.conns_lock);
-	TAILQ_FOREACH (conn, &server.conns, next) {
+	pthread_mutex_lock(&conns_lock);
+	TAILQ_FOREACH (conn, &conns, next) {
 		counters.requests = __atomic_load_n(&conn->counters.requests, __ATOMIC_RELAXED);
 		counters.req_bytes = __atomic_load_n(&conn->counters.req_bytes, __ATOMIC_RELAXED);
 		counters.responses = __atomic_load_n(&conn->counters.responses, __ATOMIC_RELAXED);
@@ -1515,6 +757,6 @@ unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {
 		fn(&conn->ctx, !conn->lease_ended, &counters, now - conn->accepted_ns, arg);
 		n++;
 	}
-	pthread_mutex_unlock(&server.conns_lock);
+	pthread_mutex_unlock(&conns_lock);
 	return n;
 }
