@@ -10,9 +10,9 @@
 // writes on a real accepted Unix socket, in a libevent loop), the responses
 // and events of server/sock_transport.c, header checks
 // and dispatch (server/api.c), and every handler (server/handlers_*.c, the
-// event requests of server/handlers_event.c among them, the channel handlers of
-// server/channel.c: attach, stats, channel list, with a poller running, and
-// shmchand's own main/handlers_info.c). EAL runs without hugepages and without shared files, so
+// event requests of server/handlers_event.c among them, the channel handlers:
+// attach (server/channel.c), stats and channel list (server/channel_stats.c),
+// with a poller running, and shmchand's own main/handlers_info.c). EAL runs without hugepages and without shared files, so
 // attach creates memfd channels; the descriptors it passes are received and closed here.
 //
 // The harness reads every response the daemon writes and checks its framing
