@@ -225,8 +225,8 @@ GOAL_TRIES=${BENCH_GOAL_TRIES:-3}
 RETRY_S=${BENCH_RETRY_S:-40}
 python3 smoke/bench_rounds.py budget "$results" "$RETRY_S"
 # The goals of a round, each "NAME|REF_BENCH ARGS|PING2_PERF ARGS".
-goal_specs=("rtt|cacheline|-d 1 -z 64" "stream|-z 64 ring-stream|-d 32 -z 64"
-	"echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
+goal_specs=("rtt|cacheline|-d 1 -z 64" "ring|-z 64 ring-pingpong|-d 1 -z 64"
+	"stream|-z 64 ring-stream|-d 32 -z 64" "echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
 GOAL_ROUNDS=3
 
 # judge KIND NAME TRY SECONDS A B: bench_rounds.py's word after try TRY of

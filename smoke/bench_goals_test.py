@@ -3,7 +3,7 @@
 #
 # The verdicts of make bench's report: a goal's verdict against its target,
 # the median of the steady rounds, the busy round trip against the ring
-# ping-pong measured before each round, and the occasional calls' goal, its
+# ping-pong measured around each of its rounds, and the occasional calls' goal, its
 # stretch and its table.
 
 import unittest
@@ -62,30 +62,29 @@ class GoalTest(unittest.TestCase):
 
 
 class RingGoalTest(unittest.TestCase):
-    def test_each_round_over_the_ring_measured_before_it(self):
-        # Round trips of 300, 250 and 1000 ns (the last round's references
-        # moved) over rings of 200, 250 and 500 ns: 1.5, 1.0 and 2.0, the
-        # last left out.
-        res = FakeResults({"ring-pingpong-z64": {"ns_per_op": 200.0},
-                           "ring-pingpong-z64-mid": {"ns_per_op": 250.0},
-                           "ring-pingpong-z64-end": {"ns_per_op": 500.0}})
-        rounds = [rtt_round("rtt-r1", 1e9 / 300), rtt_round("rtt-r2", 1e9 / 250),
-                  rtt_round("rtt-r3", 1e6, stable=False)]
+    def test_each_round_beside_its_own_ring(self):
+        # Round trips of 300, 250 and 1000 ns over rings of 200, 250 and 500
+        # ns measured around each (the last round's references moved): 1.5,
+        # 1.0 and 2.0, the last left out.
+        rounds = [dict(rtt_round("ring-r1", 1e9 / 300), ref_ns=200.0),
+                  dict(rtt_round("ring-r2", 1e9 / 250), ref_ns=250.0),
+                  dict(rtt_round("ring-r3", 1e6, stable=False), ref_ns=500.0)]
         g = Goals()
-        bench_goals.ring_goal(res, g, rounds, None, 2.5)
+        bench_goals.ring_goal(FakeResults({}), g, rounds, None, 2.5)
         (goal,) = g.goals
         self.assertEqual(goal["goal"], "shm ping2 busy round trip / raw rte_ring ping-pong")
         self.assertAlmostEqual(goal["measured"], 1.25)
         self.assertEqual((goal["target"], goal["met"]), (1.2, False))
-        self.assertIn("1.50 (300 ns / 200 ns)", goal["detail"])
-        self.assertIn("2.00 (1000 ns / 500 ns; cache-line references moved)", goal["detail"])
+        self.assertIn("1.50 (300 ns / 200;", goal["detail"])
+        self.assertIn("2.00 (1000 ns / 500; reference 100 ns before, 100 ns after; "
+                      "**references moved**", goal["detail"])
         self.assertTrue(goal["detail"].endswith("the cache-line ratio beside it: 2.50"))
-        # The rounds are the round-trip goal's: listed once, by that goal.
-        self.assertEqual(g.rounds, [])
+        # Its rounds go to the noise table.
+        self.assertEqual(g.rounds, rounds)
 
-    def test_no_ring_reference_no_goal(self):
+    def test_no_ring_no_goal(self):
         g = Goals()
-        bench_goals.ring_goal(FakeResults({}), g, [rtt_round("rtt-r1", 1e6)], None, None)
+        bench_goals.ring_goal(FakeResults({}), g, [], None, None)
         self.assertEqual(g.goals, [])
 
 

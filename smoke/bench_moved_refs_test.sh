@@ -66,9 +66,9 @@ def expect(cond, what):
     if not cond:
         print(what, json.dumps(rounds, indent=1), file=sys.stderr)
         sys.exit(1)
-expect(set(rounds) == {f"{g}-r{i}" for g in ("rtt", "stream", "echo", "shared-default")
+expect(set(rounds) == {f"{g}-r{i}" for g in ("rtt", "ring", "stream", "echo", "shared-default")
                        for i in (1, 2, 3)},
-       "not the 9 goal rounds and the 3 shared-CPU rounds")
+       "not the 12 goal rounds and the 3 shared-CPU rounds")
 for i in (1, 2, 3):
     sh = rounds[f"shared-default-r{i}"]
     expect(sh["steady"] and sh["tries"] == 1, f"shared-default-r{i}: retried though steady")
@@ -78,8 +78,9 @@ expect(r1["steady"] and r1["tries"] == 2 and r1["spreads"][0] == 0.5 and r1["spr
 for i in (1, 2, 3):
     st = rounds[f"stream-r{i}"]
     expect(not st["steady"] and st["spread"] == 0.5, f"stream-r{i}: not kept as moved")
-    expect(rounds[f"echo-r{i}"]["steady"] and rounds[f"echo-r{i}"]["tries"] == 1,
-           f"echo-r{i}: retried though steady")
+    for steady in ("echo", "ring"):
+        expect(rounds[f"{steady}-r{i}"]["steady"] and rounds[f"{steady}-r{i}"]["tries"] == 1,
+               f"{steady}-r{i}: retried though steady")
 expect(all(rounds[f"stream-r{i}"]["tries"] == 3 and rounds[f"stream-r{i}"]["stopped"] == "max-tries"
            for i in (1, 2, 3)), "stream rounds: not tried 3 times")
 goals = {g["goal"]: g for g in s["goals"]}
