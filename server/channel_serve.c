@@ -159,6 +159,25 @@ static int backlog_push(
 	return 0;
 }
 
+// Poller: whether a message held back (a backlogged response, a queued
+// event) went into the ring, given what shmchan_server_enqueue() returned.
+// A full ring counts one overflow per message, however many passes retry it
+// (*refused remembers that it was counted); any other error is the client's
+// corrupt ring, and faults the channel.
+static bool held_back_enqueued(struct channel *ch, int ret, bool *refused) {
+	if (ret == -ENOBUFS) {
+		if (!*refused)
+			shmchan_server_count_overflow(ch->server);
+		*refused = true;
+		return false;
+	}
+	if (ret < 0) {
+		channel_fault(ch, FAULT_CORRUPT, "corrupt response ring", shmchan_last_error());
+		return false;
+	}
+	return true;
+}
+
 // Poller: move backlogged responses into the ring while there is room.
 // Returns the number moved. The caller flushes (shmchan_server_flush).
 static unsigned backlog_flush(struct channel *ch) {
@@ -174,22 +193,8 @@ static unsigned backlog_flush(struct channel *ch) {
 			m->payload,
 			m->hdr.payload_len
 		);
-		if (ret == -ENOBUFS) {
-			// Counted once, however many passes retry it.
-			if (!m->refused)
-				shmchan_server_count_overflow(ch->server);
-			m->refused = true;
+		if (!held_back_enqueued(ch, ret, &m->refused))
 			break;
-		}
-		if (ret < 0) {
-			channel_fault(
-				ch,
-				FAULT_CORRUPT,
-				"corrupt response ring",
-				shmchan_last_error()
-			);
-			break;
-		}
 		ch->backlog_head = m->next;
 		ch->backlog_bytes -= sizeof(*m) + m->hdr.payload_len;
 		free(m);
@@ -293,22 +298,8 @@ static unsigned channel_events_flush(struct channel *ch) {
 			bytes + sizeof(struct gr_api_response),
 			len - sizeof(struct gr_api_response)
 		);
-		if (ret == -ENOBUFS) {
-			// Counted once, however many passes retry it.
-			if (!ch->event_held_back)
-				shmchan_server_count_overflow(ch->server);
-			ch->event_held_back = true;
+		if (!held_back_enqueued(ch, ret, &ch->event_held_back))
 			break;
-		}
-		if (ret < 0) {
-			channel_fault(
-				ch,
-				FAULT_CORRUPT,
-				"corrupt response ring",
-				shmchan_last_error()
-			);
-			break;
-		}
 		event_sub_pop(sub);
 		ch->event_held_back = false;
 		moved++;
