@@ -220,7 +220,7 @@ struct gr_api_client {
 	uint32_t chan_backing; // its GR_SHM_BACKING_*, 0 on the socket
 };
 
-// ---- client.c ----
+// ---- connect.c ----
 
 // Transport to use: opts->transport unless it is GR_API_TRANSPORT_AUTO, else
 // env (the value of GR_API_TRANSPORT: "auto", "shm", "socket"; NULL or ""
@@ -236,6 +236,8 @@ int client_transport_choose(
 // GR_API_CLIENT_TIMEOUT_MS_DEFAULT. opts may be NULL. Returns 0 with *ms
 // (> 0 or GR_API_TIMEOUT_NONE), or -EINVAL for a bad value.
 int client_timeout_choose(const struct gr_api_client_opts *opts, const char *env, int *ms);
+
+// ---- client.c ----
 
 // Build a handle over sock, an already connected socket, on the socket
 // transport, without saying hello, with no timeout. Takes ownership of sock
