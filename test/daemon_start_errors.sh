@@ -62,7 +62,8 @@ expect_refused "--pollers needs a value" -- -s "$SHMT_TMPDIR/x.sock" --pollers
 as_user=()
 if [ "$(id -u)" = 0 ]; then
 	if uid=$(id -u "$NONROOT_USER" 2>/dev/null) && gid=$(id -g "$NONROOT_USER") &&
-		setpriv --reuid="$uid" --regid="$gid" --clear-groups -- test -x "$SHMT_DAEMON"; then
+		setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$SHMT_DAEMON" --version \
+			>/dev/null 2>&1; then
 		as_user=(setpriv --reuid="$uid" --regid="$gid" --clear-groups)
 	else
 		echo "left out: the unwritable folder, which needs a user other than root who can" \
