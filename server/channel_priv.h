@@ -17,9 +17,14 @@
 #include <gr_shm.h>
 #include <shmchan.h>
 
-// The list and rcu_head types alone: each file includes <urcu.h> itself,
-// after URCU_INLINE_SMALL_FUNCTIONS (channel_serve.c).
-#include <urcu/call-rcu.h>
+// The flavor's API (call_rcu(), rcu_barrier(), the rcu_head type), with its
+// small functions inline, as channel_serve.c wants them on the poller's
+// path: a file that calls call_rcu() must see the flavor's declarations, and
+// <urcu/call-rcu.h> alone, included before them, would hide them.
+#ifndef URCU_INLINE_SMALL_FUNCTIONS
+#define URCU_INLINE_SMALL_FUNCTIONS
+#endif
+#include <urcu.h>
 #include <urcu/list.h>
 
 #include <stdatomic.h>
