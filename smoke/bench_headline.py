@@ -9,15 +9,14 @@
 # run). The README's first table is this one.
 
 from bench_format import fmt_gap, fmt_ns, fmt_rate
+from bench_results import GAP_CLIENTS
 
 # The gap of silence the headline quotes: a controller's call every few tens
 # of milliseconds is the common case.
 HEADLINE_GAP_MS = 20
-# python/bench.py's keys of the calls one right after the other, per row:
-# (label, shm key, socket key).
-BUSY_ROWS = (("C (ping2_perf)", "c", "c_socket"), ("Python (shmchan)", "shm", "socket"))
-# The occasional calls' client keys (bench_results.GAP_CLIENTS), per row.
-GAP_ROWS = (("C (ping2_perf)", "c"), ("Python (shmchan)", "python"))
+# python/bench.py's keys of the calls one right after the other, (shm,
+# socket), for each client of the occasional calls (GAP_CLIENTS).
+BUSY_KEYS = {"c": ("c", "c_socket"), "python": ("shm", "socket")}
 
 
 def busy_cell(r):
@@ -29,11 +28,12 @@ def rows(headline, occasional_rows):
     """[(what, shm text, socket text, socket / shm)]: the rows measured."""
     out = []
     if headline is not None:
-        for label, shm, sock in BUSY_ROWS:
+        for key, label in GAP_CLIENTS:
+            shm, sock = BUSY_KEYS[key]
             s, o = headline[shm], headline[sock]
             out.append((f"{label}, one call right after the other: round trip (calls/s)",
                         busy_cell(s), busy_cell(o), s["calls_per_s"] / o["calls_per_s"]))
-    for label, key in GAP_ROWS:
+    for key, label in GAP_CLIENTS:
         for r in occasional_rows:
             if r["client"] == key and r["gap_ms"] == HEADLINE_GAP_MS:
                 out.append((f"{label}, one call after {fmt_gap(HEADLINE_GAP_MS)} of silence: "
