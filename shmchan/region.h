@@ -28,6 +28,7 @@
 #include <rte_ring_core.h>
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -179,3 +180,10 @@ int shmchan_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2,
 // Returns the length, -EMSGSIZE (over SHMCHAN_MSG_MAX) or -EINVAL (under
 // SHMCHAN_MSG_MIN). Both sides, any thread.
 long shmchan_msg_len(size_t hdr_len, size_t payload_len, const char *what);
+
+// The bounds shmchan_msg_len() checks, inline for the enqueues: a message
+// within them needs no call, and one outside calls it for its failure.
+static inline bool shmchan_msg_len_ok(size_t hdr_len, size_t payload_len) {
+	return hdr_len <= SHMCHAN_MSG_MAX && payload_len <= SHMCHAN_MSG_MAX - hdr_len &&
+	       hdr_len + payload_len >= SHMCHAN_MSG_MIN;
+}

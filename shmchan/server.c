@@ -420,10 +420,11 @@ int shmchan_server_enqueue(
 	long msg_len;
 	int ret;
 
-	msg_len = shmchan_msg_len(hdr_len, payload_len, "response");
-	if (msg_len < 0)
-		return (int)msg_len;
-	len = (size_t)msg_len;
+	if (!shmchan_msg_len_ok(hdr_len, payload_len)) {
+		msg_len = shmchan_msg_len(hdr_len, payload_len, "response");
+		return msg_len < 0 ? (int)msg_len : -EINVAL;
+	}
+	len = hdr_len + payload_len;
 	cells = SHMCHAN_MSG_CELLS(len);
 
 	// Room by the consumer tail read last time (checked then, and the

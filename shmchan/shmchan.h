@@ -356,6 +356,15 @@ int shmchan_client_recv_keyed(
 void shmchan_client_doorbell_arm(struct shmchan_client *);
 void shmchan_client_doorbell_disarm(struct shmchan_client *);
 bool shmchan_client_has_response(const struct shmchan_client *);
+
+// Spin on the response ring's producer index: up to polls looks, with a
+// pause between two, until a message is published. Returns the looks that
+// found nothing (polls when none came). Makes no system call and takes
+// nothing: the caller's receive does, and checks the lease and the frame.
+// A waiting loop's inner spin, as tight as a raw rte_ring consumer's, so that
+// a response is noticed within one look of its publication. Receiving
+// thread.
+unsigned shmchan_client_spin(const struct shmchan_client *, unsigned polls);
 int shmchan_client_resp_fd(const struct shmchan_client *);
 void shmchan_client_doorbell_drain(struct shmchan_client *);
 
