@@ -53,13 +53,10 @@ fail:
 
 static void abandoned_forget(struct gr_api_client *c, uint32_t id);
 
-long client_send_batch(
-	struct gr_api_client *c,
-	uint32_t type,
-	size_t len,
-	const void *data,
-	bool more
-) {
+// Inlined into the sends, as take() into the receives: a send is one
+// function down to the channel's enqueue.
+static inline __attribute__((always_inline)) long
+send_batch(struct gr_api_client *c, uint32_t type, size_t len, const void *data, bool more) {
 	if (len > GR_API_MAX_MSG_LEN || (data == NULL && len > 0))
 		return -EINVAL;
 	if (c->dead)
@@ -70,13 +67,15 @@ long client_send_batch(
 	// for tagged ones, on both transports, so that one handle gets both.
 	// A daemon that took one of Grout's API versions only, not ours, is no
 	// shmchand: it gets Grout's requests.
-	bool grout_daemon = c->api_version == GR_API_VERSION_GROUT_MAIN ||
-			    c->api_version == GR_API_VERSION_GROUT_0_17;
 	bool grout_event_req = false;
-	if (type == GR_EVENT_SUBSCRIBE && !grout_daemon)
-		type = GR_SHM_EVENT_SUBSCRIBE;
-	else if (type == GR_EVENT_SUBSCRIBE || type == GR_EVENT_UNSUBSCRIBE)
-		grout_event_req = grout_daemon;
+	if (type == GR_EVENT_SUBSCRIBE || type == GR_EVENT_UNSUBSCRIBE) {
+		bool grout_daemon = c->api_version == GR_API_VERSION_GROUT_MAIN ||
+				    c->api_version == GR_API_VERSION_GROUT_0_17;
+		if (type == GR_EVENT_SUBSCRIBE && !grout_daemon)
+			type = GR_SHM_EVENT_SUBSCRIBE;
+		else
+			grout_event_req = grout_daemon;
+	}
 
 	uint32_t id = c->next_id;
 	// Ids are never 0 (a response to id 0 is an event): skip it on wrap.
@@ -101,8 +100,18 @@ long client_send_batch(
 	return id;
 }
 
+long client_send_batch(
+	struct gr_api_client *c,
+	uint32_t type,
+	size_t len,
+	const void *data,
+	bool more
+) {
+	return send_batch(c, type, len, data, more);
+}
+
 long client_send(struct gr_api_client *c, uint32_t type, size_t len, const void *data) {
-	return client_send_batch(c, type, len, data, false);
+	return send_batch(c, type, len, data, false);
 }
 
 int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr) {
@@ -225,17 +234,26 @@ bool client_deadline_passed(struct gr_api_client *c, uint64_t now_ns) {
 	return now_ns >= c->deadline_ns;
 }
 
-int client_route(struct gr_api_client *c, const struct client_msg *msg, uint32_t want_id) {
+// A message other than the wanted response: queued (an event), dropped (a
+// late answer) or stashed. Returns 0 or -errno.
+static int route_other(struct gr_api_client *c, const struct client_msg *msg) {
 	if (msg->hdr.for_id == 0)
 		return client_event_queue(c, msg);
-	if (msg->hdr.for_id == want_id)
-		return 1;
 	if (c->n_abandoned > 0 && abandoned_has(c, msg->hdr.for_id))
 		return 0; // the late answer of a receive that timed out
 	return stash_put(c, msg);
 }
 
-int client_next_msg(
+int client_route(struct gr_api_client *c, const struct client_msg *msg, uint32_t want_id) {
+	if (msg->hdr.for_id == want_id && want_id != 0)
+		return 1;
+	return route_other(c, msg);
+}
+
+// Inlined into the receives (always_inline, as take() and recv_common()
+// below): a busy controller's receive is one function down to the channel's
+// wait, not a stack of calls each saving registers and copying the message.
+static inline __attribute__((always_inline)) int next_msg(
 	struct gr_api_client *c,
 	struct client_msg *msg,
 	bool wait,
@@ -246,6 +264,45 @@ int client_next_msg(
 	return client_sock_next_msg(c, msg, wait);
 }
 
+int client_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
+	return next_msg(c, msg, wait, into);
+}
+
+static inline __attribute__((always_inline)) int
+take(struct gr_api_client *c,
+     uint32_t for_id,
+     bool wait,
+     const struct client_into *into,
+     struct client_msg *msg,
+     struct client_stash_entry **entry) {
+	*entry = NULL;
+	if (c->dead)
+		return -ECONNRESET;
+	if (c->stash_n > 0) {
+		*entry = stash_take(c, for_id);
+		if (*entry != NULL) {
+			msg->hdr = (*entry)->hdr;
+			msg->payload = (*entry)->payload;
+			return 0;
+		}
+	}
+	for (;;) {
+		int ret = next_msg(c, msg, wait, into);
+		if (ret < 0)
+			return ret;
+		if (msg->hdr.for_id == for_id)
+			return 0;
+		ret = route_other(c, msg);
+		if (ret < 0)
+			return ret;
+	}
+}
+
 int client_take(
 	struct gr_api_client *c,
 	uint32_t for_id,
@@ -254,25 +311,7 @@ int client_take(
 	struct client_msg *msg,
 	struct client_stash_entry **entry
 ) {
-	*entry = NULL;
-	if (c->dead)
-		return -ECONNRESET;
-	*entry = stash_take(c, for_id);
-	if (*entry != NULL) {
-		msg->hdr = (*entry)->hdr;
-		msg->payload = (*entry)->payload;
-		return 0;
-	}
-	for (;;) {
-		int ret = client_next_msg(c, msg, wait, into);
-		if (ret < 0)
-			return ret;
-		ret = client_route(c, msg, for_id);
-		if (ret < 0)
-			return ret;
-		if (ret == 1)
-			return 0;
-	}
+	return take(c, for_id, wait, into, msg, entry);
 }
 
 GR_API_EXPORT int gr_api_client_disconnect(struct gr_api_client *c) {
@@ -294,7 +333,7 @@ GR_API_EXPORT int gr_api_client_disconnect(struct gr_api_client *c) {
 	return 0;
 }
 
-static long send_common(
+static inline __attribute__((always_inline)) long send_common(
 	struct gr_api_client *c,
 	uint32_t req_type,
 	size_t tx_len,
@@ -306,7 +345,7 @@ static long send_common(
 		return -1;
 	}
 	client_call_start(c);
-	long id = client_send_batch(c, req_type, tx_len, tx_data, more);
+	long id = send_batch(c, req_type, tx_len, tx_data, more);
 	if (id < 0) {
 		errno = (int)-id;
 		return -1;
@@ -388,7 +427,7 @@ GR_API_EXPORT int gr_api_client_flush(struct gr_api_client *c) {
 }
 
 // Without wait, take for_id's response only if it is there.
-int client_recv_common(
+static inline __attribute__((always_inline)) int recv_common(
 	struct gr_api_client *c,
 	uint32_t for_id,
 	bool wait,
@@ -401,7 +440,7 @@ int client_recv_common(
 		return -EINVAL;
 	if (c->n_abandoned > 0 && abandoned_has(c, for_id))
 		return -ECANCELED;
-	int ret = client_take(c, for_id, wait, into, msg, entry);
+	int ret = take(c, for_id, wait, into, msg, entry);
 	if (ret == -ETIMEDOUT)
 		abandoned_add(c, for_id);
 	if (ret < 0)
@@ -414,13 +453,24 @@ int client_recv_common(
 	return 0;
 }
 
+int client_recv_common(
+	struct gr_api_client *c,
+	uint32_t for_id,
+	bool wait,
+	const struct client_into *into,
+	struct client_msg *msg,
+	struct client_stash_entry **entry
+) {
+	return recv_common(c, for_id, wait, into, msg, entry);
+}
+
 // gr_api_client_recv_len() and gr_api_client_try_recv().
 static long recv_alloc(struct gr_api_client *c, uint32_t for_id, bool wait, void **rx_data) {
 	struct client_stash_entry *entry;
 	struct client_msg msg;
 	if (rx_data != NULL)
 		*rx_data = NULL;
-	int ret = client_recv_common(c, for_id, wait, NULL, &msg, &entry);
+	int ret = recv_common(c, for_id, wait, NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 
@@ -452,7 +502,7 @@ recv_copy(struct gr_api_client *c, uint32_t for_id, bool wait, void *buf, size_t
 	const struct client_into into = {.for_id = for_id, .buf = buf, .len = buf_len};
 	struct client_stash_entry *entry;
 	struct client_msg msg;
-	int ret = client_recv_common(c, for_id, wait, buf != NULL ? &into : NULL, &msg, &entry);
+	int ret = recv_common(c, for_id, wait, buf != NULL ? &into : NULL, &msg, &entry);
 	if (ret < 0)
 		goto fail;
 

@@ -64,7 +64,8 @@ enum shm_wait {
 // Spin state of one wait: starts when the ring is first found empty.
 struct shm_spin {
 	unsigned polls; // empty polls so far
-	uint64_t start_ns;
+	unsigned next_clock; // polls at the next clock read; 0 until the first
+	uint64_t start_ns; // the first clock read
 	uint64_t lease_ns; // last lease check (or start)
 	uint64_t now_ns; // last clock read (or start)
 };
@@ -87,21 +88,25 @@ static int shm_lease_check(struct gr_api_client *c) {
 	return -ECONNRESET;
 }
 
-// Called after each empty poll of a wait. Returns an enum shm_wait or -errno.
-// The clock is first read after SHM_CLOCK_EVERY polls, not at the first
-// one: most waits of a busy channel end sooner, and a clock read (25-35 ns)
-// at the start of every wait would delay noticing the response. The budget
-// thus counts from there, and so does the call's deadline if it has not
-// started: -ETIMEDOUT once it passed.
-static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
+// Called after each empty poll of a wait; spins before it returns. A wait
+// for a response (responses) spins on the response ring's index for up to
+// SHM_CLOCK_EVERY polls (shmchan_client_spin(): one load and a pause each,
+// so that the response is noticed as soon as it is published); a wait for
+// room in the request ring pauses once, and its caller tries again. Returns
+// an enum shm_wait or -errno. The clock is first read after SHM_CLOCK_EVERY
+// polls, not at the first one: most waits of a busy channel end sooner, and
+// a clock read (25-35 ns) at the start of every wait would delay noticing
+// the response. The budget thus counts from there, and so does the call's
+// deadline if it has not started: -ETIMEDOUT once it passed.
+static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses) {
 	if (c->spin.budget_ns == 0)
 		return SHM_WAIT_SLEEP;
-	if (s->polls % SHM_CLOCK_EVERY == 0 && s->polls > 0) {
+	if (s->polls >= SHM_CLOCK_EVERY && s->polls >= s->next_clock) {
 		uint64_t now = client_clock_ns();
 		if (client_deadline_passed(c, now))
 			return -ETIMEDOUT;
 		s->now_ns = now;
-		if (s->polls == SHM_CLOCK_EVERY) {
+		if (s->next_clock == 0) {
 			s->start_ns = now;
 			s->lease_ns = now;
 		} else if (now - s->start_ns >= c->spin.budget_ns) {
@@ -112,15 +117,20 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s) {
 			if (ret != SHM_WAIT_POLL)
 				return ret;
 		}
+		s->next_clock = s->polls + SHM_CLOCK_EVERY;
 	}
-	s->polls++;
-	rte_pause();
+	if (responses) {
+		s->polls += shmchan_client_spin(c->chan, SHM_CLOCK_EVERY);
+	} else {
+		s->polls++;
+		rte_pause();
+	}
 	return SHM_WAIT_POLL;
 }
 
 // How long the spin of s lasted by its last clock read: 0 when it read none.
 static uint64_t shm_spun_ns(const struct shm_spin *s) {
-	return s->polls > SHM_CLOCK_EVERY ? s->now_ns - s->start_ns : 0;
+	return s->next_clock != 0 ? s->now_ns - s->start_ns : 0;
 }
 
 // The spin of s caught what the wait waited for: tell the budget how long
@@ -128,7 +138,7 @@ static uint64_t shm_spun_ns(const struct shm_spin *s) {
 // polls: a sample of 0, and no clock read on the busy channel's path.
 static void shm_spin_caught(struct gr_api_client *c, const struct shm_spin *s) {
 	uint64_t wait_ns = 0;
-	if (s->polls > SHM_CLOCK_EVERY)
+	if (s->next_clock != 0)
 		wait_ns = client_clock_ns() - s->start_ns;
 	client_spin_caught(&c->spin, wait_ns);
 }
@@ -298,7 +308,7 @@ int client_shm_next_msg(
 		}
 		if (!wait)
 			return -EAGAIN;
-		int ret = shm_spin(c, &spin);
+		int ret = shm_spin(c, &spin, true);
 		if (ret == SHM_WAIT_SLEEP) {
 			uint64_t slept_ns;
 			ret = shm_sleep(c, 0, &slept_ns);
@@ -379,6 +389,24 @@ int client_shm_poll_done(struct gr_api_client *c) {
 	return ret < 0 ? ret : 0;
 }
 
+// One try at sending a request on the channel, and its flush unless more.
+// Returns 0, -ENOBUFS (the request ring is full) or -errno (the handle is
+// dead: the daemon detached the channel, or its index is corrupt).
+static inline int shm_enqueue(
+	struct gr_api_client *c,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len,
+	bool more
+) {
+	int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
+	if (ret == 0 && !more)
+		shmchan_client_flush(c->chan);
+	if (ret == -ECONNRESET || ret == -EBADMSG)
+		c->dead = true;
+	return ret;
+}
+
 // Move every response waiting in the response ring to the stash. Returns
 // how many, or -errno.
 static int shm_drain(struct gr_api_client *c) {
@@ -395,7 +423,10 @@ static int shm_drain(struct gr_api_client *c) {
 	return taken;
 }
 
-int client_shm_send(
+// client_shm_send() when the request ring is full: wait for room (or the
+// channel's end). Kept out of the send's fast path, which is one enqueue and
+// one flush.
+static __attribute__((noinline)) int shm_send_wait(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
 	const void *payload,
@@ -406,12 +437,7 @@ int client_shm_send(
 	struct client_msg msg;
 	bool waiting = false;
 	for (;;) {
-		int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
-		if (ret == 0 && !more)
-			shmchan_client_flush(c->chan);
-		// The daemon detached the channel, or its index is corrupt.
-		if (ret == -ECONNRESET || ret == -EBADMSG)
-			c->dead = true;
+		int ret = shm_enqueue(c, hdr, payload, len, more);
 		if (ret != -ENOBUFS)
 			return ret;
 		// The daemon stops reading requests while our response ring is
@@ -429,7 +455,7 @@ int client_shm_send(
 			shm_wait_start(c);
 			waiting = true;
 		}
-		ret = shm_spin(c, &spin);
+		ret = shm_spin(c, &spin, false);
 		if (ret == SHM_WAIT_SLEEP) {
 			// The daemon rings when it frees room in the request ring.
 			// A wait for room teaches the budget nothing about round
@@ -448,6 +474,19 @@ int client_shm_send(
 		if (ret < 0)
 			return ret;
 	}
+}
+
+int client_shm_send(
+	struct gr_api_client *c,
+	const struct gr_api_request *hdr,
+	const void *payload,
+	size_t len,
+	bool more
+) {
+	int ret = shm_enqueue(c, hdr, payload, len, more);
+	if (ret != -ENOBUFS)
+		return ret;
+	return shm_send_wait(c, hdr, payload, len, more);
 }
 
 // Fail an attach: close the received descriptors, say why.
