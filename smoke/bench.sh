@@ -59,6 +59,15 @@ if [ -n "${BENCH_SETSID:-}" ]; then
 	echo "$AUTOGROUP_NICE" >/proc/self/autogroup ||
 		echo "bench: cannot set the autogroup's nice value (root only)" >&2
 fi
+# ping2_perf counts each cell's system calls with the raw_syscalls tracepoint,
+# which needs tracefs: a freshly booted machine may not have it mounted.
+# As root, mount it where the kernel expects it; without it the cells show
+# no counts and the busy channel's goal rests on the strace runs alone.
+TRACEFS=/sys/kernel/tracing
+if [ ! -d "$TRACEFS/events" ] && [ "$(id -u)" = 0 ]; then
+	mount -t tracefs nodev "$TRACEFS" 2>/dev/null ||
+		echo "bench: cannot mount tracefs on $TRACEFS: no per-cell system-call counts" >&2
+fi
 builddir=$(cd "$1" && pwd)
 cd "$(dirname "$0")/.."
 srcdir=$(pwd)
