@@ -283,13 +283,11 @@ take(struct gr_api_client *c,
 	*entry = NULL;
 	if (c->dead)
 		return -ECONNRESET;
-	if (c->stash_n > 0) {
-		*entry = stash_take(c, for_id);
-		if (*entry != NULL) {
-			msg->hdr = (*entry)->hdr;
-			msg->payload = (*entry)->payload;
-			return 0;
-		}
+	*entry = stash_take(c, for_id);
+	if (*entry != NULL) {
+		msg->hdr = (*entry)->hdr;
+		msg->payload = (*entry)->payload;
+		return 0;
 	}
 	for (;;) {
 		int ret = next_msg(c, msg, wait, into);

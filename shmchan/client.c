@@ -574,7 +574,7 @@ int shmchan_client_recv_keyed(
 		const uint8_t *frame = r->cells + (size_t)idx * SHMCHAN_CELL_SIZE;
 
 		memcpy(hdr, frame + SHMCHAN_FRAME_HDR, SHMCHAN_MSG_MIN);
-		memcpy(&first, frame + SHMCHAN_FRAME_HDR, sizeof(first));
+		memcpy(&first, hdr, sizeof(first));
 		*to_payload = first == key && rest <= payload_len;
 		memcpy(*to_payload ? payload : stage, frame + SHMCHAN_CELL_SIZE, rest);
 	} else {
@@ -630,11 +630,10 @@ unsigned shmchan_client_spin(const struct shmchan_client *c, unsigned polls) {
 	const struct client_ring *r = &c->resp;
 	unsigned empty = 0;
 
-	// Messages up to the index read last are not taken yet.
-	if (r->peer != r->pos)
-		return 0;
-	// Relaxed: the receive that follows loads the index again with
-	// acquire before it reads a cell.
+	// The index only moves forward from the one read last: messages known
+	// and not taken yet end the spin at its first look. Relaxed: the
+	// receive that follows loads the index again with acquire before it
+	// reads a cell.
 	while (__atomic_load_n(&r->shared->prod.tail, __ATOMIC_RELAXED) == r->pos) {
 		if (++empty == polls)
 			break;
