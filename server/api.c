@@ -42,8 +42,12 @@ static struct {
 	bool own;
 } registered[GR_API_SERVER_HANDLERS_MAX];
 static unsigned n_handlers;
-// The client pid of the request whose handler this thread runs.
-static __thread pid_t current_pid;
+// The client pid of the request whose handler this thread runs. Set and
+// cleared around every handler: initial-exec, a load and a store relative to
+// the thread pointer, where the default model of a shared library calls
+// __tls_get_addr() each time (4 bytes of the static TLS reserve that the
+// loader keeps for libraries, whether linked or opened with dlopen()).
+static __thread pid_t current_pid __attribute__((tls_model("initial-exec")));
 
 // The first registration from a constructor that failed (GR_API_HANDLER),
 // for gr_api_server_start() to report, and how many did.
@@ -206,12 +210,6 @@ pid_t api_current_pid(void) {
 
 unsigned api_handler_count(void) {
 	return n_handlers;
-}
-
-int api_check_header(const struct gr_api_request *req) {
-	if (req->payload_len > GR_API_MAX_MSG_LEN)
-		return -EMSGSIZE;
-	return 0;
 }
 
 // Send one response. Caller holds handler_lock.

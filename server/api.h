@@ -13,6 +13,7 @@
 
 #include <gr_api.h>
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -159,8 +160,13 @@ int api_ctor_error(void);
 
 // Check a request header before its payload is read. Returns 0, or
 // -EMSGSIZE if payload_len exceeds GR_API_MAX_MSG_LEN: the caller answers
-// with api_reject() and closes that client.
-int api_check_header(const struct gr_api_request *);
+// with api_reject() and closes that client. Inline: every request of
+// either transport passes here.
+static inline int api_check_header(const struct gr_api_request *req) {
+	if (req->payload_len > GR_API_MAX_MSG_LEN)
+		return -EMSGSIZE;
+	return 0;
+}
 
 // Dispatch one whole request (payload copied out of any shared memory by
 // the caller). Enforces hello-first, version check (EBADMSG), unknown type
