@@ -278,12 +278,23 @@ goal_triple() {
 	done
 }
 
+# goal_beside N: the ring goal's value, pair by pair (--beside-ring: blocks
+# of each alternated, so that a pair rides one placement of the vCPUs).
+BESIDE_S=${BENCH_BESIDE_S:-3}
+goal_beside() {
+	progress "goal beside-r$1"
+	run_tool "ping2_perf --beside-ring (goal beside-r$1)" "$results/goal-beside-r$1.json" \
+		"$perf" -s "$SHMT_SOCK" --beside-ring "$BESIDE_S" -w "$WARMUP" -q --json
+	check_output beside "$results/goal-beside-r$1.json" "ping2_perf --beside-ring (goal beside-r$1)"
+}
+
 # goal_round N: one round of every hardware-bound goal.
 goal_round() {
 	local spec
 	for spec in "${goal_specs[@]}"; do
 		goal_triple "$spec" "$1"
 	done
+	goal_beside "$1"
 }
 
 # ---- the matrix ----
@@ -300,10 +311,10 @@ matrix_cells=$((2 * ${#transports[@]} * ${#depths[@]} * ${#clients[@]} * ${#size
 # default poller nice value, SHARED_OFF_ROUNDS with --poller-nice off).
 shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
-# the goal triples, the matrix, the cell with both ends sleeping, the idle
+# the goal triples and pairs, the matrix, the cell with both ends sleeping, the idle
 # cost, the pinned cells, the idle channels, the occasional calls (C and
 # Python), the headline's calls, the two strace runs, the report.
-n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * ${#goal_specs[@]} +
+n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * (${#goal_specs[@]} + 1) +
 	matrix_cells + 1 + 1 + pinned_cells + shared_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
 	2 + 1 + 2 + 1))
 memzone_reason=

@@ -65,6 +65,10 @@ def _rate(v):
     return isinstance(v, dict) and _positive(v.get("calls_per_s"))
 
 
+def _side_ns(v):
+    return isinstance(v, dict) and all(_positive(v.get(k)) for k in ("p50", "min", "max"))
+
+
 def _gaps(v):
     return isinstance(v, list) and v != [] and all(
         isinstance(g, dict) and _positive(g.get("gap_ms")) and _positive(g.get("rounds"))
@@ -116,6 +120,15 @@ SCHEMAS = {
         ("socket", _rate, "calls_per_s above 0"),
         ("c", _rate, "calls_per_s above 0"),
         ("c_socket", _rate, "calls_per_s above 0"),
+    ],
+    "beside": [
+        ("mode", lambda v: v == "beside-ring", "'beside-ring'"),
+        ("pairs", _positive, "a number of pairs"),
+        ("ratio_p25", _positive, "a ratio above 0"),
+        ("ratio_p50", _positive, "a ratio above 0"),
+        ("ratio_p75", _positive, "a ratio above 0"),
+        ("ring_ns", _side_ns, "p50, min and max above 0"),
+        ("shm_ns", _side_ns, "p50, min and max above 0"),
     ],
     "gap": [
         ("mode", lambda v: v == "gap", "'gap'"),

@@ -70,7 +70,7 @@ class RingGoalTest(unittest.TestCase):
                   dict(rtt_round("ring-r2", 1e9 / 250), ref_ns=250.0),
                   dict(rtt_round("ring-r3", 1e6, stable=False), ref_ns=500.0)]
         g = Goals()
-        bench_goals.ring_goal(FakeResults({}), g, rounds, None, 2.5)
+        bench_goals.ring_goal(FakeResults({}), g, rounds, [], None, 2.5)
         (goal,) = g.goals
         self.assertEqual(goal["goal"], "shm ping2 busy round trip / raw rte_ring ping-pong")
         self.assertAlmostEqual(goal["measured"], 1.25)
@@ -82,9 +82,32 @@ class RingGoalTest(unittest.TestCase):
         # Its rounds go to the noise table.
         self.assertEqual(g.rounds, rounds)
 
+    def test_pairs_decide_and_the_triples_follow(self):
+        # Three rounds of alternated blocks, medians 1.1, 1.8 and 1.0: the
+        # goal is their median, 1.1, whatever the triples say (1.0); each
+        # round is told, then the triples, which still go to the noise table.
+        def beside(p50):
+            return {"pairs": 400, "ratio_p25": p50 - 0.1, "ratio_p50": p50,
+                    "ratio_p75": p50 + 0.1, "ring_ns": {"p50": 300.0, "min": 97.0, "max": 900.0},
+                    "shm_ns": {"p50": 330.0, "min": 176.0, "max": 990.0}}
+        rounds = [dict(rtt_round("ring-r1", 1e9 / 250), ref_ns=250.0)]
+        g = Goals()
+        bench_goals.ring_goal(FakeResults({}), g, rounds, [beside(1.1), beside(1.8), beside(1.0)],
+                              None, 2.5)
+        (goal,) = g.goals
+        self.assertAlmostEqual(goal["measured"], 1.1)
+        self.assertTrue(goal["met"])
+        self.assertTrue(goal["detail"].startswith("median of 3 rounds of blocks alternated"))
+        self.assertIn("1.80 over 400 pairs (p25 1.70, p75 1.90; ring p50 300 ns, 97 to 900; "
+                      "shm p50 330 ns, 176 to 990)", goal["detail"])
+        self.assertIn("the rounds of ring, cell, ring beside it: 1.00 (250 ns / 250;",
+                      goal["detail"])
+        self.assertTrue(goal["detail"].endswith("the cache-line ratio beside it: 2.50"))
+        self.assertEqual(g.rounds, rounds)
+
     def test_no_ring_no_goal(self):
         g = Goals()
-        bench_goals.ring_goal(FakeResults({}), g, [], None, None)
+        bench_goals.ring_goal(FakeResults({}), g, [], [], None, None)
         self.assertEqual(g.goals, [])
 
 

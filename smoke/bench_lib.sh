@@ -69,7 +69,7 @@ run_tool() {
 # operation, a cell's rate, the idle run's daemon CPU time, the occasional
 # calls' length, the headline's rounds.
 declare -A output_key=([ref]=ns_per_op [cell]=calls_per_s [idle]=daemon_cpu_ns [gap]=seconds
-	[headline]=rounds)
+	[headline]=rounds [beside]=ratio_p50)
 NUMBER_RE='-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
 
 # check_output KIND FILE WHAT: fail unless FILE is a JSON object with

@@ -192,6 +192,11 @@ class Results:
         return [t for t in (read_round(self.dir, f"{name}-r{i}", self.one_try, "goal-", fail)
                             for i in (1, 2, 3)) if t]
 
+    def beside_rounds(self):
+        # bench.sh goal_round's ping2_perf --beside-ring, one per round.
+        return [r for r in (self.load(f"goal-beside-r{i}.json", "beside") for i in (1, 2, 3))
+                if r]
+
     def shared_rounds(self, mode):
         # bench.sh shared_round: the chosen try of each round, as for a goal.
         return [t for t in (read_round(self.dir, f"shared-{mode}-r{r}", self.shared_try, "",

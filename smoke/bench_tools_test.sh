@@ -222,6 +222,23 @@ for bad in "--gap 1 -t shm" "--gap 1 -c 2" "--gap 1 -d 2" "--gap 1 -n 10" "--gap
 		shmt_fail "ping2_perf accepted $bad"
 	fi
 done
+# The busy round trip beside the raw ring: pairs of blocks, the ratios taken
+# pair by pair (so their median lies between the sides' extremes), at least
+# the fewest pairs however short the time.
+out=$("$perf" -s "$SHMT_SOCK" --beside-ring 0.05 -w 10 -q --json) ||
+	shmt_fail "ping2_perf --beside-ring failed"
+check "$out" "r['mode'] == 'beside-ring' and r['backing'] == 'memfd' and r['pairs'] >= 8 and \
+r['block_calls'] == 2000 and 0 < r['ratio_p25'] <= r['ratio_p50'] <= r['ratio_p75'] and \
+all(0 < r[k]['min'] <= r[k]['p50'] <= r[k]['max'] for k in ('ring_ns', 'shm_ns')) and \
+r['shm_ns']['min'] / r['ring_ns']['max'] <= r['ratio_p50'] <= r['shm_ns']['max'] / r['ring_ns']['min']" \
+	"ping2_perf --beside-ring: wrong pairs or ratios"
+for bad in "--beside-ring 1 -t socket" "--beside-ring 1 -d 2" "--beside-ring 1 -c 2" \
+	"--beside-ring 1 -T 1" "--beside-ring 1 --gap 1" "--beside-ring 0"; do
+	# shellcheck disable=SC2086 # bad is a list of words
+	if "$perf" -s "$SHMT_SOCK" $bad -q 2>/dev/null; then
+		shmt_fail "ping2_perf accepted $bad"
+	fi
+done
 if "$perf" -s "$SHMT_SOCK" -n 10 -T 1 -q 2>/dev/null; then
 	shmt_fail "ping2_perf accepted both -n and -T"
 fi

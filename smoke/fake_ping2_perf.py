@@ -24,7 +24,7 @@ import time
 
 # Options of ping2_perf that take a value.
 VALUED = {"-s", "-t", "-d", "-c", "-z", "-T", "-w", "-n", "--idle", "--idle-rounds", "--spin",
-          "--idle-channels", "--gap", "--gap-rounds", "--ping2-perf", "--rounds", "--seconds"}
+          "--idle-channels", "--gap", "--gap-rounds", "--beside-ring", "--ping2-perf", "--rounds", "--seconds"}
 # A rate for every cell: any positive value will do.
 CALLS_PER_S = 1e6
 # --gap: the round trips after every gap, shm and socket (ns): any positive
@@ -106,6 +106,13 @@ def main():
                 for ms in opts["--gap"].split(",")]
         print(json.dumps(dict(base, mode="gap", transport="shm+socket", spin_us=None, warmup=0,
                               seconds=1.0, gaps=gaps)))
+        return 0
+    if "--beside-ring" in opts:
+        print(json.dumps(dict(base, mode="beside-ring", warmup=0, seconds=1.0, pairs=400,
+                              block_calls=2000, block_warmup_us=500, ratio_p25=1.0,
+                              ratio_p50=1.1, ratio_p75=1.2,
+                              ring_ns={"p50": 300.0, "min": 100.0, "max": 900.0},
+                              shm_ns={"p50": 330.0, "min": 180.0, "max": 990.0})))
         return 0
     stamps = "--no-stamps" not in opts
     r = dict(base, mode="calls", count=int(CALLS_PER_S), seconds=1.0, calls_per_s=CALLS_PER_S,

@@ -26,6 +26,9 @@
 // socket connection in this process, alternated call by call, each call
 // after MS of silence.
 //
+// --beside-ring SECONDS measures the busy round trip beside the raw rte_ring
+// ping-pong instead: blocks of each alternated, the ratio taken pair by pair.
+//
 // With --secondary each client process initialises EAL as a DPDK secondary
 // of the daemon after it is forked (EAL cannot be shared across a fork), so
 // the client library gives it a memzone channel instead of a memfd one.
@@ -50,6 +53,17 @@ int main(int argc, char **argv) {
 			print_json_gaps(&o, &run);
 		else
 			print_human_gaps(&o, &run);
+		return EXIT_SUCCESS;
+	}
+
+	if (o.beside_seconds > 0) {
+		static struct beside_run run;
+
+		run_beside_ring(&o, &run);
+		if (o.json)
+			print_json_beside(&o, &run);
+		else
+			print_human_beside(&o, &run);
 		return EXIT_SUCCESS;
 	}
 

@@ -8,7 +8,8 @@
 // and adds their results up (ping2_perf_runner.c), the daemon asked and
 // sampled around a run (ping2_perf_daemon.c) with the CPU and system-call
 // accounting of processes (ping2_perf_accounting.c), the occasional calls
-// of --gap (ping2_perf_gap.c), and the output as JSON (ping2_perf_json.c)
+// of --gap (ping2_perf_gap.c), the busy round trip beside the raw ring of
+// --beside-ring (ping2_perf_beside.c), and the output as JSON (ping2_perf_json.c)
 // or text (ping2_perf_text.c). The latency histogram is ping2_perf_hist.h.
 // Every piece runs in one thread of its process; none is thread-safe.
 
@@ -55,6 +56,15 @@
 #define GAP_ROUNDS_MAX 200
 // Most --gap-rounds: a day of 1 s gaps is already past any use.
 #define MAX_GAP_ROUNDS 100000
+// --beside-ring: calls in each timed block (about a millisecond of busy round
+// trips), the untimed warm-up that starts every block (well past a spinning
+// daemon's budget, so that the other pair's spinner has gone to sleep), and
+// the bounds of the pairs of blocks (the fewest, whatever the seconds, and
+// the most, whatever the time left).
+#define BESIDE_BLOCK_CALLS 2000
+#define BESIDE_WARMUP_NS (500 * 1000ull)
+#define BESIDE_MIN_PAIRS 8
+#define BESIDE_MAX_PAIRS 100000
 // Length of the transport reason carried from a client to the parent: the
 // client library's longest reason names two EAL file prefixes.
 #define REASON_LEN 256
@@ -78,6 +88,9 @@ struct options {
 	unsigned n_gaps;
 	unsigned gaps_ms[MAX_GAPS];
 	unsigned gap_rounds;
+	// --beside-ring: the busy round trip and the raw ring ping-pong
+	// alternated block by block for this long instead (0: off).
+	double beside_seconds;
 	enum gr_api_transport transport;
 	unsigned depth;
 	size_t size;
@@ -348,14 +361,38 @@ struct gap_run {
 // any error (no shm channel included).
 void run_gaps(struct options *o, struct gap_run *run);
 
+// ---- ping2_perf_beside.c ----
+
+// --beside-ring: pairs of blocks, one of GR_PING2 calls over the channel and
+// one of raw rte_ring round trips, each BESIDE_BLOCK_CALLS long: the ratio of
+// each pair (channel ns / ring ns), and each side's ns per round trip, as
+// percentiles over the pairs.
+struct beside_run {
+	const char *backing; // of the shm connection
+	double seconds; // the measured phase
+	unsigned pairs;
+	double ratio_p25, ratio_p50, ratio_p75;
+	double ring_p50_ns, ring_min_ns, ring_max_ns;
+	double shm_p50_ns, shm_min_ns, shm_max_ns;
+};
+
+// --beside-ring: fork the ring's follower, connect on the channel, warm up,
+// then alternate the blocks (which goes first alternates too) until
+// o->beside_seconds have passed and at least BESIDE_MIN_PAIRS were made.
+// fail()s on any error (no shm channel included).
+void run_beside_ring(struct options *o, struct beside_run *run);
+
 // ---- ping2_perf_json.c, ping2_perf_text.c ----
 
-// One JSON object on stdout: a run of calls, of --idle, of --gap.
+// One JSON object on stdout: a run of calls, of --idle, of --gap, of
+// --beside-ring.
 void print_json(const struct options *o, const struct summary *sum);
 void print_json_idle(const struct options *o, const struct summary *sum);
 void print_json_gaps(const struct options *o, const struct gap_run *run);
+void print_json_beside(const struct options *o, const struct beside_run *run);
 
 // The same as text, for a reader.
 void print_human(const struct options *o, const struct summary *sum);
 void print_human_idle(const struct options *o, const struct summary *sum);
 void print_human_gaps(const struct options *o, const struct gap_run *run);
+void print_human_beside(const struct options *o, const struct beside_run *run);

@@ -221,3 +221,26 @@ void print_json_gaps(const struct options *o, const struct gap_run *run) {
 	}
 	printf("]}\n");
 }
+
+void print_json_beside(const struct options *o, const struct beside_run *run) {
+	print_json_head(o, "beside-ring", "shm", "", run->backing);
+	printf(", \"warmup\": %" PRIu64 ", \"seconds\": %.3f, \"pairs\": %u, \"block_calls\": %u"
+	       ", \"block_warmup_us\": %llu",
+	       o->warmup,
+	       run->seconds,
+	       run->pairs,
+	       BESIDE_BLOCK_CALLS,
+	       BESIDE_WARMUP_NS / 1000);
+	printf(", \"ratio_p25\": %.4f, \"ratio_p50\": %.4f, \"ratio_p75\": %.4f",
+	       run->ratio_p25,
+	       run->ratio_p50,
+	       run->ratio_p75);
+	printf(", \"ring_ns\": {\"p50\": %.1f, \"min\": %.1f, \"max\": %.1f}",
+	       run->ring_p50_ns,
+	       run->ring_min_ns,
+	       run->ring_max_ns);
+	printf(", \"shm_ns\": {\"p50\": %.1f, \"min\": %.1f, \"max\": %.1f}}\n",
+	       run->shm_p50_ns,
+	       run->shm_min_ns,
+	       run->shm_max_ns);
+}

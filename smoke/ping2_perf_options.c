@@ -19,7 +19,7 @@
 static void usage(FILE *out) {
 	fprintf(out,
 		"usage: ping2_perf [-s SOCK] [-n COUNT | -T SECONDS | --idle SECONDS |\n"
-		"                   --gap MS[,MS...] [--gap-rounds N]]\n"
+		"                   --gap MS[,MS...] [--gap-rounds N] | --beside-ring SECONDS]\n"
 		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
 		"WARMUP]\n"
 		"                  [--spin US] [--json [--cdf]] [--no-stamps] [--no-syscall-count] "
@@ -47,6 +47,13 @@ static void usage(FILE *out) {
 		"              p50, p99 and max on each transport, and shm p50 / socket p50\n"
 		"  --gap-rounds N  calls on each transport after each gap (default: enough\n"
 		"              to fill %d ms of silence, from %d to %d)\n"
+		"  --beside-ring SECONDS  instead of calls: the busy round trip beside the\n"
+		"              raw rte_ring ping-pong. Pairs of blocks of %d round trips, one\n"
+		"              of GR_PING2 calls on a shm connection and one through two\n"
+		"              rte_rings with a forked echo process, each after %llu us of\n"
+		"              untimed warm-up, alternated for SECONDS: shm / ring per pair\n"
+		"              (p25, p50, p75) and each side's ns per round trip. One\n"
+		"              connection, depth 1, no per-call stamps\n"
 		"  -t MODE     transport: auto (default; GR_API_TRANSPORT decides), shm, socket\n"
 		"  -d DEPTH    requests in flight per client (default 1, at most %d); above 1\n"
 		"              they are sent with gr_api_client_send_more(), flushed by the\n"
@@ -100,6 +107,8 @@ static void usage(FILE *out) {
 		GAP_ROUNDS_BUDGET_MS,
 		GAP_ROUNDS_MIN,
 		GAP_ROUNDS_MAX,
+		BESIDE_BLOCK_CALLS,
+		BESIDE_WARMUP_NS / 1000,
 		MAX_DEPTH,
 		GR_API_MAX_MSG_LEN,
 		MAX_CLIENTS,
@@ -134,6 +143,7 @@ enum long_only_option {
 	OPT_IDLE_CHANNELS,
 	OPT_GAP,
 	OPT_GAP_ROUNDS,
+	OPT_BESIDE_RING,
 };
 
 // --gap's list: MS[,MS...], each from 1 to MAX_GAP_MS, at most MAX_GAPS.
@@ -177,6 +187,21 @@ static void check_gap_options(const struct options *o, bool transport_given) {
 		fail("--gap: no --idle-channels, --cdf or --no-stamps");
 }
 
+// --beside-ring times one shm connection at depth 1 by blocks, beside a ring
+// pair of this process: refuse what would measure something else.
+static void check_beside_options(struct options *o, bool transport_given) {
+	if (o->beside_seconds == 0)
+		return;
+	if (transport_given && o->transport != GR_API_TRANSPORT_SHM)
+		fail("--beside-ring measures the channel: -t shm or no -t");
+	if (o->depth != 1 || o->clients != 1)
+		fail("--beside-ring makes one call at a time from one process: no -d or -c");
+	if (o->idle_channels > 0 || o->cdf || o->secondary)
+		fail("--beside-ring: no --idle-channels, --cdf or --secondary");
+	// Timed by block: a clock read per call would be part of every one.
+	o->stamps = false;
+}
+
 void parse_options(int argc, char **argv, struct options *o) {
 	static const struct option long_options[] = {
 		{"spin", required_argument, NULL, OPT_SPIN},
@@ -192,6 +217,7 @@ void parse_options(int argc, char **argv, struct options *o) {
 		{"idle-channels", required_argument, NULL, OPT_IDLE_CHANNELS},
 		{"gap", required_argument, NULL, OPT_GAP},
 		{"gap-rounds", required_argument, NULL, OPT_GAP_ROUNDS},
+		{"beside-ring", required_argument, NULL, OPT_BESIDE_RING},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -253,6 +279,9 @@ void parse_options(int argc, char **argv, struct options *o) {
 			break;
 		case OPT_GAP:
 			parse_gaps(optarg, o);
+			break;
+		case OPT_BESIDE_RING:
+			o->beside_seconds = parse_seconds("--beside-ring", optarg, MAX_SECONDS);
 			break;
 		case OPT_GAP_ROUNDS:
 			o->gap_rounds =
@@ -329,10 +358,11 @@ void parse_options(int argc, char **argv, struct options *o) {
 	if (o->secondary && o->transport == GR_API_TRANSPORT_SOCKET)
 		fail("--secondary measures memzone channels: not with -t socket");
 	if ((count_given ? 1 : 0) + (o->seconds > 0 ? 1 : 0) + (o->idle_seconds > 0 ? 1 : 0) +
-		    (o->n_gaps > 0 ? 1 : 0) >
+		    (o->n_gaps > 0 ? 1 : 0) + (o->beside_seconds > 0 ? 1 : 0) >
 	    1)
-		fail("-n, -T, --idle and --gap exclude each other");
+		fail("-n, -T, --idle, --gap and --beside-ring exclude each other");
 	check_gap_options(o, transport_given);
+	check_beside_options(o, transport_given);
 	if (o->cdf && !o->json)
 		fail("--cdf needs --json");
 	if (o->cdf && !o->stamps)

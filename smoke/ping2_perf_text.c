@@ -136,3 +136,29 @@ void print_human_gaps(const struct options *o, const struct gap_run *run) {
 		       (double)g->shm.p50_ns / (double)g->socket.p50_ns);
 	}
 }
+
+void print_human_beside(const struct options *o, const struct beside_run *run) {
+	printf("shm (%s) %s of %zu bytes beside the raw rte_ring ping-pong, %u pairs of "
+	       "blocks of %u round trips in %.1f s\n",
+	       run->backing != NULL ? run->backing : "?",
+	       request_name(o->size),
+	       o->size,
+	       run->pairs,
+	       BESIDE_BLOCK_CALLS,
+	       run->seconds);
+	printf("%-8s %10s %10s %10s\n", "", "p50", "min", "max");
+	printf("%-8s %7.1f ns %7.1f ns %7.1f ns\n",
+	       "ring",
+	       run->ring_p50_ns,
+	       run->ring_min_ns,
+	       run->ring_max_ns);
+	printf("%-8s %7.1f ns %7.1f ns %7.1f ns\n",
+	       "shm",
+	       run->shm_p50_ns,
+	       run->shm_min_ns,
+	       run->shm_max_ns);
+	printf("shm / ring, pair by pair: p50 %.3f (p25 %.3f, p75 %.3f)\n",
+	       run->ratio_p50,
+	       run->ratio_p25,
+	       run->ratio_p75);
+}
