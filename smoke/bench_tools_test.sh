@@ -225,15 +225,23 @@ done
 # The busy round trip beside the raw ring: pairs of blocks, the ratios taken
 # pair by pair (so their median lies between the sides' extremes), at least
 # the fewest pairs however short the time.
-out=$("$perf" -s "$SHMT_SOCK" --beside-ring 0.05 -w 10 -q --json) ||
+out=$("$perf" -s "$SHMT_SOCK" --beside-ring 0.05 -w 10 -q --json --cdf) ||
 	shmt_fail "ping2_perf --beside-ring failed"
+# Each summary from the pairs themselves: a ratio is shm over ring of one
+# pair; percentiles by nearest rank.
+check "$out" "len(r['pairs_ns']) == r['pairs'] and all(abs(v - r[k]) < 0.001 * r[k] for v, k in \
+zip((lambda v: [v[int(f * (len(v) - 1) + 0.5)] for f in (0.25, 0.5, 0.75)])(\
+sorted(s / g for g, s in r['pairs_ns'])), ('ratio_p25', 'ratio_p50', 'ratio_p75'))) and \
+all(abs(v - r[k][f]) < 0.06 for i, k in ((0, 'ring_ns'), (1, 'shm_ns')) for v, f in \
+zip((lambda v: [v[0], v[int(0.5 * (len(v) - 1) + 0.5)], v[-1]])(sorted(x[i] for x in \
+r['pairs_ns'])), ('min', 'p50', 'max')))" "ping2_perf --beside-ring: summaries not those of its pairs"
 check "$out" "r['mode'] == 'beside-ring' and r['backing'] == 'memfd' and r['pairs'] >= 8 and \
 r['block_calls'] == 2000 and 0 < r['ratio_p25'] <= r['ratio_p50'] <= r['ratio_p75'] and \
 all(0 < r[k]['min'] <= r[k]['p50'] <= r[k]['max'] for k in ('ring_ns', 'shm_ns')) and \
 r['shm_ns']['min'] / r['ring_ns']['max'] <= r['ratio_p50'] <= r['shm_ns']['max'] / r['ring_ns']['min']" \
 	"ping2_perf --beside-ring: wrong pairs or ratios"
 for bad in "--beside-ring 1 -t socket" "--beside-ring 1 -d 2" "--beside-ring 1 -c 2" \
-	"--beside-ring 1 -T 1" "--beside-ring 1 --gap 1" "--beside-ring 0"; do
+	"--beside-ring 1 -T 1" "--beside-ring 1 --gap 1" "--beside-ring 0" "--beside-ring 1 --cdf"; do
 	# shellcheck disable=SC2086 # bad is a list of words
 	if "$perf" -s "$SHMT_SOCK" $bad -q 2>/dev/null; then
 		shmt_fail "ping2_perf accepted $bad"

@@ -374,6 +374,8 @@ struct beside_run {
 	double ratio_p25, ratio_p50, ratio_p75;
 	double ring_p50_ns, ring_min_ns, ring_max_ns;
 	double shm_p50_ns, shm_min_ns, shm_max_ns;
+	// Each pair's ns per round trip, ring and shm, in the order measured.
+	double *ring_ns, *shm_ns;
 };
 
 // --beside-ring: fork the ring's follower, connect on the channel, warm up,

@@ -22,10 +22,7 @@
 
 #include "ping2_perf.h"
 
-#include <region.h>
-
-#include <rte_pause.h>
-#include <rte_ring_elem.h>
+#include "bench_ring.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -51,23 +48,6 @@ struct beside_rings {
 	void *mem;
 	size_t mem_len;
 };
-
-static void ring_put(struct rte_ring *r, const uint8_t *frame, unsigned cells) {
-	while (rte_ring_enqueue_bulk_elem(r, frame, SHMCHAN_CELL_SIZE, cells, NULL) == 0)
-		rte_pause();
-}
-
-static void ring_get(struct rte_ring *r, uint8_t *frame, unsigned cells) {
-	while (rte_ring_dequeue_bulk_elem(r, frame, SHMCHAN_CELL_SIZE, cells, NULL) == 0)
-		rte_pause();
-}
-
-static uint32_t frame_len(const uint8_t *frame) {
-	uint32_t len;
-
-	memcpy(&len, frame, sizeof(len));
-	return len;
-}
 
 // Two single-producer single-consumer rings in one shared anonymous mapping,
 // and frames framed as the channel frames a request of o->size bytes.
@@ -132,17 +112,17 @@ static void __attribute__((noreturn)) follower_main(struct beside_rings *b, int 
 			fail("follower: read: %s", strerror(errno));
 		}
 		for (;;) {
-			ring_get(b->req, b->rx, b->cells);
-			if (frame_len(b->rx) == BESIDE_STOP_LEN)
+			bench_ring_get(b->req, b->rx, b->cells);
+			if (bench_frame_len(b->rx) == BESIDE_STOP_LEN)
 				break;
-			ring_put(b->resp, b->rx, b->cells);
+			bench_ring_put(b->resp, b->rx, b->cells);
 		}
 	}
 }
 
 static void ring_round_trip(struct beside_rings *b) {
-	ring_put(b->req, b->tx, b->cells);
-	ring_get(b->resp, b->rx, b->cells);
+	bench_ring_put(b->req, b->tx, b->cells);
+	bench_ring_get(b->resp, b->rx, b->cells);
 }
 
 // One ring block: wake the follower, warm up, time calls round trips, stop
@@ -162,11 +142,11 @@ static double ring_block(struct beside_rings *b, int cmd_fd, uint64_t calls) {
 	for (uint64_t i = 0; i < calls; i++)
 		ring_round_trip(b);
 	t1 = now_ns();
-	if (frame_len(b->rx) != frame_len(b->tx))
+	if (bench_frame_len(b->rx) != bench_frame_len(b->tx))
 		fail("ring follower: echoed a frame of %u bytes, sent %u",
-		     frame_len(b->rx),
-		     frame_len(b->tx));
-	ring_put(b->req, b->stop, b->cells);
+		     bench_frame_len(b->rx),
+		     bench_frame_len(b->tx));
+	bench_ring_put(b->req, b->stop, b->cells);
 	return (double)(t1 - t0) / (double)calls;
 }
 
@@ -194,7 +174,24 @@ static double sorted_at(const double *v, unsigned n, double q) {
 	return v[i < n ? i : n - 1];
 }
 
+// Sort a copy of v's n values into scratch; the value at each fraction of
+// qs (nearest rank) into out.
+static void percentiles(
+	const double *v,
+	unsigned n,
+	double *scratch,
+	const double *qs,
+	unsigned nq,
+	double *out
+) {
+	memcpy(scratch, v, n * sizeof(*v));
+	qsort(scratch, n, sizeof(*scratch), compare_double);
+	for (unsigned i = 0; i < nq; i++)
+		out[i] = sorted_at(scratch, n, qs[i]);
+}
+
 void run_beside_ring(struct options *o, struct beside_run *run) {
+	static const double ratio_qs[] = {0.25, 0.50, 0.75}, side_qs[] = {0.0, 0.50, 1.0};
 	static struct beside_rings b;
 	struct client_state s;
 	uint32_t backing;
@@ -202,7 +199,7 @@ void run_beside_ring(struct options *o, struct beside_run *run) {
 	pid_t parent = getpid(), follower;
 	int status;
 	uint64_t start, deadline;
-	double *ratio, *ring_ns, *shm_ns;
+	double *ratio, *ring_ns, *shm_ns, *scratch, q[3];
 	unsigned n = 0;
 
 	rings_init(o, &b);
@@ -227,7 +224,8 @@ void run_beside_ring(struct options *o, struct beside_run *run) {
 	ratio = calloc(BESIDE_MAX_PAIRS, sizeof(*ratio));
 	ring_ns = calloc(BESIDE_MAX_PAIRS, sizeof(*ring_ns));
 	shm_ns = calloc(BESIDE_MAX_PAIRS, sizeof(*shm_ns));
-	if (ratio == NULL || ring_ns == NULL || shm_ns == NULL)
+	scratch = calloc(BESIDE_MAX_PAIRS, sizeof(*scratch));
+	if (ratio == NULL || ring_ns == NULL || shm_ns == NULL || scratch == NULL)
 		fail("%s", strerror(ENOMEM));
 	start = now_ns();
 	deadline = start + (uint64_t)(o->beside_seconds * NSEC_PER_SEC);
@@ -256,20 +254,22 @@ void run_beside_ring(struct options *o, struct beside_run *run) {
 	client_state_release(&s);
 	rings_release(&b);
 
-	qsort(ratio, n, sizeof(*ratio), compare_double);
-	qsort(ring_ns, n, sizeof(*ring_ns), compare_double);
-	qsort(shm_ns, n, sizeof(*shm_ns), compare_double);
 	run->pairs = n;
-	run->ratio_p25 = sorted_at(ratio, n, 0.25);
-	run->ratio_p50 = sorted_at(ratio, n, 0.50);
-	run->ratio_p75 = sorted_at(ratio, n, 0.75);
-	run->ring_p50_ns = sorted_at(ring_ns, n, 0.50);
-	run->ring_min_ns = ring_ns[0];
-	run->ring_max_ns = ring_ns[n - 1];
-	run->shm_p50_ns = sorted_at(shm_ns, n, 0.50);
-	run->shm_min_ns = shm_ns[0];
-	run->shm_max_ns = shm_ns[n - 1];
+	percentiles(ratio, n, scratch, ratio_qs, 3, q);
+	run->ratio_p25 = q[0];
+	run->ratio_p50 = q[1];
+	run->ratio_p75 = q[2];
+	percentiles(ring_ns, n, scratch, side_qs, 3, q);
+	run->ring_min_ns = q[0];
+	run->ring_p50_ns = q[1];
+	run->ring_max_ns = q[2];
+	percentiles(shm_ns, n, scratch, side_qs, 3, q);
+	run->shm_min_ns = q[0];
+	run->shm_p50_ns = q[1];
+	run->shm_max_ns = q[2];
+	// In pair order, for --cdf; the process ends after printing them.
+	run->ring_ns = ring_ns;
+	run->shm_ns = shm_ns;
 	free(ratio);
-	free(ring_ns);
-	free(shm_ns);
+	free(scratch);
 }

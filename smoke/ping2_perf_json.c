@@ -239,8 +239,17 @@ void print_json_beside(const struct options *o, const struct beside_run *run) {
 	       run->ring_p50_ns,
 	       run->ring_min_ns,
 	       run->ring_max_ns);
-	printf(", \"shm_ns\": {\"p50\": %.1f, \"min\": %.1f, \"max\": %.1f}}\n",
+	printf(", \"shm_ns\": {\"p50\": %.1f, \"min\": %.1f, \"max\": %.1f}",
 	       run->shm_p50_ns,
 	       run->shm_min_ns,
 	       run->shm_max_ns);
+	// --cdf: every pair, [ring ns, shm ns], in the order measured.
+	if (o->cdf) {
+		printf(", \"pairs_ns\": [");
+		for (unsigned i = 0; i < run->pairs; i++)
+			printf("%s[%.3f, %.3f]", i > 0 ? ", " : "", run->ring_ns[i], run->shm_ns[i]
+			);
+		printf("]");
+	}
+	printf("}\n");
 }

@@ -8,33 +8,14 @@
 
 #include "ref_bench.h"
 
-#include <rte_pause.h>
-#include <rte_ring_elem.h>
-
-#include <string.h>
-
-static void ring_enqueue(struct rte_ring *r, const uint8_t *frame, unsigned cells) {
-	while (rte_ring_enqueue_bulk_elem(r, frame, SHMCHAN_CELL_SIZE, cells, NULL) == 0)
-		rte_pause();
-}
-
-static void ring_dequeue(struct rte_ring *r, uint8_t *frame, unsigned cells) {
-	while (rte_ring_dequeue_bulk_elem(r, frame, SHMCHAN_CELL_SIZE, cells, NULL) == 0)
-		rte_pause();
-}
-
-static uint32_t frame_len(const uint8_t *frame) {
-	uint32_t len;
-	memcpy(&len, frame, sizeof(len));
-	return len;
-}
+#include "bench_ring.h"
 
 static void ring_send_request(struct ctx *c) {
-	ring_enqueue(c->req_ring, c->tx_frame, c->cells);
+	bench_ring_put(c->req_ring, c->tx_frame, c->cells);
 }
 
 static void ring_recv_response(struct ctx *c) {
-	ring_dequeue(c->resp_ring, c->rx_frame, c->cells);
+	bench_ring_get(c->resp_ring, c->rx_frame, c->cells);
 }
 
 void ring_pingpong_leader_op(struct ctx *c) {
@@ -43,7 +24,7 @@ void ring_pingpong_leader_op(struct ctx *c) {
 }
 
 void ring_leader_stop(struct ctx *c) {
-	ring_enqueue(c->req_ring, c->stop_frame, c->cells);
+	bench_ring_put(c->req_ring, c->stop_frame, c->cells);
 }
 
 // ring-pingpong and ring-echo: answer each request with itself.
@@ -51,10 +32,10 @@ void ring_pingpong_follower(struct ctx *c) {
 	uint64_t n = 0;
 
 	for (;;) {
-		ring_dequeue(c->req_ring, c->rx_frame, c->cells);
-		if (frame_len(c->rx_frame) == FRAME_STOP_LEN)
+		bench_ring_get(c->req_ring, c->rx_frame, c->cells);
+		if (bench_frame_len(c->rx_frame) == FRAME_STOP_LEN)
 			break;
-		ring_enqueue(c->resp_ring, c->rx_frame, c->cells);
+		bench_ring_put(c->resp_ring, c->rx_frame, c->cells);
 		n++;
 	}
 	c->sh->follower_ops = n;
@@ -68,8 +49,8 @@ void ring_stream_follower(struct ctx *c) {
 	if (warmup == 0)
 		c->sh->stream_start_ns = now_ns();
 	for (;;) {
-		ring_dequeue(c->req_ring, c->rx_frame, c->cells);
-		if (frame_len(c->rx_frame) == FRAME_STOP_LEN)
+		bench_ring_get(c->req_ring, c->rx_frame, c->cells);
+		if (bench_frame_len(c->rx_frame) == FRAME_STOP_LEN)
 			break;
 		if (++n == warmup)
 			c->sh->stream_start_ns = now_ns();
@@ -97,8 +78,8 @@ void ring_echo_leader_stop(struct ctx *c) {
 }
 
 void ring_local_op(struct ctx *c) {
-	ring_enqueue(c->req_ring, c->tx_frame, c->cells);
-	ring_dequeue(c->req_ring, c->rx_frame, c->cells);
-	ring_enqueue(c->resp_ring, c->rx_frame, c->cells);
-	ring_dequeue(c->resp_ring, c->rx_frame, c->cells);
+	bench_ring_put(c->req_ring, c->tx_frame, c->cells);
+	bench_ring_get(c->req_ring, c->rx_frame, c->cells);
+	bench_ring_put(c->resp_ring, c->rx_frame, c->cells);
+	bench_ring_get(c->resp_ring, c->rx_frame, c->cells);
 }
