@@ -33,15 +33,11 @@
 # BENCH_GOAL_TRIES (tries of one goal triple at most, default 3),
 # BENCH_FAIR_CELL_S (seconds of the pinned 16-client cells, default 4),
 # BENCH_RESULTS (the results folder, default results/<timestamp>),
-# BENCH_REF_BENCH, BENCH_PING2_PERF, BENCH_GAP_PY and BENCH_PY_BENCH (the
-# tools, default BUILDDIR's, python/bench_gap.py and python/bench.py; the
-# tests give stand-ins),
-# BENCH_BUILD=0 (the tools are built: no ninja),
-# BENCH_PRIORITY=1 (root, on a machine shared with other work: run under
-# setsid(1), in a scheduler autogroup of its own at nice -20, so that the
-# processes of other autogroups take little CPU from the benchmark; plain
-# nice does not help while the kernel groups processes into autogroups, as
-# Debian's does).
+# BENCH_BESIDE_S (seconds of each ring-beside-channel round, default 3),
+# BENCH_REF_BENCH, BENCH_PING2_PERF, BENCH_GAP_PY, BENCH_PY_BENCH (the tools;
+# the tests give stand-ins), BENCH_BUILD=0 (built already: no ninja),
+# BENCH_PRIORITY=1 (root: run under setsid(1) in an autogroup of its own at
+# nice -20, as plain nice does not reach across Debian's autogroups).
 set -eEu
 
 if [ $# -ne 1 ]; then
