@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -43,13 +44,25 @@ static void start_fails_naming_the_handler(void **state) {
 	const struct gr_api_handler *kept = api_handler_lookup(TEST_TAKEN);
 	struct gr_api_server_conf conf;
 
+	const char *refused;
+
 	(void)state;
+	// C leaves the order of two constructors open (link-time optimisation
+	// may swap those of one file): whichever registered first keeps the
+	// type, the other is the failure start names.
 	assert_non_null(kept);
-	assert_ptr_equal(kept->callback, first);
+	if (strcmp(kept->name, "TEST_TAKEN") == 0) {
+		assert_ptr_equal(kept->callback, first);
+		refused = "handler TEST_TAKEN_AGAIN of request type 0x7e580001";
+	} else {
+		assert_string_equal(kept->name, "TEST_TAKEN_AGAIN");
+		assert_ptr_equal(kept->callback, second);
+		refused = "handler TEST_TAKEN of request type 0x7e580001";
+	}
 	gr_api_server_conf_init(&conf);
 	conf.sock_path = "/nonexistent/handler_ctor_test.sock";
 	assert_int_equal(gr_api_server_start(&conf), -EEXIST);
-	assert_int_equal(log_lines("handler TEST_TAKEN_AGAIN of request type 0x7e580001", NULL), 1);
+	assert_int_equal(log_lines(refused, NULL), 1);
 	// Every start fails the same way: the handler is still not registered.
 	assert_int_equal(gr_api_server_start(&conf), -EEXIST);
 	assert_ptr_equal(api_handler_lookup(TEST_TAKEN), kept);
