@@ -6,6 +6,13 @@ MESON_OPTS ?=
 # As meson.build's default, for build folders set up before it was one: the
 # installed .pc file finds its prefix from its own folder (docs/building.md).
 MESON_OPTS += -Dpkgconfig.relocatable=true
+# As meson.build's default too: link-time optimisation, but not for the
+# sanitizer build (it measures nothing, and links faster without).
+ifeq ($(SANITIZE),1)
+MESON_OPTS += -Db_lto=false
+else
+MESON_OPTS += -Db_lto=true
+endif
 ifeq ($(CI),true)
 MESON_OPTS += -Dwerror=true
 endif

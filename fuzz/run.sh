@@ -27,7 +27,7 @@ FUZZ_TIMEOUT_S=10
 
 if [ ! -f "$builddir/build.ninja" ]; then
 	CC=clang meson setup "$builddir" "$src" -Db_sanitize=address,undefined -Db_lundef=false \
-		-Dfuzz=true -Dtests=false "$@"
+		-Db_lto=false -Dfuzz=true -Dtests=false "$@"
 elif [ $# -gt 0 ]; then
 	meson configure "$builddir" "$@" >/dev/null
 fi

@@ -243,7 +243,9 @@ static int32_t hotplug_lock_word(void) {
 	snprintf(dir, sizeof(dir), "%s/dpdk/%s", base, info.file_prefix);
 	int ret = eal_memcfg_map(dir, &cfg);
 	CHECK(ret == 0, "%s/config: %s", dir, strerror(-ret));
-	word = __atomic_load_n(&eal_memcfg_hotplug_lock(&cfg)->cnt, __ATOMIC_RELAXED);
+	// Through a volatile pointer, not __atomic_load_n(): GCC 12's link-time
+	// optimiser takes the builtin for a write into a region it sizes as 0.
+	word = *(volatile int32_t *)&eal_memcfg_hotplug_lock(&cfg)->cnt;
 	eal_memcfg_close(&cfg);
 	return word;
 }
