@@ -126,9 +126,7 @@ int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr)
 // receive paths of the programs that link the static library and then
 // mistakes the caller's receive buffer for what it frees
 // (-Wfree-nonheap-object).
-__attribute__((noinline)) void client_stash_free(struct client_stash_entry *e) {
-	if (e == NULL)
-		return;
+__attribute__((noinline)) void client_stash_entry_free(struct client_stash_entry *e) {
 	free(e->payload);
 	free(e);
 }

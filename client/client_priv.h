@@ -290,7 +290,15 @@ int client_wait_ms(struct gr_api_client *, int *ms);
 // The deadline of the call passed (false without timeout or deadline).
 bool client_deadline_passed(struct gr_api_client *, uint64_t now_ns);
 
-void client_stash_free(struct client_stash_entry *);
+// Free a stash entry and its payload (client_stash_free(): NULL too).
+void client_stash_entry_free(struct client_stash_entry *);
+
+// Inline: a busy receive passes NULL (no stash) on every call, and pays no
+// call for it.
+static inline void client_stash_free(struct client_stash_entry *e) {
+	if (e != NULL)
+		client_stash_entry_free(e);
+}
 
 // Number of stashed responses (for tests).
 unsigned client_stash_count(const struct gr_api_client *);

@@ -43,7 +43,6 @@ GR_API_HANDLER(TEST_TAKEN_AGAIN, second);
 static void start_fails_naming_the_handler(void **state) {
 	const struct gr_api_handler *kept = api_handler_lookup(TEST_TAKEN);
 	struct gr_api_server_conf conf;
-
 	const char *refused;
 
 	(void)state;
