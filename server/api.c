@@ -42,12 +42,26 @@ static struct {
 	bool own;
 } registered[GR_API_SERVER_HANDLERS_MAX];
 static unsigned n_handlers;
-// The client pid of the request whose handler this thread runs. Set and
-// cleared around every handler: initial-exec, a load and a store relative to
-// the thread pointer, where the default model of a shared library calls
-// __tls_get_addr() each time (4 bytes of the static TLS reserve that the
+// The client whose request this thread's handler serves, NULL outside a
+// handler; and whether this thread holds handler_lock, and whether it took
+// it through gr_api_server_lock(). Set and cleared around every handler and
+// every hold of the lock: initial-exec, a load and a store relative to the
+// thread pointer, where the default model of a shared library calls
+// __tls_get_addr() each time (16 bytes of the static TLS reserve that the
 // loader keeps for libraries, whether linked or opened with dlopen()).
-static __thread pid_t current_pid __attribute__((tls_model("initial-exec")));
+static __thread struct gr_api_ctx *current_ctx __attribute__((tls_model("initial-exec")));
+static __thread bool lock_held __attribute__((tls_model("initial-exec")));
+static __thread bool app_lock_held __attribute__((tls_model("initial-exec")));
+
+// The server's own tables (api_tables_reserve()): their request types are
+// refused to the application's handlers, whether the server runs or not.
+static const struct api_handler_table *const *reserved_tables;
+static unsigned n_reserved_tables;
+
+// A misuse of the API by the application, logged at most once per
+// LOG_LIMIT_INTERVAL_MS per thread and kind (a handler may repeat it for
+// every request): its own limit per thread, so that no lock is needed.
+static __thread struct log_limit misuse_limits[API_MISUSES];
 
 // The first registration from a constructor that failed (GR_API_HANDLER),
 // for gr_api_server_start() to report, and how many did.
@@ -75,6 +89,43 @@ static void slot_put(const struct gr_api_handler *handler) {
 	handlers[slot] = handler;
 }
 
+void api_misuse(enum api_misuse kind, const char *fmt, ...) {
+	struct log_limit *limit = &misuse_limits[kind];
+	char line[API_MISUSE_LINE_LEN];
+	va_list ap;
+	uint64_t n;
+
+	log_limit_count(limit);
+	n = log_limit_due(limit, log_limit_now_ns(), false);
+	if (n == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n == 1)
+		LOG(ERR, "%s", line);
+	else
+		LOG(ERR,
+		    "%s (and %" PRIu64 " more such calls on this thread since the last line)",
+		    line,
+		    n - 1);
+}
+
+void api_tables_reserve(const struct api_handler_table *const *tables, unsigned n) {
+	reserved_tables = tables;
+	n_reserved_tables = n;
+}
+
+// The server's own handler of request_type, NULL if the type is not one
+// the server serves itself.
+static const struct gr_api_handler *reserved_lookup(uint32_t request_type) {
+	for (unsigned t = 0; t < n_reserved_tables; t++)
+		for (unsigned i = 0; i < reserved_tables[t]->n; i++)
+			if (reserved_tables[t]->handlers[i].request_type == request_type)
+				return &reserved_tables[t]->handlers[i];
+	return NULL;
+}
+
 // handler_lock held.
 static int register_locked(struct gr_api_handler *handler, bool own) {
 	const struct gr_api_handler *other;
@@ -82,6 +133,24 @@ static int register_locked(struct gr_api_handler *handler, bool own) {
 	if (handler == NULL || handler->name == NULL || handler->callback == NULL) {
 		LOG(ERR, "a handler needs a name and a callback");
 		return -EINVAL;
+	}
+	if (handler->request_len > GR_API_MAX_MSG_LEN) {
+		LOG(ERR,
+		    "%s: request_len %u is above GR_API_MAX_MSG_LEN (%u): no request could reach "
+		    "it",
+		    handler->name,
+		    handler->request_len,
+		    GR_API_MAX_MSG_LEN);
+		return -EINVAL;
+	}
+	other = own ? NULL : reserved_lookup(handler->request_type);
+	if (other != NULL) {
+		LOG(ERR,
+		    "%s: request type 0x%08x is %s, which the server serves itself: refused",
+		    handler->name,
+		    handler->request_type,
+		    other->name);
+		return -EEXIST;
 	}
 	other = api_handler_lookup(handler->request_type);
 	if (other != NULL) {
@@ -109,9 +178,18 @@ static int register_locked(struct gr_api_handler *handler, bool own) {
 GR_API_EXPORT int gr_api_server_handler_register(struct gr_api_handler *handler) {
 	int ret;
 
-	pthread_mutex_lock(&handler_lock);
+	if (lock_held) {
+		api_misuse(
+			API_MISUSE_REGISTER,
+			"gr_api_server_handler_register(%s) %s: refused (EDEADLK)",
+			handler != NULL && handler->name != NULL ? handler->name : "NULL",
+			api_lock_holder()
+		);
+		return -EDEADLK;
+	}
+	api_lock();
 	ret = register_locked(handler, false);
-	pthread_mutex_unlock(&handler_lock);
+	api_unlock();
 	return ret;
 }
 
@@ -163,31 +241,48 @@ int api_table_register(const struct api_handler_table *table) {
 	unsigned from;
 	int ret = 0;
 
-	pthread_mutex_lock(&handler_lock);
+	api_lock();
 	from = n_handlers;
 	for (unsigned i = 0; i < table->n && ret == 0; i++)
 		ret = register_locked(&table->handlers[i], true);
 	if (ret < 0)
 		drop_own_locked(from);
-	pthread_mutex_unlock(&handler_lock);
+	api_unlock();
 	return ret;
 }
 
 void api_tables_drop(void) {
-	pthread_mutex_lock(&handler_lock);
+	api_lock();
 	drop_own_locked(0);
-	pthread_mutex_unlock(&handler_lock);
+	api_unlock();
+}
+
+// A NULL ctx given to an accessor: said, and answered as "unknown".
+static void ctx_null(const char *call) {
+	api_misuse(API_MISUSE_ARGUMENT, "%s(NULL): no client", call);
 }
 
 GR_API_EXPORT pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx) {
+	if (ctx == NULL) {
+		ctx_null(__func__);
+		return 0;
+	}
 	return ctx->peer_pid;
 }
 
 GR_API_EXPORT uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx) {
+	if (ctx == NULL) {
+		ctx_null(__func__);
+		return (uid_t)-1;
+	}
 	return ctx->peer_uid;
 }
 
 GR_API_EXPORT gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx) {
+	if (ctx == NULL) {
+		ctx_null(__func__);
+		return (gid_t)-1;
+	}
 	return ctx->peer_gid;
 }
 
@@ -205,7 +300,7 @@ const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
 }
 
 pid_t api_current_pid(void) {
-	return current_pid;
+	return current_ctx != NULL ? current_ctx->peer_pid : 0;
 }
 
 unsigned api_handler_count(void) {
@@ -224,24 +319,141 @@ int api_reject_locked(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) 
 
 void api_lock(void) {
 	pthread_mutex_lock(&handler_lock);
+	lock_held = true;
 }
 
 void api_unlock(void) {
+	lock_held = false;
 	pthread_mutex_unlock(&handler_lock);
+}
+
+bool api_lock_held(void) {
+	return lock_held;
+}
+
+const char *api_lock_holder(void) {
+	if (current_ctx != NULL)
+		return "in a handler, which holds the handler lock";
+	if (app_lock_held)
+		return "with the handler lock held (gr_api_server_lock())";
+	return "with the handler lock held";
+}
+
+int api_app_lock(void) {
+	if (lock_held) {
+		api_misuse(
+			API_MISUSE_LOCK,
+			"gr_api_server_lock() %s: the lock is not recursive: refused (EDEADLK)",
+			api_lock_holder()
+		);
+		return -EDEADLK;
+	}
+	api_lock();
+	app_lock_held = true;
+	return 0;
+}
+
+int api_app_unlock(void) {
+	if (!app_lock_held) {
+		api_misuse(
+			API_MISUSE_UNLOCK,
+			"gr_api_server_unlock() %s: refused (EPERM)",
+			current_ctx != NULL ? "in a handler, whose lock is the server's to release"
+					    : "without gr_api_server_lock() on this thread"
+		);
+		return -EPERM;
+	}
+	app_lock_held = false;
+	api_unlock();
+	return 0;
 }
 
 int api_reject(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) {
 	int ret;
 
-	pthread_mutex_lock(&handler_lock);
+	api_lock();
 	ret = api_reject_locked(ctx, for_id, status);
-	pthread_mutex_unlock(&handler_lock);
+	api_unlock();
 	return ret;
+}
+
+// Whether handler is one of the server's own.
+static bool handler_own(const struct gr_api_handler *handler) {
+	for (unsigned i = 0; i < n_handlers; i++)
+		if (registered[i].handler == handler)
+			return registered[i].own;
+	return false;
+}
+
+// What the client gets instead of a response its handler made (how: "sent"
+// for gr_api_send(), "returned"), if it cannot be sent: 0 if it can, or the
+// status that answers it, the misuse logged: EMSGSIZE for a payload above
+// GR_API_MAX_MSG_LEN, EINVAL for no payload where len says one, ENOTSUP
+// for descriptors (only the server's own handlers pass them, over the
+// socket: an application's would reach a socket client and never a
+// channel's). handler_lock held.
+static uint32_t
+response_refusal(const struct gr_api_ctx *ctx, const struct gr_api_out *out, const char *how) {
+	const char *name = ctx->handler != NULL ? ctx->handler->name : "(none)";
+	uint32_t refused = 0;
+
+	if (out->len > GR_API_MAX_MSG_LEN) {
+		api_misuse(
+			API_MISUSE_RESPONSE_SIZE,
+			"handler %s %s a response of %u bytes, above GR_API_MAX_MSG_LEN (%u): the"
+			" client gets EMSGSIZE instead",
+			name,
+			how,
+			out->len,
+			GR_API_MAX_MSG_LEN
+		);
+		refused = EMSGSIZE;
+	} else if (out->len > 0 && out->payload == NULL) {
+		api_misuse(
+			API_MISUSE_RESPONSE_NULL,
+			"handler %s %s a response of %u bytes with no payload (NULL): the client"
+			" gets EINVAL instead",
+			name,
+			how,
+			out->len
+		);
+		refused = EINVAL;
+	} else if (out->n_fds > 0 && (out->fds == NULL || !handler_own(ctx->handler))) {
+		api_misuse(
+			API_MISUSE_RESPONSE_FDS,
+			"handler %s %s a response with %u file descriptors, which the API does not"
+			" carry: the client gets ENOTSUP instead",
+			name,
+			how,
+			out->n_fds
+		);
+		refused = ENOTSUP;
+	}
+	return refused;
 }
 
 GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload) {
 	// The transport copies the payload before returning.
 	struct gr_api_out out = gr_api_out_borrowed(0, len, payload);
+	uint32_t refused;
+
+	if (ctx == NULL || ctx != current_ctx) {
+		api_misuse(
+			ctx == NULL ? API_MISUSE_SEND_NO_CLIENT : API_MISUSE_SEND_ELSEWHERE,
+			"gr_api_send() %s: refused (%s)",
+			ctx == NULL ? "with no client (ctx NULL)"
+				    : "outside the handler serving that client",
+			ctx == NULL ? "EINVAL" : "EPERM"
+		);
+		return ctx == NULL ? -EINVAL : -EPERM;
+	}
+	refused = response_refusal(ctx, &out, "sent");
+	if (refused != 0) {
+		// The stream's end says it to the client (api_dispatch_locked()).
+		if (ctx->stream_status == 0)
+			ctx->stream_status = refused;
+		return -(int)refused;
+	}
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
@@ -252,6 +464,7 @@ int api_dispatch_locked(
 ) {
 	const struct gr_api_handler *handler;
 	struct gr_api_out out;
+	uint32_t refused;
 	int ret;
 
 	if (!ctx->hello_done && req->type != GR_HELLO) {
@@ -275,10 +488,23 @@ int api_dispatch_locked(
 	}
 
 	ctx->req_id = req->id;
-	current_pid = ctx->peer_pid;
+	ctx->handler = handler;
+	ctx->stream_status = 0;
+	current_ctx = ctx;
 	out = handler->callback(payload, req->payload_len, ctx);
-	current_pid = 0;
-	ret = send_locked(ctx, req->id, &out);
+	current_ctx = NULL;
+	// A response the transport cannot carry is answered with an error, and
+	// so is the end of a stream one of whose responses was refused (unless
+	// the handler ends it with an error of its own): the client learns that
+	// it got less than the handler meant, and its connection stays.
+	refused = response_refusal(ctx, &out, "returned");
+	if (refused == 0 && out.status == 0)
+		refused = ctx->stream_status;
+	if (refused != 0)
+		ret = api_reject_locked(ctx, req->id, refused);
+	else
+		ret = send_locked(ctx, req->id, &out);
+	ctx->handler = NULL;
 	if (!out.borrowed)
 		free(out.payload);
 	return ret;
@@ -287,9 +513,9 @@ int api_dispatch_locked(
 int api_dispatch(struct gr_api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
 	int ret;
 
-	pthread_mutex_lock(&handler_lock);
+	api_lock();
 	ret = api_dispatch_locked(ctx, req, payload);
-	pthread_mutex_unlock(&handler_lock);
+	api_unlock();
 	api_faults_log(ctx, false);
 	return ret;
 }

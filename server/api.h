@@ -86,6 +86,10 @@ struct gr_api_ctx {
 	uint32_t api_version; // the version of the last accepted GR_HELLO
 	struct event_sub *events; // made at the first subscribe, freed with the client
 	uint32_t req_id; // id of the request being handled (for gr_api_send)
+	const struct gr_api_handler *handler; // the handler running, NULL between requests
+	// The status that ends the stream being answered: 0, or the error of a
+	// response of it that gr_api_send() refused.
+	uint32_t stream_status;
 	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
 	uid_t peer_uid;
 	gid_t peer_gid;
@@ -121,6 +125,46 @@ void api_fault_text(struct gr_api_ctx *, enum api_fault, const char *fmt, ...)
 // nothing is pending: api_dispatch() calls it after every request.
 void api_faults_log(struct gr_api_ctx *, bool final);
 
+// What the application can get wrong in a call of the API (the first
+// argument of api_misuse()): each kind logged at its own rate.
+enum api_misuse {
+	API_MISUSE_LOCK, // gr_api_server_lock() where it would wait for itself
+	API_MISUSE_UNLOCK, // gr_api_server_unlock() of a lock not taken
+	API_MISUSE_REGISTER, // a handler registered with the handler lock held
+	API_MISUSE_START, // gr_api_server_start() where it would wait for itself
+	API_MISUSE_STOP, // gr_api_server_stop() where it would wait for itself
+	API_MISUSE_STOP_THREAD, // stop off the thread of conf.base's loop
+	API_MISUSE_SEND_NO_CLIENT, // gr_api_send() of ctx NULL
+	API_MISUSE_SEND_ELSEWHERE, // gr_api_send() not from the handler of ctx
+	API_MISUSE_RESPONSE_SIZE, // a response above GR_API_MAX_MSG_LEN
+	API_MISUSE_RESPONSE_NULL, // a response length with no payload
+	API_MISUSE_RESPONSE_FDS, // a response with descriptors
+	API_MISUSE_ARGUMENT, // NULL where a call needs a pointer
+	API_MISUSES,
+};
+
+// Longest line of api_misuse().
+#define API_MISUSE_LINE_LEN 256
+
+// Log a misuse of the API (printf format): the first of its kind on this
+// thread at once, then at most one line per LOG_LIMIT_INTERVAL_MS that
+// counts the others. Any thread; the caller returns the error.
+void api_misuse(enum api_misuse, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Whether the calling thread holds the handler lock: it runs a handler or a
+// transport's send, or took gr_api_server_lock().
+bool api_lock_held(void);
+
+// Where the calling thread holds the handler lock, for a log line ("in a
+// handler, ...").
+const char *api_lock_holder(void);
+
+// gr_api_server_lock() and gr_api_server_unlock(): 0, -EDEADLK (the thread
+// holds the lock: a handler, or a second lock), -EPERM (unlock without
+// lock, or in a handler).
+int api_app_lock(void);
+int api_app_unlock(void);
+
 // Look up a handler, NULL if none. A hash table: one or two probes, no list
 // walk, on every request of every transport. Under the handler lock (or
 // before any thread dispatches).
@@ -153,6 +197,11 @@ int api_table_register(const struct api_handler_table *);
 // Drop every handler api_table_register() registered; the application's
 // stay.
 void api_tables_drop(void);
+
+// The server's own tables (n of them): their types are refused to
+// application handlers, before the server starts too. Called once, before
+// any handler is registered (a constructor of the server).
+void api_tables_reserve(const struct api_handler_table *const *tables, unsigned n);
 
 // The first error of a handler registered from a constructor
 // (GR_API_HANDLER): logged, and returned. 0 if none failed.

@@ -394,7 +394,7 @@ int channel_module_init(struct event_base *base) {
 		CDS_INIT_LIST_HEAD(&poller_channels[i]);
 	slow_limit_cycles = rte_get_tsc_hz() / 1000 * CHANNEL_SLOW_LIMIT_MS;
 	if (!server_conf.shm_enabled) {
-		LOG(INFO, "shared-memory channels off (conf.shm_enabled): socket only");
+		LOG(INFO, "shared-memory channels off (%s): socket only", server_names.shm_enabled);
 		return 0;
 	}
 	if (server_conf.memzones)

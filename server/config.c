@@ -11,7 +11,9 @@
 #include <rte_errno.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 
@@ -51,6 +53,7 @@
 _Static_assert(GR_API_SERVER_NICE_OFF == GR_SHM_POLLER_NICE_OFF, "one value on the wire");
 
 struct gr_api_server_conf server_conf;
+struct server_conf_names server_names;
 struct server_state server_state;
 // EAL's own log type until a server registers its own.
 int server_logtype = RTE_LOGTYPE_EAL;
@@ -64,6 +67,8 @@ static struct {
 } strings;
 
 GR_API_EXPORT void gr_api_server_conf_init(struct gr_api_server_conf *conf) {
+	if (conf == NULL)
+		return;
 	*conf = (struct gr_api_server_conf){
 		.sock_path = GR_API_DEFAULT_SOCK_PATH,
 		.sock_mode = DEFAULT_SOCK_MODE,
@@ -82,24 +87,91 @@ GR_API_EXPORT void gr_api_server_conf_init(struct gr_api_server_conf *conf) {
 	};
 }
 
-// Whether value of field is in min..max; else say so.
+// Whether value of the setting named name is in min..max; else say so.
 static bool in_range(
-	const char *field,
+	const char *name,
 	unsigned long long value,
 	unsigned long long min,
 	unsigned long long max
 ) {
 	if (value >= min && value <= max)
 		return true;
-	LOG(ERR, "conf.%s is %llu, not %llu..%llu", field, value, min, max);
+	LOG(ERR, "%s is %llu, not %llu..%llu", name, value, min, max);
 	return false;
 }
 
-// Copy the string of field into dst (len bytes), or say it is too long.
-static bool copy_string(const char *field, char *dst, size_t len, const char *src) {
+// Copy the string of the setting named name into dst (len bytes), or say
+// it is too long.
+static bool copy_string(const char *name, char *dst, size_t len, const char *src) {
 	if ((size_t)snprintf(dst, len, "%s", src) < len)
 		return true;
-	LOG(ERR, "conf.%s is longer than %zu bytes", field, len - 1);
+	LOG(ERR, "%s is longer than %zu bytes", name, len - 1);
+	return false;
+}
+
+// Copy the application's names of the settings into server_names, the
+// fields' names for those it leaves NULL. Returns false (logged) if one is
+// too long.
+static bool names_set(const struct gr_api_server_conf_names *names) {
+	bool ok = true;
+
+#define NAME_SET(field)                                                                            \
+	ok &= copy_string(                                                                         \
+		"conf.names." #field,                                                              \
+		server_names.field,                                                                \
+		sizeof(server_names.field),                                                        \
+		names != NULL && names->field != NULL ? names->field : "conf." #field              \
+	);
+	SERVER_CONF_NAMED(NAME_SET)
+#undef NAME_SET
+	return ok;
+}
+
+// Whether EAL keeps its configuration in the file "config" of its runtime
+// folder, which a secondary maps: not with --in-memory or --no-shconf. EAL
+// says so through no call; its mapping of the file tells, named by its real
+// path ("START-END PERMS OFFSET DEV INODE PATH" in /proc/self/maps).
+static bool eal_config_shared(void) {
+	char given[PATH_MAX], path[PATH_MAX], line[PATH_MAX + 128], *name;
+	bool found = false;
+	FILE *maps;
+
+	if ((size_t)snprintf(given, sizeof(given), "%s/config", rte_eal_get_runtime_dir()) >=
+		    sizeof(given) ||
+	    realpath(given, path) == NULL)
+		return false;
+	maps = fopen("/proc/self/maps", "re");
+	if (maps == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), maps) != NULL) {
+		name = strchr(line, '/');
+		if (name == NULL)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		found = strcmp(name, path) == 0;
+	}
+	fclose(maps);
+	return found;
+}
+
+// Memzone channels are for DPDK secondaries, which attach only to a
+// primary with hugepage files and a shared configuration. Says why not.
+static bool memzones_possible(void) {
+	const char *why = NULL;
+
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		why = "this process is not a DPDK primary";
+	else if (!rte_eal_has_hugepages())
+		why = "EAL runs without hugepages (--no-huge)";
+	else if (!eal_config_shared())
+		why = "EAL keeps no shared configuration (--in-memory or --no-shconf)";
+	if (why == NULL)
+		return true;
+	LOG(ERR,
+	    "%s asks for memzone channels, but %s: no DPDK secondary can attach; leave it off"
+	    " (memfd channels serve every client)",
+	    server_names.memzones,
+	    why);
 	return false;
 }
 
@@ -115,54 +187,82 @@ static const char *eal_file_prefix(void) {
 int server_conf_set(const struct gr_api_server_conf *conf) {
 	bool ok;
 
-	if (conf == NULL || conf->sock_path == NULL) {
-		LOG(ERR, "no configuration, or no socket path in it");
+	if (conf == NULL) {
+		LOG(ERR, "no configuration");
+		return -EINVAL;
+	}
+	if (!names_set(conf->names))
+		return -EINVAL;
+	if (conf->sock_path == NULL) {
+		LOG(ERR, "no socket path (%s)", server_names.sock_path);
 		return -EINVAL;
 	}
 	// Each check logs on its own: every mistake is named at once.
-	ok = in_range("pollers", conf->pollers, 1, GR_API_SERVER_MAX_POLLERS);
-	ok &= in_range("spin_us", conf->spin_us, 0, GR_API_SERVER_SPIN_US_MAX);
+	ok = in_range(server_names.pollers, conf->pollers, 1, GR_API_SERVER_MAX_POLLERS);
+	ok &= in_range(server_names.spin_us, conf->spin_us, 0, GR_API_SERVER_SPIN_US_MAX);
 	if (conf->poller_nice != GR_API_SERVER_NICE_OFF)
-		ok &= in_range("poller_nice", (unsigned long long)(conf->poller_nice + 20), 0, 39);
-	ok &= in_range("max_conn_per_pid", conf->max_conn_per_pid, 0, GR_API_SERVER_MAX_CLIENTS);
-	ok &= in_range("max_conn_per_uid", conf->max_conn_per_uid, 0, GR_API_SERVER_MAX_CLIENTS);
+		ok &= in_range(
+			server_names.poller_nice,
+			(unsigned long long)(conf->poller_nice + 20),
+			0,
+			39
+		);
 	ok &= in_range(
-		"event_backlog_msgs",
+		server_names.max_conn_per_pid,
+		conf->max_conn_per_pid,
+		0,
+		GR_API_SERVER_MAX_CLIENTS
+	);
+	ok &= in_range(
+		server_names.max_conn_per_uid,
+		conf->max_conn_per_uid,
+		0,
+		GR_API_SERVER_MAX_CLIENTS
+	);
+	ok &= in_range(
+		server_names.event_backlog_msgs,
 		conf->event_backlog_msgs,
 		1,
 		GR_API_SERVER_EVENT_BACKLOG_MSGS_MAX
 	);
 	ok &= in_range(
-		"event_backlog_bytes",
+		server_names.event_backlog_bytes,
 		conf->event_backlog_bytes,
 		GR_API_SERVER_EVENT_BYTES_MIN,
 		GR_API_SERVER_EVENT_BACKLOG_BYTES_MAX
 	);
 	ok &= in_range(
-		"event_memory_bytes",
+		server_names.event_memory_bytes,
 		conf->event_memory_bytes,
 		GR_API_SERVER_EVENT_BYTES_MIN,
 		GR_API_SERVER_EVENT_MEMORY_BYTES_MAX
 	);
-	ok &= in_range("event_subs_max", conf->event_subs_max, 1, GR_API_SERVER_EVENT_SUBS_MAX);
+	ok &= in_range(
+		server_names.event_subs_max,
+		conf->event_subs_max,
+		1,
+		GR_API_SERVER_EVENT_SUBS_MAX
+	);
 	ok &= copy_string(
-		"sock_path",
+		server_names.sock_path,
 		strings.sock_path,
 		sizeof(strings.sock_path),
 		conf->sock_path
 	);
 	ok &= copy_string(
-		"file_prefix",
+		server_names.file_prefix,
 		strings.file_prefix,
 		sizeof(strings.file_prefix),
 		conf->file_prefix != NULL ? conf->file_prefix : eal_file_prefix()
 	);
 	ok &= copy_string(
-		"app_version",
+		server_names.app_version,
 		strings.app_version,
 		sizeof(strings.app_version),
 		conf->app_version != NULL ? conf->app_version : ""
 	);
+	if (conf->shm_enabled && conf->memzones)
+		ok &= memzones_possible();
 	if (!ok)
 		return -EINVAL;
 	server_conf = *conf;
@@ -170,6 +270,7 @@ int server_conf_set(const struct gr_api_server_conf *conf) {
 	server_conf.file_prefix = strings.file_prefix;
 	server_conf.app_version = conf->app_version != NULL ? strings.app_version : NULL;
 	server_conf.log_type = server_log_name;
+	server_conf.names = NULL; // the copies are server_names
 	return 0;
 }
 

@@ -24,6 +24,34 @@
 #define SERVER_LOG_TYPE_LEN 64
 #define SERVER_APP_VERSION_LEN 64
 
+// The settings a log line may name (struct gr_api_server_conf_names), as
+// X(field) for each.
+#define SERVER_CONF_NAMED(X)                                                                       \
+	X(sock_path)                                                                               \
+	X(shm_enabled)                                                                             \
+	X(pollers)                                                                                 \
+	X(spin_us)                                                                                 \
+	X(poller_nice)                                                                             \
+	X(memzones)                                                                                \
+	X(file_prefix)                                                                             \
+	X(max_conn_per_pid)                                                                        \
+	X(max_conn_per_uid)                                                                        \
+	X(event_backlog_msgs)                                                                      \
+	X(event_backlog_bytes)                                                                     \
+	X(event_memory_bytes)                                                                      \
+	X(event_subs_max)                                                                          \
+	X(app_version)
+
+// What the log calls each setting: the application's name for it, or
+// "conf.<field>". Written by server_conf_set() before any thread of the
+// library starts, as server_conf.
+struct server_conf_names {
+#define SERVER_CONF_NAME_FIELD(field) char field[GR_API_SERVER_CONF_NAME_MAX + 1];
+	SERVER_CONF_NAMED(SERVER_CONF_NAME_FIELD)
+#undef SERVER_CONF_NAME_FIELD
+};
+extern struct server_conf_names server_names;
+
 // The application's configuration, copied by server_conf_set() (its
 // strings into the library's own storage). Written before any thread of
 // the library starts and not again until they are all stopped: read
@@ -45,8 +73,10 @@ extern struct server_state server_state;
 extern int server_logtype;
 extern char server_log_name[SERVER_LOG_TYPE_LEN];
 
-// Check conf against the bounds of gr_api_server.h and copy it into
-// server_conf. Logs what is wrong. Returns 0 or -EINVAL.
+// Check conf against the bounds of gr_api_server.h and against what EAL
+// runs with (memzones need hugepages and shared files), and copy it, and
+// the names of its settings, into server_conf and server_names. Logs what
+// is wrong. Returns 0 or -EINVAL.
 int server_conf_set(const struct gr_api_server_conf *conf);
 
 // Register conf's log type (or the default) as server_logtype. With
@@ -62,6 +92,11 @@ uint32_t server_backings_offered(void);
 
 // What gr_api_server_info_get() answers while a server runs.
 void server_info_fill(struct gr_api_server_info *info);
+
+// Mark the calling thread as one the library started (its own thread, a
+// poller): gr_api_server_start() and gr_api_server_stop() refuse to run
+// there (server.c).
+void server_thread_mark(void);
 
 // Nanoseconds of CLOCK_MONOTONIC.
 uint64_t server_monotonic_ns(void);

@@ -618,10 +618,12 @@ int event_module_init(struct event_base *base) {
 		return -ENOMEM;
 	}
 	LOG(INFO,
-	    "events: at most %u subscriptions per connection (conf.event_subs_max), %zu"
-	    " bytes of queued events in all (conf.event_memory_bytes)",
+	    "events: at most %u subscriptions per connection (%s), %zu bytes of queued events in"
+	    " all (%s)",
 	    server_conf.event_subs_max,
-	    server_conf.event_memory_bytes);
+	    server_names.event_subs_max,
+	    server_conf.event_memory_bytes,
+	    server_names.event_memory_bytes);
 	return 0;
 }
 

@@ -63,6 +63,33 @@ struct event_base;
 // it (ENFILE), keeping room for root's.
 #define GR_API_SERVER_FDS_MAX (GR_API_SERVER_MAX_CLIENTS * 6 + 256 + 128 + 32)
 
+// Longest name of a setting in struct gr_api_server_conf_names.
+#define GR_API_SERVER_CONF_NAME_MAX 47
+
+// What the library's log lines call each setting of the configuration
+// when they name one (a bound refused at start, a limit a client reached):
+// by default the field, "conf.spin_us"; an application whose users set it
+// otherwise (a command-line option, a key of its configuration file) gives
+// its own name, "-S/--spin-us", so that the line says what to change in
+// the words its users know. Each NULL: the field's name. At most
+// GR_API_SERVER_CONF_NAME_MAX bytes each.
+struct gr_api_server_conf_names {
+	const char *sock_path;
+	const char *shm_enabled;
+	const char *pollers;
+	const char *spin_us;
+	const char *poller_nice;
+	const char *memzones;
+	const char *file_prefix;
+	const char *max_conn_per_pid;
+	const char *max_conn_per_uid;
+	const char *event_backlog_msgs;
+	const char *event_backlog_bytes;
+	const char *event_memory_bytes;
+	const char *event_subs_max;
+	const char *app_version;
+};
+
 // The server's configuration. gr_api_server_conf_init() fills the
 // defaults (shmchand's); gr_api_server_start() copies it, strings
 // included.
@@ -86,8 +113,9 @@ struct gr_api_server_conf {
 	int32_t poller_nice;
 	// Memzone channels for DPDK secondaries of this process: only for a
 	// primary with hugepages and shared files (not --no-huge, --in-memory
-	// or --no-shconf), which the application knows. Default off (memfd
-	// channels only). file_prefix: what a secondary passes to EAL as
+	// or --no-shconf), which the application knows; a start with memzones
+	// on such an EAL is refused (EINVAL). Default off (memfd channels
+	// only). file_prefix: what a secondary passes to EAL as
 	// --file-prefix; NULL (the default) takes it from
 	// rte_eal_get_runtime_dir().
 	bool memzones;
@@ -116,9 +144,13 @@ struct gr_api_server_conf {
 	// gr_api_server_start() and gr_api_server_stop(); or NULL (the
 	// default): a thread of the library's own, with a base of its own.
 	struct event_base *base;
+	// How the log names these settings (above); NULL (the default): by
+	// their fields' names. Copied at start.
+	const struct gr_api_server_conf_names *names;
 };
 
-// Fill conf with the defaults. Any thread; no system call.
+// Fill conf with the defaults. Any thread; no system call. NULL: does
+// nothing.
 void gr_api_server_conf_init(struct gr_api_server_conf *conf);
 
 // The checks of gr_api_server_start() on conf->sock_path that need neither
@@ -126,9 +158,10 @@ void gr_api_server_conf_init(struct gr_api_server_conf *conf);
 // so that a start that would fail creates nothing: the path is valid, no
 // other server answers there, it is a socket or nothing; a stale socket
 // file (nobody listens) is removed. Registers conf->log_type and logs why
-// it refuses. Any thread; connect(), unlink(). Returns 0, -EINVAL (bad
-// path), -EADDRINUSE (another server answers there), -EEXIST (not a
-// socket) or another -errno.
+// it refuses. Any thread; connect(), unlink(). Returns 0, -EINVAL (conf or
+// its path NULL, a path empty, abstract or too long, a log type empty or
+// too long), -EADDRINUSE (another server answers there), -EEXIST (not a
+// socket) or another -errno of connect() or unlink().
 int gr_api_server_socket_check(const struct gr_api_server_conf *conf);
 
 // Start serving: after rte_eal_init(), and, with conf->base set, on the
@@ -137,33 +170,47 @@ int gr_api_server_socket_check(const struct gr_api_server_conf *conf);
 // memzone pool (conf->memzones), starts the pollers, registers the
 // telemetry endpoints (conf->telemetry), creates the socket and, with
 // conf->base NULL, the library's thread. Blocks until the server is ready
-// or has failed. Returns 0, or -EALREADY (a server runs), -EINVAL (conf
-// out of bounds, logged), the error of a handler registered from a
-// constructor (logged, naming it), gr_api_server_socket_check()'s errors,
-// or another -errno; a failed start leaves nothing behind.
+// or has failed; never from a handler, with the handler lock held, or on a
+// thread of the library's. Returns 0, or (each logged) -EALREADY (a server
+// runs), -EDEADLK (called where it would wait for itself: a handler, the
+// lock held, a thread of the library's), -EINVAL (conf NULL or out of
+// bounds, EAL not initialised, memzones asked of an EAL that cannot have
+// secondaries), the error of a handler registered from a constructor
+// (naming it), gr_api_server_socket_check()'s errors, -ENOMEM, or the
+// -errno of a system call that failed (eventfd(), pthread_create(),
+// bind(), ...); a failed start leaves nothing behind.
 int gr_api_server_start(const struct gr_api_server_conf *conf);
 
 // Stop serving: close every connection, remove the socket file, detach
 // every channel, join the pollers (and the library's thread) and free the
 // channels once no thread can reach them. On the thread that called
 // gr_api_server_start() when conf->base was set (with its loop not
-// running, or from one of its callbacks), any thread else; never from a
-// handler. Blocks until done (an RCU grace period, the threads' ends).
-// Does nothing if no server runs.
-void gr_api_server_stop(void);
+// running, or from one of its callbacks), any thread else. Blocks until
+// done (an RCU grace period, the threads' ends), and only then: where it
+// would wait for itself it refuses at once. Returns 0 (stopped, or no
+// server ran), or, logged and nothing stopped, -EDEADLK (called from a
+// handler, with the handler lock held, or on a thread of the library's)
+// or -EPERM (conf->base set and another thread than its loop's).
+int gr_api_server_stop(void);
 
 // The handler lock: two handlers never run at once, on any transport. An
 // application takes it around its own work on the state its handlers
-// touch, so that none of them runs meanwhile. Any thread but a handler's
-// (handlers run under it already); not recursive; blocks while a handler
-// runs. Hold it briefly: every client waits meanwhile.
-void gr_api_server_lock(void);
-void gr_api_server_unlock(void);
+// touch, so that none of them runs meanwhile. Hold it briefly: every
+// client waits meanwhile. Not recursive, and handlers hold it already.
+// gr_api_server_lock(): any thread; blocks while a handler (or another
+// holder) runs. Returns 0, or -EDEADLK without blocking where it would
+// wait for itself (in a handler, or taken already on this thread; logged).
+// gr_api_server_unlock(): on the thread that took it. Returns 0, or -EPERM
+// (logged, nothing released) without gr_api_server_lock() on this thread,
+// in a handler too (the handler's hold is the server's to release).
+int gr_api_server_lock(void);
+int gr_api_server_unlock(void);
 
 // What the server runs with, for an application's own status requests.
 struct gr_api_server_info {
 	// The configuration in force (strings: the library's copies, valid
-	// until gr_api_server_stop(); file_prefix resolved, base as given).
+	// until gr_api_server_stop(); file_prefix resolved, base as given,
+	// names NULL).
 	struct gr_api_server_conf conf;
 	uint32_t backings; // GR_SHM_BACKING_* offered to clients (api/gr_shm.h)
 	uint32_t memzone_channels; // in the pool reserved at start
@@ -180,8 +227,8 @@ struct gr_api_server_info {
 	uint32_t sock_output_stall_s; // paused this long: disconnected
 };
 
-// Fill info. Any thread; one getpriority() call. Returns 0, or -ESRCH if
-// no server runs.
+// Fill info. Any thread; one getpriority() call. Returns 0, -ESRCH if no
+// server runs, or -EINVAL (info NULL, logged).
 int gr_api_server_info_get(struct gr_api_server_info *info);
 
 // ---- Handlers ----
@@ -197,11 +244,17 @@ int gr_api_server_info_get(struct gr_api_server_info *info);
 struct gr_api_ctx;
 
 // What a handler returns: a status (0 or an errno value) and a response
-// payload of len bytes. payload is malloc'ed by the handler (or NULL when len
-// is 0) and freed by the server once sent, unless borrowed is set
-// (gr_api_out_borrowed()). fds, if any, travel with the response as
-// SCM_RIGHTS (socket only: on a channel the response fails with ENOTSUP);
-// they stay the handler's, and the server does not close them.
+// payload of len bytes, at most GR_API_MAX_MSG_LEN. payload is malloc'ed
+// by the handler (or NULL when len is 0) and freed by the server once sent,
+// unless borrowed is set (gr_api_out_borrowed()). A response the
+// transports cannot carry is answered with an error status instead, the
+// same on both transports, the connection kept, and logged naming the
+// handler (its payload freed all the same): EMSGSIZE for len above
+// GR_API_MAX_MSG_LEN, EINVAL for a NULL payload with len above 0, ENOTSUP
+// for descriptors. fds and n_fds are the server's own (its attach passes
+// descriptors over the socket): leave them 0. No descriptor reaches a
+// client through a handler of the application's, on either transport
+// (docs/embedding.md says why).
 struct gr_api_out {
 	uint32_t status;
 	uint32_t len;
@@ -255,10 +308,14 @@ struct gr_api_handler {
 	{ #code, code, code##_REQ_LEN, func }
 
 // Register a handler; handler must stay valid until the process ends. Any
-// thread but a handler's, before or after gr_api_server_start(); takes the
-// handler lock. Returns 0, -EEXIST (its type is registered: logged with
-// both names), -ENOSPC (GR_API_SERVER_HANDLERS_MAX reached) or -EINVAL (no
-// handler, name or callback).
+// thread, before or after gr_api_server_start(); takes the handler lock,
+// so never in a handler nor with the lock held. Returns 0, or, logged:
+// -EEXIST (its type is registered, or is one the server serves itself,
+// Grout's main module and the shm module's requests: whether the server
+// runs or not), -ENOSPC (GR_API_SERVER_HANDLERS_MAX reached), -EINVAL (no
+// handler, name or callback, or a request_len above GR_API_MAX_MSG_LEN),
+// -EDEADLK (in a handler, or with the handler lock held: it would wait for
+// itself).
 int gr_api_server_handler_register(struct gr_api_handler *handler);
 
 // Register handler func for request code in a constructor, beside the
@@ -281,14 +338,21 @@ void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler);
 // Send one response of a stream from inside a handler: status 0, the id of
 // the request being handled, payload copied before it returns. The
 // handler's own return (normally gr_api_out(0, 0, NULL)) ends the stream.
-// The handler's thread only. Never blocks: what a client does not read
-// waits in a bounded backlog (docs/limits.md). Returns 0, or -errno when
-// the client is gone or stalled (stop the stream: the server closes it).
+// The handler serving ctx only, on its thread. Never blocks: what a client
+// does not read waits in a bounded backlog (docs/limits.md). Returns 0, or:
+// -EMSGSIZE (len above GR_API_MAX_MSG_LEN) or -EINVAL (payload NULL with
+// len above 0, or ctx NULL): nothing sent, logged; the handler may go on,
+// and the stream's end carries that status to the client (unless the
+// handler ends it with an error of its own), on the connection kept;
+// -EPERM (not called by the handler serving ctx: nothing sent, logged);
+// or -ECONNRESET, -EPIPE, -ENOBUFS, -ENOMEM: the client is gone, or the
+// server is closing it for not reading (stop the stream).
 int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload);
 
 // The credentials of the client's process (SO_PEERCRED of its socket; a
 // channel has its socket's): pid (0 when it is in another pid namespace),
-// uid and gid. The handler's thread only.
+// uid and gid. The handler's thread only. ctx NULL (logged): pid 0, uid
+// and gid (uid_t)-1 and (gid_t)-1.
 pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx);
 uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx);
 gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx);

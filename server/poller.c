@@ -169,6 +169,7 @@ static void *poller_main(void *arg) {
 	uint64_t last_work = 0, spin_until = 0;
 	char name[16];
 
+	server_thread_mark();
 	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
 	pthread_setname_np(pthread_self(), name);
 	poller_set_nice(p, server_conf.poller_nice);

@@ -35,6 +35,8 @@
 #define SERVER_THREAD_NAME "gr-api-server"
 
 static struct {
+	// Held through a start and a stop: two of them never run at once.
+	pthread_mutex_t lifecycle;
 	// Set from the start of a start to the end of a stop: read by
 	// gr_api_server_info_get() on any thread (handlers included).
 	_Atomic bool running;
@@ -47,7 +49,11 @@ static struct {
 	int start_ret;
 	// The thread that runs the loop: start and stop belong to it.
 	pthread_t loop_thread;
-} srv = {.stop_fd = -1};
+} srv = {.lifecycle = PTHREAD_MUTEX_INITIALIZER, .stop_fd = -1};
+
+// Set on the threads the library starts (its own, the pollers): a stop
+// there would wait for the thread itself.
+static __thread bool library_thread;
 
 // The server's own handlers, registered by modules_start().
 static const struct api_handler_table *const own_handlers[] = {
@@ -59,6 +65,20 @@ static const struct api_handler_table *const own_handlers[] = {
 	&handlers_clients,
 	&handlers_echo,
 };
+
+// Constructor priority of the reservation of the server's own request
+// types: before any default-priority constructor (GR_API_HANDLER's) of a
+// program that links the library statically; a shared library's
+// constructors run before its program's anyway.
+#define OWN_TYPES_CTOR_PRIORITY 101
+
+static void __attribute__((constructor(OWN_TYPES_CTOR_PRIORITY))) own_types_reserve(void) {
+	api_tables_reserve(own_handlers, sizeof(own_handlers) / sizeof(own_handlers[0]));
+}
+
+void server_thread_mark(void) {
+	library_thread = true;
+}
 
 // Stop the modules started by modules_start(), in the reverse order.
 static void modules_stop(void) {
@@ -128,6 +148,7 @@ static void *own_thread_main(void *arg) {
 	int ret = -ENOMEM;
 
 	(void)arg;
+	server_thread_mark();
 	pthread_setname_np(pthread_self(), SERVER_THREAD_NAME);
 	base = event_base_new();
 	if (base != NULL)
@@ -196,7 +217,30 @@ GR_API_EXPORT int gr_api_server_socket_check(const struct gr_api_server_conf *co
 	return sock_server_check(conf->sock_path);
 }
 
-GR_API_EXPORT int gr_api_server_start(const struct gr_api_server_conf *conf) {
+// Whether start or stop (call, of kind) would wait for the calling thread
+// itself:
+// it holds the handler lock (a handler, or gr_api_server_lock()), which
+// their registrations and the pollers take, or it is a thread of the
+// library's, which they join. Says so.
+static bool lifecycle_deadlocks(enum api_misuse kind, const char *call) {
+	if (api_lock_held()) {
+		api_misuse(kind, "%s %s: refused (EDEADLK)", call, api_lock_holder());
+		return true;
+	}
+	if (library_thread) {
+		api_misuse(
+			kind,
+			"%s on a thread of the server's own, which it would wait for: refused"
+			" (EDEADLK)",
+			call
+		);
+		return true;
+	}
+	return false;
+}
+
+// srv.lifecycle held.
+static int start_locked(const struct gr_api_server_conf *conf) {
 	int ret;
 
 	if (atomic_load(&srv.running)) {
@@ -231,11 +275,23 @@ GR_API_EXPORT int gr_api_server_start(const struct gr_api_server_conf *conf) {
 	return ret;
 }
 
-GR_API_EXPORT void gr_api_server_stop(void) {
+GR_API_EXPORT int gr_api_server_start(const struct gr_api_server_conf *conf) {
+	int ret;
+
+	if (lifecycle_deadlocks(API_MISUSE_START, "gr_api_server_start()"))
+		return -EDEADLK;
+	pthread_mutex_lock(&srv.lifecycle);
+	ret = start_locked(conf);
+	pthread_mutex_unlock(&srv.lifecycle);
+	return ret;
+}
+
+// srv.lifecycle held.
+static int stop_locked(void) {
 	uint64_t one = 1;
 
 	if (!atomic_load(&srv.running))
-		return;
+		return 0;
 	if (srv.own_thread) {
 		// Our own eventfd, never full: the write cannot block.
 		if (write(srv.stop_fd, &one, sizeof(one)) < 0)
@@ -244,25 +300,44 @@ GR_API_EXPORT void gr_api_server_stop(void) {
 		own_thread_cleanup();
 	} else {
 		if (!pthread_equal(pthread_self(), srv.loop_thread)) {
-			LOG(ERR,
-			    "gr_api_server_stop() called on another thread than the one that runs"
-			    " conf.base's loop: not stopping");
-			return;
+			api_misuse(
+				API_MISUSE_STOP_THREAD,
+				"gr_api_server_stop() called on another thread than the one that "
+				"runs"
+				" conf.base's loop: refused (EPERM)"
+			);
+			return -EPERM;
 		}
 		modules_stop();
 	}
 	atomic_store(&srv.running, false);
+	return 0;
 }
 
-GR_API_EXPORT void gr_api_server_lock(void) {
-	api_lock();
+GR_API_EXPORT int gr_api_server_stop(void) {
+	int ret;
+
+	if (lifecycle_deadlocks(API_MISUSE_STOP, "gr_api_server_stop()"))
+		return -EDEADLK;
+	pthread_mutex_lock(&srv.lifecycle);
+	ret = stop_locked();
+	pthread_mutex_unlock(&srv.lifecycle);
+	return ret;
 }
 
-GR_API_EXPORT void gr_api_server_unlock(void) {
-	api_unlock();
+GR_API_EXPORT int gr_api_server_lock(void) {
+	return api_app_lock();
+}
+
+GR_API_EXPORT int gr_api_server_unlock(void) {
+	return api_app_unlock();
 }
 
 GR_API_EXPORT int gr_api_server_info_get(struct gr_api_server_info *info) {
+	if (info == NULL) {
+		api_misuse(API_MISUSE_ARGUMENT, "gr_api_server_info_get(NULL): refused (EINVAL)");
+		return -EINVAL;
+	}
 	if (!atomic_load_explicit(&srv.running, memory_order_acquire))
 		return -ESRCH;
 	server_info_fill(info);

@@ -56,6 +56,9 @@ static struct {
 	.refusals = LIST_HEAD_INITIALIZER(admit.refusals),
 };
 
+// Longest reason of a refusal: a sentence and the name of a setting.
+#define REFUSAL_REASON_LEN (64 + GR_API_SERVER_CONF_NAME_MAX)
+
 // Field of /proc/PID/stat that holds the process's start time (clock ticks
 // since boot), counted from the state, the first field after the command.
 #define PROC_STAT_START_TIME_FIELD (22 - 3)
@@ -133,12 +136,27 @@ static uint32_t refusal_status(enum refusal_why why) {
 	}
 }
 
+// Main thread: the reason's text stays valid until the next call.
 static const char *refusal_reason(enum refusal_why why) {
+	static char reason[REFUSAL_REASON_LEN];
+
 	switch (why) {
 	case REFUSE_PID:
-		return "its process holds conf.max_conn_per_pid connections";
+		snprintf(
+			reason,
+			sizeof(reason),
+			"its process holds %s connections",
+			server_names.max_conn_per_pid
+		);
+		return reason;
 	case REFUSE_UID:
-		return "its uid holds conf.max_conn_per_uid connections";
+		snprintf(
+			reason,
+			sizeof(reason),
+			"its uid holds %s connections",
+			server_names.max_conn_per_uid
+		);
+		return reason;
 	case REFUSE_FDS:
 		return "the daemon's open files limit leaves no room for it (the rest is root's)";
 	default:

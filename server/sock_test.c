@@ -3,10 +3,9 @@
 
 // The socket server, without EAL: socket path rules (abstract, too long,
 // stale file, live server, not a socket), mode and removal at shutdown, the
-// lease callback, fd passing, bounded output (a client that does not read
-// is paused, then served in full once it reads), no SIGPIPE for a client
-// gone, and bounded reads (a client that sent much cannot keep another
-// waiting for all of it).
+// lease callback, fd passing (the server's own handlers'), bounded output (a client that does not
+// read is paused, then served in full once it reads), no SIGPIPE for a client gone, and bounded
+// reads (a client that sent much cannot keep another waiting for all of it).
 //
 // Each server runs in a forked child with its own event loop, on a socket in
 // this test's own mktemp folder, and is stopped by its pid.
@@ -158,11 +157,14 @@ static struct gr_api_handler lease_h = {
 	.request_type = TEST_LEASE,
 	.callback = lease_handler,
 };
-static struct gr_api_handler fds_h = {
+// Descriptors travel with the responses of the server's own handlers only
+// (its attach): this one is registered as the server registers its own.
+static struct gr_api_handler fds_h[] = {{
 	.name = "TEST_FDS",
 	.request_type = TEST_FDS,
 	.callback = fds_handler,
-};
+}};
+static API_HANDLER_TABLE(fds_table, fds_h);
 static struct gr_api_handler fill_h = {
 	.name = "TEST_FILL",
 	.request_type = TEST_FILL,
@@ -740,7 +742,7 @@ static int setup(void **state) {
 		return -1;
 	assert_int_equal(dispatch_test_handlers(), 0);
 	assert_int_equal(gr_api_server_handler_register(&lease_h), 0);
-	assert_int_equal(gr_api_server_handler_register(&fds_h), 0);
+	assert_int_equal(api_table_register(&fds_table), 0);
 	assert_int_equal(gr_api_server_handler_register(&fill_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&order_h), 0);
 	assert_int_equal(gr_api_server_handler_register(&align_h), 0);

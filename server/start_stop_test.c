@@ -7,7 +7,13 @@
 // second start is refused; each stop removes the socket and leaves the
 // process with the threads and descriptors it had before the start, and
 // gr_api_server_info_get() refuses once stopped. A configuration out of
-// bounds is refused with nothing started.
+// bounds is refused with nothing started, and so are memzone channels
+// asked of an EAL without hugepages, each said in a line that names the
+// setting as the application calls it (the field by default). A handler
+// for a request type the server serves itself is refused at registration,
+// the server stopped or not, and later starts serve as usual.
+
+#include "log_capture_test.h"
 
 #include <gr_api_server.h>
 
@@ -133,12 +139,12 @@ static void serve_once(struct event_base *base) {
 	// The pollers, and the library's thread when it has no base.
 	assert_int_equal(entries("/proc/self/task"), threads + conf.pollers + (base == NULL));
 	client_served(base);
-	gr_api_server_stop();
+	assert_int_equal(gr_api_server_stop(), 0);
 	assert_int_equal(access(sock_path, F_OK), -1);
 	assert_int_equal(gr_api_server_info_get(&info), -ESRCH);
 	assert_int_equal(entries("/proc/self/task"), threads);
 	assert_int_equal(entries("/proc/self/fd"), fds);
-	gr_api_server_stop(); // again: nothing to do
+	assert_int_equal(gr_api_server_stop(), 0); // again: nothing to do
 }
 
 static void library_thread_then_own_base_then_library_thread(void **state) {
@@ -153,6 +159,10 @@ static void library_thread_then_own_base_then_library_thread(void **state) {
 }
 
 static void bad_conf_starts_nothing(void **state) {
+	static const struct gr_api_server_conf_names names = {
+		.pollers = "-p/--pollers",
+		.memzones = "--hugepages on",
+	};
 	unsigned threads = entries("/proc/self/task");
 	struct gr_api_server_conf conf;
 
@@ -161,6 +171,25 @@ static void bad_conf_starts_nothing(void **state) {
 	conf_of_test(&conf, NULL);
 	conf.pollers = GR_API_SERVER_MAX_POLLERS + 1;
 	assert_int_equal(gr_api_server_start(&conf), -EINVAL);
+	assert_int_equal(log_lines("conf.pollers is 17, not 1..16", NULL), 1);
+	conf.names = &names;
+	assert_int_equal(gr_api_server_start(&conf), -EINVAL);
+	assert_int_equal(log_lines("-p/--pollers is 17, not 1..16", NULL), 1);
+	// This EAL runs with --no-huge: no secondary could take a memzone.
+	conf_of_test(&conf, NULL);
+	conf.memzones = true;
+	assert_int_equal(gr_api_server_start(&conf), -EINVAL);
+	assert_int_equal(
+		log_lines(
+			"conf.memzones asks for memzone channels, but EAL runs without hugepages"
+			" (--no-huge)",
+			NULL
+		),
+		1
+	);
+	conf.names = &names;
+	assert_int_equal(gr_api_server_start(&conf), -EINVAL);
+	assert_int_equal(log_lines("--hugepages on asks for memzone channels", NULL), 1);
 	conf_of_test(&conf, NULL);
 	conf.event_backlog_bytes = GR_API_SERVER_EVENT_BYTES_MIN - 1;
 	assert_int_equal(gr_api_server_start(&conf), -EINVAL);
@@ -178,15 +207,9 @@ static struct gr_api_out own_ping2(const void *request, uint32_t len, struct gr_
 }
 
 // A start that fails late (the socket cannot be bound, once the pollers
-// run) and one that fails early (an application handler takes a type of
-// the server's own) both undo what they did: no thread, no descriptor,
-// nothing registered of the server's; the application's handler stays.
+// run) undoes what it did: no thread, no descriptor, nothing registered of
+// the server's.
 static void failed_start_undone(void **state) {
-	static struct gr_api_handler ping2_of_mine = {
-		.name = "ping2 of mine",
-		.request_type = GR_PING2,
-		.callback = own_ping2,
-	};
 	unsigned threads = entries("/proc/self/task"), fds = entries("/proc/self/fd");
 	struct gr_api_server_conf conf;
 	struct gr_api_server_info info;
@@ -202,13 +225,45 @@ static void failed_start_undone(void **state) {
 	assert_int_equal(entries("/proc/self/task"), threads);
 	assert_int_equal(entries("/proc/self/fd"), fds);
 	assert_int_equal(gr_api_server_info_get(&info), -ESRCH);
+	assert_int_equal(gr_api_server_info_get(NULL), -EINVAL);
+}
 
-	assert_int_equal(gr_api_server_handler_register(&ping2_of_mine), 0);
+// A handler for a type of the server's own (Grout's main module, the shm
+// module) is refused when it is registered, stopped or running, and said;
+// every later start serves, its own GR_PING2 answering. Before, the
+// registration of a stopped server passed, and every start after it failed
+// with EEXIST.
+static void own_type_refused_at_registration(void **state) {
+	static struct gr_api_handler ping_of_mine = {
+		.name = "ping of mine",
+		.request_type = GR_PING,
+		.callback = own_ping2,
+	};
+	static struct gr_api_handler ping2_of_mine = {
+		.name = "ping2 of mine",
+		.request_type = GR_PING2,
+		.callback = own_ping2,
+	};
+	struct gr_api_server_conf conf;
+
+	(void)state;
+	assert_int_equal(gr_api_server_handler_register(&ping_of_mine), -EEXIST);
+	assert_int_equal(
+		log_lines(
+			"ping of mine: request type 0xcafe1987 is GR_PING, which the server serves"
+			" itself: refused",
+			NULL
+		),
+		1
+	);
 	conf_of_test(&conf, NULL);
-	assert_int_equal(gr_api_server_start(&conf), -EEXIST);
-	assert_int_equal(entries("/proc/self/task"), threads);
-	assert_int_equal(entries("/proc/self/fd"), fds);
-	assert_int_equal(access(sock_path, F_OK), -1);
+	assert_int_equal(gr_api_server_start(&conf), 0);
+	assert_int_equal(gr_api_server_handler_register(&ping2_of_mine), -EEXIST);
+	client_served(NULL);
+	assert_int_equal(gr_api_server_stop(), 0);
+	assert_int_equal(gr_api_server_start(&conf), 0);
+	client_served(NULL);
+	assert_int_equal(gr_api_server_stop(), 0);
 }
 
 static int setup(void **state) {
@@ -234,14 +289,14 @@ static int setup(void **state) {
 	assert_true(rte_eal_init((int)(sizeof(eal_argv) / sizeof(eal_argv[0])) - 1, eal_argv) >= 0);
 	assert_non_null(mkdtemp(tmpdir));
 	snprintf(sock_path, sizeof(sock_path), "%s/s", tmpdir);
-	return 0;
+	return log_capture_setup(state);
 }
 
 static int teardown(void **state) {
 	char runtime_dir[256];
 
-	(void)state;
 	gr_api_server_stop();
+	log_capture_teardown(state);
 	rmdir(tmpdir);
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
@@ -253,8 +308,8 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(library_thread_then_own_base_then_library_thread),
 		cmocka_unit_test(bad_conf_starts_nothing),
-		// Last: the application's handler it registers stays.
 		cmocka_unit_test(failed_start_undone),
+		cmocka_unit_test(own_type_refused_at_registration),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
