@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// A DPDK application on libgr_api_server whose handlers misuse it
+// (embed_misuse.h): a response too long, one with a descriptor, one with no
+// payload, a stream of such responses, and the calls that would wait for
+// the handler itself. Run as test/with_daemon.sh runs a daemon: it serves
+// until SIGTERM or SIGINT, then stops the server and exits 0 if the stop
+// returned 0, 1 otherwise.
+//
+// usage: embed_misuse_app -s SOCK [-- EAL args]
+//
+// The socket side runs on the library's thread; this program's main thread
+// waits for the signal (blocked in every thread, taken with sigwait()).
+
+#include "embed_misuse.h"
+
+#include <gr_api_server.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// EAL arguments of ours, the program name among them.
+#define EAL_OWN_ARGS 9
+
+static struct gr_api_out big(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	(void)request;
+	(void)len;
+	(void)ctx;
+	return gr_api_out(0, GR_API_MAX_MSG_LEN + 1, calloc(1, GR_API_MAX_MSG_LEN + 1));
+}
+GR_API_HANDLER(EMBED_MISUSE_BIG, big);
+
+static struct gr_api_out fds(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	static const int fd = STDIN_FILENO;
+	struct gr_api_out out = gr_api_out(0, 0, NULL);
+
+	(void)request;
+	(void)len;
+	(void)ctx;
+	out.fds = &fd;
+	out.n_fds = 1;
+	return out;
+}
+GR_API_HANDLER(EMBED_MISUSE_FDS, fds);
+
+static struct gr_api_out no_payload(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	(void)request;
+	(void)len;
+	(void)ctx;
+	return gr_api_out(0, 8, NULL);
+}
+GR_API_HANDLER(EMBED_MISUSE_NULL, no_payload);
+
+static struct gr_api_out stream(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	static const uint8_t huge[GR_API_MAX_MSG_LEN + 1];
+	struct embed_misuse_item item = {.value = 1};
+
+	(void)request;
+	(void)len;
+	gr_api_send(ctx, sizeof(item), &item);
+	item.value = gr_api_send(ctx, sizeof(huge), huge);
+	gr_api_send(ctx, sizeof(item), &item);
+	item.value = gr_api_send(ctx, sizeof(item), NULL);
+	gr_api_send(ctx, sizeof(item), &item);
+	return gr_api_out(0, 0, NULL);
+}
+GR_API_HANDLER(EMBED_MISUSE_STREAM, stream);
+
+static struct gr_api_out lock_misuse(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	static struct gr_api_handler again = GR_API_HANDLER_INIT(EMBED_MISUSE_LOCK, lock_misuse);
+	struct embed_misuse_lock_resp *resp = malloc(sizeof(*resp));
+	struct gr_api_server_conf conf;
+
+	(void)request;
+	(void)len;
+	(void)ctx;
+	if (resp == NULL)
+		return gr_api_out(ENOMEM, 0, NULL);
+	gr_api_server_conf_init(&conf);
+	resp->lock = gr_api_server_lock();
+	resp->unlock = gr_api_server_unlock();
+	resp->register_ = gr_api_server_handler_register(&again);
+	resp->start = gr_api_server_start(&conf);
+	resp->stop = gr_api_server_stop();
+	return gr_api_out(0, sizeof(*resp), resp);
+}
+GR_API_HANDLER(EMBED_MISUSE_LOCK, lock_misuse);
+
+int main(int argc, char **argv) {
+	char prefix[64], runtime_dir[PATH_MAX], **eal;
+	const char *sock = NULL;
+	struct gr_api_server_conf conf;
+	int i, n = 0, ret, sig;
+	sigset_t stop;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "-s") != 0 || i + 1 == argc) {
+			fprintf(stderr, "usage: embed_misuse_app -s SOCK [-- EAL args]\n");
+			return EXIT_FAILURE;
+		}
+		sock = argv[++i];
+	}
+	// The user's EAL arguments after ours, and the NULL.
+	eal = calloc(EAL_OWN_ARGS + argc + 1, sizeof(*eal));
+	if (sock == NULL || eal == NULL) {
+		fprintf(stderr, "usage: embed_misuse_app -s SOCK [-- EAL args]\n");
+		free(eal);
+		return EXIT_FAILURE;
+	}
+	// Every thread made from here on (EAL's, the server's) inherits the
+	// blocked signals: only sigwait() takes them.
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+	snprintf(prefix, sizeof(prefix), "embed_misuse_app-%d", (int)getpid());
+	eal[n++] = argv[0];
+	eal[n++] = "--no-huge";
+	eal[n++] = "--no-shconf";
+	eal[n++] = "-m";
+	eal[n++] = "64";
+	eal[n++] = "--no-pci";
+	eal[n++] = "--no-telemetry";
+	eal[n++] = "--file-prefix";
+	eal[n++] = prefix;
+	for (i++; i < argc; i++)
+		eal[n++] = argv[i];
+	eal[n] = NULL;
+	if (rte_eal_init(n, eal) < 0) {
+		fprintf(stderr, "embed_misuse_app: EAL init failed: %s\n", rte_strerror(rte_errno));
+		free(eal);
+		return EXIT_FAILURE;
+	}
+	gr_api_server_conf_init(&conf);
+	conf.sock_path = sock;
+	conf.sock_mode = 0600;
+	conf.spin_us = 0;
+	conf.log_type = "embed_misuse_app";
+	ret = gr_api_server_start(&conf);
+	if (ret < 0) {
+		fprintf(stderr, "embed_misuse_app: cannot serve %s: %s\n", sock, strerror(-ret));
+	} else {
+		while (sigwait(&stop, &sig) != 0)
+			;
+		ret = gr_api_server_stop();
+		if (ret < 0)
+			fprintf(stderr, "embed_misuse_app: stop: %s\n", strerror(-ret));
+	}
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	rmdir(runtime_dir);
+	free(eal);
+	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
