@@ -9,6 +9,7 @@
 #include "eal_explain.h"
 #include "eal_files.h"
 #include "eal_memcfg.h"
+#include "eal_mp_socket.h"
 #include "options.h"
 #include "shmchand.h"
 #include "sock_folder.h"
@@ -31,6 +32,24 @@
 
 // The server's part is filled by gr_api_server_conf_init() in main().
 struct shmchand_config shmchand_config = {.hugepages = HUGEPAGES_AUTO};
+
+// What the server's log lines call its settings: the options that set them.
+static const struct gr_api_server_conf_names option_names = {
+	.sock_path = "-s/--socket",
+	.shm_enabled = "--no-shm",
+	.pollers = "-p/--pollers",
+	.spin_us = "-S/--spin-us",
+	.poller_nice = "--poller-nice",
+	.memzones = "--hugepages",
+	.file_prefix = "--file-prefix",
+	.max_conn_per_pid = "--max-conn-per-pid",
+	.max_conn_per_uid = "--max-conn-per-uid",
+	.event_backlog_msgs = "--event-backlog",
+	.event_backlog_bytes = "--event-backlog-bytes",
+	.event_memory_bytes = "--event-memory",
+	.event_subs_max = "--event-subscriptions",
+	.app_version = "the daemon's version",
+};
 
 // EAL's own log type until main() registers ours.
 int shmchand_logtype = RTE_LOGTYPE_EAL;
@@ -117,6 +136,7 @@ int main(int argc, char **argv) {
 	gr_api_server_conf_init(srv);
 	srv->log_type = "shmchand";
 	srv->app_version = SHMCHAN_VERSION;
+	srv->names = &option_names;
 	ret = parse_options(own_argc, argv);
 	if (ret == OPTIONS_HELP) {
 		struct gr_api_server_conf defaults;
@@ -187,6 +207,11 @@ int main(int argc, char **argv) {
 		       !has_long_opt(eal.argc, eal.argv, "no-shconf");
 	files.hugepages = !has_long_opt(eal.argc, eal.argv, "no-huge");
 	eal_runtime_dir(cfg->file_prefix, files.runtime_dir, sizeof(files.runtime_dir));
+	// Without shared files EAL binds no multi-process socket; without
+	// hugepages no secondary attaches.
+	if (files.shared &&
+	    eal_mp_socket_check(files.runtime_dir, cfg->file_prefix, files.hugepages) < 0)
+		goto free_args;
 	// EAL pins this thread to its main lcore. The daemon runs no data-plane
 	// lcore: give the main thread (and the pollers it starts) back every CPU
 	// it had, unless the user chose lcores.

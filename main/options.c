@@ -333,14 +333,19 @@ int parse_options(int argc, char **argv) {
 			break;
 		case 'm':
 			if (parse_uint(optarg, 8, 07777, &value) < 0) {
-				fprintf(stderr, "shmchand: bad socket mode '%s' (octal)\n", optarg);
+				fprintf(stderr,
+					"shmchand: -m/--socket-mode takes an octal mode, not "
+					"'%s'\n",
+					optarg);
 				return -EINVAL;
 			}
 			srv->sock_mode = (mode_t)value;
 			break;
 		case 'g':
 			if (parse_group(optarg, &srv->sock_gid) < 0) {
-				fprintf(stderr, "shmchand: unknown group '%s'\n", optarg);
+				fprintf(stderr,
+					"shmchand: -g/--socket-group: unknown group '%s'\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -348,7 +353,7 @@ int parse_options(int argc, char **argv) {
 			if (parse_uint(optarg, 10, GR_API_SERVER_MAX_POLLERS, &value) < 0 ||
 			    value == 0) {
 				fprintf(stderr,
-					"shmchand: pollers must be 1..%d, not '%s'\n",
+					"shmchand: -p/--pollers must be 1..%d, not '%s'\n",
 					GR_API_SERVER_MAX_POLLERS,
 					optarg);
 				return -EINVAL;
@@ -358,7 +363,8 @@ int parse_options(int argc, char **argv) {
 		case 'S':
 			if (parse_uint(optarg, 10, GR_API_SERVER_SPIN_US_MAX, &value) < 0) {
 				fprintf(stderr,
-					"shmchand: spin budget must be 0..%d us, not '%s'\n",
+					"shmchand: -S/--spin-us must be 0..%d (microseconds), not "
+					"'%s'\n",
 					GR_API_SERVER_SPIN_US_MAX,
 					optarg);
 				return -EINVAL;

@@ -11,7 +11,10 @@
 #     part runs as nobody, and is left out, saying so, when nobody cannot run
 #     the daemon);
 #   an EAL option given before --: a hint that EAL options go after --;
-#   an unknown option, and an option without its value: named.
+#   an unknown option, and an option without its value: named;
+#   a file prefix so long that the multi-process socket of a DPDK secondary
+#     would not fit in a Unix socket address (EAL would cut it without a
+#     word): how much to shorten it.
 # Each exits 1 and leaves no EAL runtime folder of its prefix.
 #
 #   daemon_start_errors.sh DAEMON_BIN
@@ -57,6 +60,14 @@ expect_refused "-l is an EAL option: put EAL options after --" \
 expect_refused "unknown option '--no-such-option'" \
 	-- -s "$SHMT_TMPDIR/x.sock" --no-such-option -- --file-prefix "$prefix"
 expect_refused "--pollers needs a value" -- -s "$SHMT_TMPDIR/x.sock" --pollers
+# The longest prefix shmchand takes (63 characters): as root its runtime
+# folder is /var/run/dpdk/PREFIX, and a secondary's socket there takes 112
+# bytes; another user's is longer still. Hugepages on: secondaries may
+# attach (EAL does not start: nothing is reserved).
+long_prefix=$prefix$(printf 'x%.0s' $(seq $((63 - ${#prefix}))))
+expect_refused "EAL's multi-process socket" \
+	-- -s "$SHMT_TMPDIR/x.sock" --hugepages on -- --file-prefix "$long_prefix"
+[ -z "$(shmt_dpdk_files "$long_prefix")" ] || shmt_fail "left $(shmt_dpdk_files "$long_prefix")"
 
 # A folder this user may not write, and the default path's hint.
 as_user=()
