@@ -7,6 +7,12 @@
 
 #pragma once
 
+// What Grout's gr_api.h includes, for Grout's programs that rely on it:
+// alignas() and static_assert() in C11 and C17 (keywords in C23 and C++).
+#include <assert.h>
+#ifndef __cplusplus
+#include <stdalign.h>
+#endif
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -188,6 +194,12 @@ const char *gr_api_message_name(uint32_t type);
 }
 #endif
 
+// How Grout's API headers declare their inline functions, unless the
+// program chose otherwise first.
+#ifndef GR_API_INLINE
+#define GR_API_INLINE static inline
+#endif
+
 // Main module, numbered as in Grout.
 #define GR_MAIN_MODULE 0xcafe
 
@@ -280,8 +292,11 @@ GR_REQ_STREAM(GR_LOG_LEVEL_LIST, struct gr_log_level_list_req, struct gr_log_ent
 #define GR_LOG_LEVEL_MAX 8
 
 // Set the level of every log type whose name matches the glob pattern
-// (rte_log_set_level_pattern). A level out of range, or a pattern empty or
-// not NUL-terminated, is EINVAL.
+// (rte_log_set_level_pattern), with Grout's statuses: a pattern not
+// NUL-terminated is ENAMETOOLONG, a level above GR_LOG_LEVEL_MAX EINVAL
+// (0 silences the types), anything else 0, also when the pattern matches
+// no log type and nothing changes (the daemon logs that; shmchanctl says
+// it).
 struct gr_log_level_set_req {
 	char pattern[GR_LOG_NAME_LEN];
 	uint32_t level;

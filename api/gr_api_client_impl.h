@@ -17,7 +17,9 @@
 // length, as Grout's header does for its own. Two different messages of one
 // type are a programming error: the program prints both names and aborts
 // before main(), as with Grout's header. It defines nothing else, and
-// nothing that the library defines.
+// nothing that the library defines. It includes the system headers Grout's
+// includes, which Grout's programs rely on (getopt(), the string and socket
+// calls, sys/queue.h's lists, assert()).
 
 #pragma once
 
@@ -25,12 +27,19 @@
 #error "gr_api_client_impl.h must be included first, before any other gr_*.h header"
 #endif
 
+#include <assert.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 // Register one message, and stop the program if another message has its
 // type (defined below, once gr_api.h declared gr_api_message_register()).

@@ -19,10 +19,16 @@ typedef int64_t gr_clock_ns_t;
 #define GR_NS_PER_MS ((gr_clock_ns_t)1000000)
 #define GR_NS_PER_US ((gr_clock_ns_t)1000)
 
-// The time since boot (not counting suspend), in nanoseconds; never
-// negative. Served by the vDSO: no system call.
-static inline gr_clock_ns_t gr_clock_ns(void) {
+// The time since boot (not counting suspend), as clock_gettime() gives
+// it. Served by the vDSO: no system call.
+static inline struct timespec gr_clock_raw(void) {
 	struct timespec now = {0, 0};
 	clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+	return now;
+}
+
+// The same in nanoseconds; never negative.
+static inline gr_clock_ns_t gr_clock_ns(void) {
+	struct timespec now = gr_clock_raw();
 	return (gr_clock_ns_t)now.tv_sec * GR_NS_PER_S + (gr_clock_ns_t)now.tv_nsec;
 }
