@@ -3,13 +3,16 @@
 
 // shmchanctl log level list [-a] | set PATTERN LEVEL: the daemon's log
 // types and their levels (GR_LOG_LEVEL_LIST; -a: every DPDK type too), and
-// a level set by glob pattern (GR_LOG_LEVEL_SET), as Grout's requests.
+// a level set by glob pattern (GR_LOG_LEVEL_SET), as Grout's requests. A
+// set of a pattern that matches no log type is answered 0, as by Grout:
+// shmchanctl looks in the list first, and says so instead of sending it.
 
 #include "cli.h"
 #include "json.h"
 #include "table.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -59,18 +62,23 @@ static int level_parse(const char *arg, uint32_t *level) {
 	return 0;
 }
 
+// Say that no log type matches the pattern of what.
+static int no_match(const struct cli_opts *opts, const char *what) {
+	fprintf(stderr,
+		"shmchanctl: %s %s: no log type matches the pattern; nothing changed"
+		" ('shmchanctl log level list -a' lists them all)\n",
+		what,
+		opts->sock_path != NULL ? opts->sock_path : GR_API_DEFAULT_SOCK_PATH);
+	return EX_DATAERR;
+}
+
 // What an error of the daemon means here: EINVAL is the daemon refusing
-// the data it was given, ENOENT a pattern that matches no log type (both
-// EX_DATAERR), whatever else as for every command.
+// the data it was given, ENOENT (an older shmchand's answer) a pattern that
+// matches no log type (both EX_DATAERR), whatever else as for every
+// command.
 static int log_fail(const struct cli_opts *opts, const char *what, int err) {
-	if (err == ENOENT) {
-		fprintf(stderr,
-			"shmchanctl: %s %s: no log type matches the pattern; nothing changed"
-			" ('shmchanctl log level list -a' lists them all)\n",
-			what,
-			opts->sock_path != NULL ? opts->sock_path : GR_API_DEFAULT_SOCK_PATH);
-		return EX_DATAERR;
-	}
+	if (err == ENOENT)
+		return no_match(opts, what);
 	if (err != EINVAL)
 		return cli_fail(opts, what, err);
 	fprintf(stderr,
@@ -171,11 +179,34 @@ static int log_list(struct cli_opts *opts, int argc, char **argv) {
 	return status;
 }
 
+// How many of the daemon's log types (DPDK's too) match pattern. Returns
+// that number, or -errno.
+static long types_matching(struct gr_api_client *c, const char *pattern) {
+	struct gr_log_level_list_req req = {.show_all = true};
+	struct gr_log_entry *entries;
+	void *items;
+	long matched = 0;
+	size_t n;
+	int err;
+
+	err = cli_stream_req(c, GR_LOG_LEVEL_LIST, sizeof(req), &req, sizeof(*entries), &items, &n);
+	if (err != 0)
+		return err;
+	entries = items;
+	for (size_t i = 0; i < n; i++) {
+		entries[i].name[sizeof(entries[i].name) - 1] = '\0';
+		matched += fnmatch(pattern, entries[i].name, 0) == 0;
+	}
+	free(entries);
+	return matched;
+}
+
 static int log_set(struct cli_opts *opts, int argc, char **argv) {
 	struct gr_log_level_set_req req = {0};
 	int status = EXIT_SUCCESS;
 	struct gr_api_client *c;
 	char what[LOG_SET_WHAT_LEN];
+	long matched;
 	size_t len;
 
 	if (cli_getopt(opts, &log_cmd, argc, argv, "", &status) != -1)
@@ -202,14 +233,22 @@ static int log_set(struct cli_opts *opts, int argc, char **argv) {
 			GR_LOG_LEVEL_MAX);
 		return EX_USAGE;
 	}
+	snprintf(what, sizeof(what), "GR_LOG_LEVEL_SET '%s' %u on", req.pattern, req.level);
 	c = cli_connect(opts, GR_API_TRANSPORT_SOCKET, &status);
 	if (c == NULL)
 		return status;
+	// The daemon answers a pattern that matches nothing as one that does.
+	matched = types_matching(c, req.pattern);
+	if (matched <= 0) {
+		gr_api_client_disconnect(c);
+		if (matched == 0)
+			return no_match(opts, what);
+		return log_fail(opts, "GR_LOG_LEVEL_LIST on", (int)-matched);
+	}
 	if (gr_api_client_send_recv_len(c, GR_LOG_LEVEL_SET, sizeof(req), &req, NULL) < 0) {
 		int err = errno;
 
 		gr_api_client_disconnect(c);
-		snprintf(what, sizeof(what), "GR_LOG_LEVEL_SET '%s' %u on", req.pattern, req.level);
 		return log_fail(opts, what, err);
 	}
 	gr_api_client_disconnect(c);

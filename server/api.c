@@ -631,17 +631,10 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 		);
 		break;
 	case API_FAULT_LOG_LEVEL:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"log level %u is not %d..%d",
-			a[0],
-			GR_LOG_LEVEL_MIN,
-			GR_LOG_LEVEL_MAX
-		);
+		snprintf(buf, FAULT_DETAIL_LEN, "log level %u is above %d", a[0], GR_LOG_LEVEL_MAX);
 		break;
 	case API_FAULT_LOG_PATTERN:
-		snprintf(buf, FAULT_DETAIL_LEN, "log pattern empty or not NUL-terminated");
+		snprintf(buf, FAULT_DETAIL_LEN, "log pattern not NUL-terminated");
 		break;
 	case API_FAULT_LOG_PACKETS:
 		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: the server has no datapath");

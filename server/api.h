@@ -50,7 +50,7 @@ enum api_fault {
 	API_FAULT_ATTACH_LAYOUT, // args: the client's layout version, ours
 	API_FAULT_ATTACH_BACKINGS, // args: backings asked for, offered
 	API_FAULT_LOG_LEVEL, // args: the level asked for
-	API_FAULT_LOG_PATTERN, // no args: pattern empty or not NUL-terminated
+	API_FAULT_LOG_PATTERN, // no args: pattern not NUL-terminated
 	API_FAULT_LOG_LEVEL_SET, // text: what changed (a change done)
 	API_FAULT_LOG_PACKETS, // no args: GR_LOG_PACKETS_SET, not served
 	API_FAULT_SUBSCRIBE_FRAMING, // no args: the other framing while subscribed

@@ -94,11 +94,14 @@ static int log_set_one(unsigned id, const char *name, void *arg) {
 
 // A client can send these at will: what they do is logged through the
 // client's faults, outside the handler lock and at a bounded rate. The
-// levels of the types registered now that match are set one by one, as
+// statuses are Grout's (main/log.c), which its clients expect: a pattern
+// not NUL-terminated is ENAMETOOLONG, a level above GR_LOG_LEVEL_MAX
+// EINVAL (0, which silences a type, is taken), anything else 0. The levels
+// of the types registered now that match are set one by one, as
 // rte_log_set_level_pattern() sets them, but counted: a pattern that
-// matches no log type changes nothing, and is answered ENOENT so that the
-// client can tell it from a change (DPDK keeps no pattern for the types
-// registered later, so it never will).
+// matches no log type (an empty one among them) changes nothing, which the
+// log says (DPDK keeps no pattern for the types registered later, so it
+// never will); shmchanctl says it too, from the list of types.
 static struct gr_api_out log_level_set(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	const struct gr_log_level_set_req *req = request;
 	char pattern[LOG_ESCAPE_LEN(sizeof(req->pattern))];
@@ -106,12 +109,12 @@ static struct gr_api_out log_level_set(const void *request, uint32_t len, struct
 	int ret;
 
 	(void)len;
-	if (req->level < GR_LOG_LEVEL_MIN || req->level > GR_LOG_LEVEL_MAX) {
-		api_fault(ctx, API_FAULT_LOG_LEVEL, NULL, req->level, 0);
-		return gr_api_out(EINVAL, 0, NULL);
-	}
-	if (memchr(req->pattern, '\0', sizeof(req->pattern)) == NULL || req->pattern[0] == '\0') {
+	if (memchr(req->pattern, '\0', sizeof(req->pattern)) == NULL) {
 		api_fault(ctx, API_FAULT_LOG_PATTERN, NULL, 0, 0);
+		return gr_api_out(ENAMETOOLONG, 0, NULL);
+	}
+	if (req->level > GR_LOG_LEVEL_MAX) {
+		api_fault(ctx, API_FAULT_LOG_LEVEL, NULL, req->level, 0);
 		return gr_api_out(EINVAL, 0, NULL);
 	}
 	ret = log_types_each(log_set_one, &set);
@@ -122,10 +125,10 @@ static struct gr_api_out log_level_set(const void *request, uint32_t len, struct
 		api_fault_text(
 			ctx,
 			API_FAULT_LOG_LEVEL_SET,
-			"log level pattern '%s' matches no log type",
+			"log level pattern '%s' matches no log type: nothing changed",
 			pattern
 		);
-		return gr_api_out(ENOENT, 0, NULL);
+		return gr_api_out(0, 0, NULL);
 	}
 	api_fault_text(
 		ctx,

@@ -7,8 +7,9 @@
 #                 DPDK's (lib.eal); as a table and as JSON;
 #   set           by name and by number, by pattern, seen in the next list;
 #   bad levels, patterns, sub-commands: EX_USAGE (64), nothing sent;
-#   a pattern that matches no log type: EX_DATAERR (65), a message saying
-#                 so, and no level changed;
+#   a pattern that matches no log type (which the daemon would answer 0,
+#                 as Grout's does): EX_DATAERR (65), a message saying so,
+#                 and no level changed;
 #   a daemon that refuses with EINVAL (a fake one here): EX_DATAERR (65)
 #                 and a message saying it refused.
 #
