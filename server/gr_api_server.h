@@ -19,6 +19,11 @@
 // with base NULL, one of the library's), which serves the socket; and the
 // liburcu call_rcu thread, which frees channels. Handlers run on the first
 // two, one at a time, under the handler lock (gr_api_server_lock()).
+//
+// Every call that can fail returns 0 or a negative errno and logs why once;
+// none crashes on a NULL pointer or waits for its own caller: where it
+// would (a lock, registration, start or stop in a handler), it returns
+// -EDEADLK at once. docs/embedding.md sums up what each call returns.
 
 #pragma once
 
@@ -341,10 +346,10 @@ void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler);
 // The handler serving ctx only, on its thread. Never blocks: what a client
 // does not read waits in a bounded backlog (docs/limits.md). Returns 0, or:
 // -EMSGSIZE (len above GR_API_MAX_MSG_LEN) or -EINVAL (payload NULL with
-// len above 0, or ctx NULL): nothing sent, logged; the handler may go on,
-// and the stream's end carries that status to the client (unless the
-// handler ends it with an error of its own), on the connection kept;
-// -EPERM (not called by the handler serving ctx: nothing sent, logged);
+// len above 0): nothing sent, logged; the handler may go on, and the
+// stream's end carries that status to the client (unless the handler ends
+// it with an error of its own), on the connection kept; -EINVAL (ctx NULL)
+// or -EPERM (not called by the handler serving ctx): nothing sent, logged;
 // or -ECONNRESET, -EPIPE, -ENOBUFS, -ENOMEM: the client is gone, or the
 // server is closing it for not reading (stop the stream).
 int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload);
