@@ -338,11 +338,28 @@ GR_API_EXPORT int gr_api_event_publish(uint32_t ev_type, const void *payload, ui
 	uint64_t seq;
 
 	// GR_EVENT_ALL names every type in a subscription, none in an event.
-	if (ev_type == GR_EVENT_ALL || (payload == NULL && len > 0))
+	if (ev_type == GR_EVENT_ALL || (payload == NULL && len > 0)) {
+		api_misuse(
+			API_MISUSE_ARGUMENT,
+			"gr_api_event_publish(0x%08x) %s: refused (EINVAL)",
+			ev_type,
+			ev_type == GR_EVENT_ALL ? "of GR_EVENT_ALL, which no event is"
+						: "with no payload (NULL) for its length"
+		);
 		return -EINVAL;
+	}
 	// The event and its headers fit in one message of either transport.
-	if (len > GR_API_MAX_MSG_LEN)
+	if (len > GR_API_MAX_MSG_LEN) {
+		api_misuse(
+			API_MISUSE_ARGUMENT,
+			"gr_api_event_publish(0x%08x) of %u bytes, above GR_API_MAX_MSG_LEN (%u):"
+			" refused (EMSGSIZE)",
+			ev_type,
+			len,
+			GR_API_MAX_MSG_LEN
+		);
 		return -EMSGSIZE;
+	}
 	pthread_mutex_lock(&events_lock);
 	t = type_find(ev_type);
 	if (t == NULL && LIST_EMPTY(&type_all.subs)) {
