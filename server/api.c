@@ -647,7 +647,13 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 		);
 		break;
 	case API_FAULT_SUBSCRIBE_LIMIT:
-		snprintf(buf, FAULT_DETAIL_LEN, "more than %u subscriptions", a[0]);
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"more than %u subscriptions (%s)",
+			a[0],
+			server_names.event_subs_max
+		);
 		break;
 	case API_FAULT_SUBSCRIBE_CHANNEL:
 		snprintf(

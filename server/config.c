@@ -53,7 +53,10 @@
 _Static_assert(GR_API_SERVER_NICE_OFF == GR_SHM_POLLER_NICE_OFF, "one value on the wire");
 
 struct gr_api_server_conf server_conf;
-struct server_conf_names server_names;
+// The fields' names until a start copies the application's.
+#define NAME_DEFAULT(field) .field = "conf." #field,
+struct server_conf_names server_names = {SERVER_CONF_NAMED(NAME_DEFAULT)};
+#undef NAME_DEFAULT
 struct server_state server_state;
 // EAL's own log type until a server registers its own.
 int server_logtype = RTE_LOGTYPE_EAL;
