@@ -64,6 +64,11 @@ struct conn {
 	bool reading; // read_event is added
 #endif
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
+	// Its turn ended on its budget with input left: it waits on the list
+	// of turns due (sock.c) and reads nothing until that turn.
+	bool turn_due;
+	uint64_t turn_pass; // the pass of the turns due it waits for
+	TAILQ_ENTRY(conn) turn_next;
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
 	bool peer_closed; // the client closed its end: EOF, or a socket error
@@ -128,6 +133,13 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start);
 
 // Close every connection (each logs reason), calling each lease_lost.
 void conns_close(const char *reason);
+
+// The timer of the turns due, on sock_base. Returns 0 or -ENOMEM (not
+// logged: the caller says out of memory).
+int sock_turns_init(void);
+
+// Free that timer, once every connection is closed. Idempotent.
+void sock_turns_fini(void);
 
 // ---- sock_transport.c ----
 
