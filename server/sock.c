@@ -124,6 +124,9 @@ static struct {
 	uint64_t pass;
 } turns = {.due = TAILQ_HEAD_INITIALIZER(turns.due)};
 
+// conns_close() runs: every connection ends for the daemon's stop.
+static bool conns_closing;
+
 static void conn_serve(struct conn *conn);
 
 // Write as much of buf as the socket takes now, in one sendmsg() of at most
@@ -392,16 +395,35 @@ static void conn_end_lease(struct conn *conn) {
 		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
 
+// Whether a line about the end of conn is logged: yes if its lines are; for
+// a connection past its peer's rate limit (ctx.log_quiet), not for a
+// routine end (its client closed it, or the daemon stops), and for a fault
+// of its client only within its peer's budget of those (sock_log.c), once
+// per connection.
+static bool conn_end_logged(struct conn *conn) {
+	if (!conn->ctx.log_quiet)
+		return true;
+	if (conn->peer_closed || conns_closing || conn->fault_judged)
+		return false;
+	conn->fault_judged = true;
+	if (!sock_log_fault(conn->ctx.peer_uid))
+		return false;
+	conn->ctx.log_quiet = false;
+	return true;
+}
+
 void conn_close(struct conn *conn, const char *fmt, ...) {
 	char reason[128];
 	va_list ap;
 
 	if (conn->state == CONN_CLOSED)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	LOG(INFO, "client pid %d: closed: %s", (int)conn->ctx.peer_pid, reason);
+	if (conn_end_logged(conn)) {
+		va_start(ap, fmt);
+		vsnprintf(reason, sizeof(reason), fmt, ap);
+		va_end(ap);
+		LOG(INFO, "client pid %d: closed: %s", (int)conn->ctx.peer_pid, reason);
+	}
 
 	conn->state = CONN_CLOSED;
 	conn_reading(conn, false);
@@ -430,7 +452,9 @@ static void conn_close_after_flush(struct conn *conn, const char *reason) {
 		conn_close(conn, "%s", reason);
 		return;
 	}
-	LOG(INFO, "client pid %d: closing after flush: %s", (int)conn->ctx.peer_pid, reason);
+	if (conn_end_logged(conn))
+		LOG(INFO, "client pid %d: closing after flush: %s", (int)conn->ctx.peer_pid, reason
+		);
 	conn->state = CONN_CLOSING;
 	conn_reading(conn, false);
 	conn_end_lease(conn);
@@ -812,6 +836,7 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 		.peer_uid = cred->uid,
 		.peer_gid = cred->gid,
 		.sock_fd = fd,
+		.log_quiet = !sock_log_admit(cred->uid, cred->pid),
 	};
 	bufferevent_setcb(conn->bev, conn_on_read, NULL, conn_on_event, conn);
 	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
@@ -821,11 +846,12 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 	n_conns++;
 	pthread_mutex_unlock(&conns_lock);
 	fd_budget_take(1);
-	LOG(INFO,
-	    "client connected: pid %d uid %d gid %d",
-	    (int)cred->pid,
-	    (int)cred->uid,
-	    (int)cred->gid);
+	if (!conn->ctx.log_quiet)
+		LOG(INFO,
+		    "client connected: pid %d uid %d gid %d",
+		    (int)cred->pid,
+		    (int)cred->uid,
+		    (int)cred->gid);
 	return;
 fail:
 	LOG(ERR, "client pid %d: out of memory", (int)cred->pid);
@@ -836,8 +862,10 @@ fail:
 void conns_close(const char *reason) {
 	struct conn *conn;
 
+	conns_closing = true;
 	while ((conn = TAILQ_FIRST(&conns)) != NULL)
 		conn_close(conn, "%s", reason);
+	conns_closing = false;
 }
 
 unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {

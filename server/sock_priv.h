@@ -72,6 +72,9 @@ struct conn {
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
 	bool peer_closed; // the client closed its end: EOF, or a socket error
+	// ctx.log_quiet: whether a fault of its client is logged was decided
+	// (sock_log_fault()).
+	bool fault_judged;
 	uint64_t accepted_ns; // setup only
 	// Start time of the peer process (proc_start_time(), sock_admit.c), 0
 	// if unknown: with its pid, which process connected, even once the pid
@@ -149,6 +152,24 @@ extern const struct api_transport sock_transport;
 // Move events from the client's backlog to its output while the output
 // holds less than SOCK_EVENT_OUTPUT_MAX. arg: the connection.
 void conn_events_drain(void *arg);
+
+// ---- sock_log.c ----
+
+// Whether the lines of a new connection of a peer of uid (and pid) are
+// logged: its connect, hello and close, and its channel's attach and
+// routine detach. Else they are counted, for a summary per uid.
+bool sock_log_admit(uid_t uid, pid_t pid);
+
+// Whether the line of a fault that made the daemon close a connection of
+// uid whose lines are not logged is logged all the same.
+bool sock_log_fault(uid_t uid);
+
+// The timer of the summaries, on sock_base. Returns 0 or -ENOMEM (not
+// logged: the caller says out of memory).
+int sock_log_init(void);
+
+// Write the summaries not written yet, and free the timer. Idempotent.
+void sock_log_fini(void);
 
 // ---- sock_admit.c ----
 
