@@ -44,7 +44,10 @@ static uint64_t next_event(struct gr_api_client *c, const char *who, uint32_t se
 
 	CHECK(ret == 0, "%s: no event where %u was due: %s", who, seq, strerror(-ret));
 	if (ev->ev_type == GR_SHM_EVENT_LOST) {
-		CHECK(ev->payload_len == sizeof(lost), "%s: lost event of %zu bytes", who, ev->payload_len);
+		CHECK(ev->payload_len == sizeof(lost),
+		      "%s: lost event of %zu bytes",
+		      who,
+		      ev->payload_len);
 		memcpy(&lost, ev + 1, sizeof(lost));
 		free(ev);
 		CHECK(lost.count > 0, "%s: a loss of 0 events", who);

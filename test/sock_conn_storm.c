@@ -34,7 +34,8 @@ int main(int argc, char **argv) {
 	if (argc == 4) {
 		unsigned long uid = strtoul(argv[3], &end, 10);
 		CHECK(*end == '\0', "UID '%s' is not a number", argv[3]);
-		CHECK(setgroups(0, NULL) == 0 && setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) == 0 &&
+		CHECK(setgroups(0, NULL) == 0 &&
+			      setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) == 0 &&
 			      setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) == 0,
 		      "taking uid %lu: %s",
 		      uid,
