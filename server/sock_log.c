@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 // As the kernel's DEFAULT_RATELIMIT_BURST and DEFAULT_RATELIMIT_INTERVAL:
@@ -47,6 +48,7 @@ static struct {
 	struct peer_log peers[SOCK_LOG_PEERS];
 	struct peer_log others; // uids past SOCK_LOG_PEERS
 	struct event *timer; // the next summary due
+	uint64_t timer_ns; // when it is due, while it is pending
 } peer_logs;
 
 static uint64_t interval_ns(void) {
@@ -117,18 +119,20 @@ static struct peer_log *peer_log_of(uid_t uid, uint64_t now) {
 	return p;
 }
 
-// A summary will be due once p's interval is over.
+// A summary will be due once p's interval is over: the timer for then, if
+// it is not due sooner.
 static void peer_log_arm(const struct peer_log *p, uint64_t now) {
-	uint64_t wait_ns;
+	uint64_t due = p->begin_ns + interval_ns(), wait_ns;
 	struct timeval tv;
 
-	if (evtimer_pending(peer_logs.timer, NULL))
+	if (evtimer_pending(peer_logs.timer, NULL) && peer_logs.timer_ns <= due)
 		return;
-	wait_ns = p->begin_ns + interval_ns() - now;
+	// 1 ms more: the coarse clock may read a little behind the timer's.
+	wait_ns = (due > now ? due - now : 0) + LOG_LIMIT_NS_PER_MS;
 	tv.tv_sec = (time_t)(wait_ns / 1000000000ull);
-	// At least 1 ms more: the coarse clock may read a little behind.
-	tv.tv_usec = (suseconds_t)(wait_ns % 1000000000ull / 1000) + 1000;
+	tv.tv_usec = (suseconds_t)(wait_ns % 1000000000ull / 1000);
 	evtimer_add(peer_logs.timer, &tv);
+	peer_logs.timer_ns = due;
 }
 
 // The summaries due; the timer again for the next one.
