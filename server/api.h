@@ -94,6 +94,9 @@ struct gr_api_ctx {
 	uid_t peer_uid;
 	gid_t peer_gid;
 	int sock_fd; // the socket of this client, -1 on a channel
+	// Its connection's routine lines (hello, channel attach and detach)
+	// are not logged: past its peer's rate limit (server/sock_log.c).
+	bool log_quiet;
 	// Called once when the socket connection closes (the lease of a channel
 	// attached over it). peer_closed: the client closed its end (EOF, or
 	// a reset); else the daemon ended the connection while the client's

@@ -139,8 +139,9 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 	} else {
 		__atomic_fetch_add(&retired.detach_lease, 1, __ATOMIC_RELAXED);
 	}
-	// Given back: the handler logs it, through its client's faults.
-	if (!given_back)
+	// Given back: the handler logs it, through its client's faults. The
+	// end of its lease, routine, follows its connection's rate limit.
+	if (!given_back && (prev == CHANNEL_FAULTED || !ch->ctx.log_quiet))
 		LOG(INFO,
 		    "channel %s (pid %d) detached: %s",
 		    ch->name,
@@ -218,6 +219,7 @@ channel_create(const struct gr_api_ctx *sock_ctx, enum shmchan_backing backing, 
 	ch->ctx.peer_pid = sock_ctx->peer_pid;
 	ch->ctx.peer_uid = sock_ctx->peer_uid;
 	ch->ctx.peer_gid = sock_ctx->peer_gid;
+	ch->ctx.log_quiet = sock_ctx->log_quiet;
 	ch->ctx.sock_fd = -1;
 	ch->poller = next_poller++ % poller_count();
 	atomic_init(&ch->state, CHANNEL_UP);
@@ -328,17 +330,19 @@ static struct gr_api_out channel_attach(const void *request, uint32_t len, struc
 	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);
 	n_channels++;
 	// A client can attach, give back and attach again on one connection:
-	// logged outside the handler lock, at a bounded rate.
-	api_fault_text(
-		ctx,
-		API_FAULT_CHANNEL_ATTACHED,
-		"channel %s attached: pid %d uid %u, %s, poller %u",
-		ch->name,
-		(int)ctx->peer_pid,
-		(unsigned)ctx->peer_uid,
-		backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
-		ch->poller
-	);
+	// logged outside the handler lock, at a bounded rate, and not at all
+	// past its peer's rate limit of connection lines.
+	if (!ctx->log_quiet)
+		api_fault_text(
+			ctx,
+			API_FAULT_CHANNEL_ATTACHED,
+			"channel %s attached: pid %d uid %u, %s, poller %u",
+			ch->name,
+			(int)ctx->peer_pid,
+			(unsigned)ctx->peer_uid,
+			backing == SHMCHAN_BACKING_MEMZONE ? "memzone" : "memfd",
+			ch->poller
+		);
 	struct gr_shm_event_channel ev = {.pid = ctx->peer_pid, .backing = resp->backing};
 	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
 	gr_api_event_publish(GR_SHM_EVENT_CHANNEL_ATTACHED, &ev, sizeof(ev));
@@ -369,13 +373,14 @@ channel_give_back(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	ctx->lease_arg = NULL;
 	// A client can attach and give back at will on one connection:
 	// logged outside the handler lock, at a bounded rate.
-	api_fault_text(
-		ctx,
-		API_FAULT_CHANNEL_GIVEN_BACK,
-		"channel %s (pid %d) detached: given back by the client",
-		ch->name,
-		(int)ch->ctx.peer_pid
-	);
+	if (!ctx->log_quiet)
+		api_fault_text(
+			ctx,
+			API_FAULT_CHANNEL_GIVEN_BACK,
+			"channel %s (pid %d) detached: given back by the client",
+			ch->name,
+			(int)ch->ctx.peer_pid
+		);
 	channel_end(ch, END_GIVEN_BACK);
 	return gr_api_out(0, 0, NULL);
 }

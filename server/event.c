@@ -11,9 +11,16 @@
 // takes a reference. The consumer of a backlog takes the messages in order
 // and drops its reference once a message is written whole. The messages held
 // by backlogs, each counted once however many backlogs hold it, are bounded
-// together too (server_conf.event_memory_bytes): past that bound a new event goes to no
-// backlog, and every subscriber it was for counts it lost. Everything here
-// is guarded by events_lock, a leaf lock.
+// together too (server_conf.event_memory_bytes), and readers never pay for
+// subscribers that do not read: when a new event does not fit, the
+// subscribers whose backlogs hold more than the one it is for would with it
+// give back their newest events, the largest holder first, until it fits
+// (memory_push_out()); each event given back is lost for its subscriber,
+// and counted. Only a subscriber that holds as much as any (the slowest)
+// loses the new event itself. So each subscriber's share of the memory is
+// what the others leave it, and a subscriber that reads, whose backlog is
+// short, always gets its events. Everything here is guarded by events_lock,
+// a leaf lock.
 //
 // Lost events: a subscriber that lost events gets one GR_SHM_EVENT_LOST with
 // their count once its backlog has room again, before any newer event. That
@@ -33,11 +40,17 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/queue.h>
 #include <unistd.h>
+
+// When the event memory is full, subscribers give back a little more than
+// the new event needs: 1/16 of the memory (4 MiB of the default 64 MiB, one
+// default backlog), so that the events after it fit without a search.
+#define EVENT_GIVE_BACK_SLACK 16
 
 // Dropped subscriptions the main thread removes from the table per turn of
 // its loop: some tens of microseconds of the lock (docs/reliability.md), so
@@ -63,11 +76,19 @@ static size_t held_bytes;
 // told: each gets its events-lost event as soon as an event leaves the
 // last backlog that held it and makes room.
 static TAILQ_HEAD(, event_sub) starved = TAILQ_HEAD_INITIALIZER(starved);
+// Every subscriber: those that give back events when the memory is full are
+// found among them.
+static TAILQ_HEAD(, event_sub) all_subs = TAILQ_HEAD_INITIALIZER(all_subs);
+// While an event is offered: the smallest floor for which no subscriber
+// could give back (memory_push_out()), so that each of the others it is
+// for does not search again. SIZE_MAX: none yet.
+static size_t push_out_failed = SIZE_MAX;
 
 // Why a subscriber drops its events.
 enum drop_reason {
 	DROP_BACKLOG_FULL, // its own backlog is full
 	DROP_MEMORY_FULL, // the backlogs together hold server_conf.event_memory_bytes
+	DROP_GIVEN_BACK, // its newest events made room in the full memory for another's
 };
 
 // Subscribers whose events began to be dropped. Noted by the publisher (any
@@ -269,6 +290,97 @@ static void sub_release(struct event_sub *sub, struct event_msg *m) {
 		memory_released(m);
 }
 
+// Whether sub holds an event its consumer is not writing: any but its
+// oldest, the one its consumer peeks at and writes outside the lock.
+static bool sub_can_give_back(const struct event_sub *sub) {
+	unsigned later;
+
+	if (sub->count == 0)
+		return false;
+	later = sub->count - 1;
+	// At most one notice in the ring: if it is not the oldest, it is
+	// among the later ones.
+	if (sub->notice != NULL && sub->ring[sub->head] != sub->notice)
+		later--;
+	return later > 0;
+}
+
+static void sub_note_drops(struct event_sub *sub, enum drop_reason reason);
+
+// Take the newest event out of sub's backlog (sub_can_give_back()): lost
+// for sub, and counted. A notice queued after it goes first, its count back
+// into sub->lost: the losses stay at the end of the backlog, where the
+// notice queued once there is room again says them all. events_lock held.
+static void sub_give_back(struct event_sub *sub) {
+	unsigned slots = sub->cap + 1;
+	unsigned tail = (sub->head + sub->count - 1) % slots;
+	struct event_msg *m = sub->ring[tail];
+
+	if (m == sub->notice) {
+		struct gr_shm_event_lost lost;
+
+		memcpy(&lost, m->data + EVENT_MSG_HDR_LEN, sizeof(lost));
+		sub->lost += lost.count;
+		sub->notice = NULL;
+		sub->ring[tail] = NULL;
+		atomic_store_explicit(&sub->count, sub->count - 1, memory_order_relaxed);
+		msg_put(m);
+		tail = (tail + slots - 1) % slots;
+		m = sub->ring[tail];
+	}
+	sub->ring[tail] = NULL;
+	atomic_store_explicit(&sub->count, sub->count - 1, memory_order_relaxed);
+	sub->lost++;
+	totals.dropped++;
+	sub_note_drops(sub, DROP_GIVEN_BACK);
+	sub_release(sub, m);
+	msg_put(m);
+}
+
+// Make room for len more bytes in the event memory, for a new event of a
+// subscriber whose backlog would hold floor bytes with it: the subscribers
+// whose backlogs hold more give back their newest events, the largest
+// holder first, down to the next largest, until it fits; then a little
+// more (EVENT_GIVE_BACK_SLACK), so that the next events fit without another
+// search. An event another backlog still holds frees nothing when given
+// back; it is lost all the same for the larger holder. Returns whether
+// there is room. O(subscribers) per holder searched. events_lock held.
+static bool memory_push_out(size_t len, size_t floor) {
+	size_t slack = server_conf.event_memory_bytes / EVENT_GIVE_BACK_SLACK;
+	struct event_sub *sub, *largest;
+	size_t next;
+
+	while (!memory_has_room(len)) {
+		// No subscriber could give back for a smaller floor: none can
+		// for this one (nothing grows while an event is offered).
+		if (floor >= push_out_failed)
+			return false;
+		largest = NULL;
+		next = floor;
+		TAILQ_FOREACH (sub, &all_subs, all_next) {
+			if (sub->bytes <= floor || !sub_can_give_back(sub))
+				continue;
+			if (largest == NULL || sub->bytes > largest->bytes) {
+				if (largest != NULL && largest->bytes > next)
+					next = largest->bytes;
+				largest = sub;
+			} else if (sub->bytes > next) {
+				next = sub->bytes;
+			}
+		}
+		if (largest == NULL) {
+			push_out_failed = floor;
+			return false;
+		}
+		// One at least: holders of equal size give back in turn.
+		do
+			sub_give_back(largest);
+		while (largest->bytes > next && sub_can_give_back(largest) &&
+		       !memory_has_room(len + slack));
+	}
+	return true;
+}
+
 // Note that sub begins to drop its events, for the log. events_lock held.
 static void sub_note_drops(struct event_sub *sub, enum drop_reason reason) {
 	if (sub->dropping)
@@ -293,7 +405,7 @@ static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 		return;
 	}
 	if (m->backlogs == 0) {
-		if (!memory_has_room(msg_size(m))) {
+		if (!memory_push_out(msg_size(m), sub->bytes + m->len)) {
 			sub_note_drops(sub, DROP_MEMORY_FULL);
 			sub->lost++;
 			totals.dropped++;
@@ -377,6 +489,7 @@ GR_API_EXPORT int gr_api_event_publish(uint32_t ev_type, const void *payload, ui
 	m->refs = 1;
 	seq = ++publish_seq;
 	totals.published++;
+	push_out_failed = SIZE_MAX;
 	offer_to_type(t, m, seq, pid);
 	offer_to_type(&type_all, m, seq, pid);
 	pthread_mutex_unlock(&events_lock);
@@ -409,6 +522,9 @@ struct event_sub *event_sub_new(
 	sub->arg = arg;
 	TAILQ_INIT(&sub->subs);
 	TAILQ_INIT(&sub->dropped);
+	pthread_mutex_lock(&events_lock);
+	TAILQ_INSERT_TAIL(&all_subs, sub, all_next);
+	pthread_mutex_unlock(&events_lock);
 	return sub;
 }
 
@@ -434,6 +550,7 @@ void event_sub_free(struct event_sub *sub) {
 		return;
 	pthread_mutex_lock(&events_lock);
 	unsubscribe_all_locked(sub);
+	TAILQ_REMOVE(&all_subs, sub, all_next);
 	if (sub->dirty)
 		TAILQ_REMOVE(&dirty, sub, dirty_next);
 	sub_starving_end(sub);
@@ -522,7 +639,20 @@ static void full_log(bool final) {
 		wait_ms = log_limit_wait_ms(&full_note.limit, now);
 	pthread_mutex_unlock(&events_lock);
 	// Why: for the line of one subscriber, then for the last of several.
-	if (reason == DROP_MEMORY_FULL) {
+	if (reason == DROP_GIVEN_BACK) {
+		snprintf(
+			one,
+			sizeof(one),
+			"largest holder of the full event memory (%zu bytes held by all backlogs)",
+			held
+		);
+		snprintf(
+			last,
+			sizeof(last),
+			"largest holder of the full event memory: %zu bytes held by all backlogs",
+			held
+		);
+	} else if (reason == DROP_MEMORY_FULL) {
 		snprintf(
 			one,
 			sizeof(one),

@@ -76,6 +76,7 @@ struct event_sub {
 	TAILQ_ENTRY(event_sub) starved_next;
 	bool dirty; // main-thread consumer: on the dirty list
 	TAILQ_ENTRY(event_sub) dirty_next;
+	TAILQ_ENTRY(event_sub) all_next; // in every subscriber's list (event.c)
 };
 
 TAILQ_HEAD(event_sub_list, event_sub);

@@ -7,6 +7,8 @@
 // events and in bytes, the events-lost event queued behind the events kept
 // once there is room, and taking no room from the events after it; the
 // bound of the events all backlogs hold together, each counted once;
+// the largest holders of that memory giving back their newest events so
+// that a subscriber that reads gets its own;
 // suppress_self against the pid of the request being handled; GR_EVENT_ALL
 // of a Grout client without shm-module events; EBUSY, ENOSPC, and nothing
 // left behind by unsubscribing; dropped subscriptions that count no more at
@@ -36,6 +38,12 @@
 // bound holds.
 #define MEMORY_EVENT_LEN 100
 #define MEMORY_EVENTS 3
+// Readers-never-pay test: subscribers that never read, and the events
+// published (their backlogs hold them all but for the memory bound).
+#define NON_READERS 4
+#define NON_READER_PUBLISHED 20
+// An event type of this test's own.
+#define OTHER_EVENT_TYPE GR_MSG_TYPE(0x7e59, 1)
 // Loop turns that remove every dropped subscription, at most.
 #define REAP_TURNS_MAX 64
 #define SUB_PID 100
@@ -86,6 +94,21 @@ static uint32_t take(struct event_sub *sub, uint64_t *payload_len) {
 	}
 	event_sub_pop(sub);
 	return type;
+}
+
+// The first 4 bytes of the oldest queued event's payload: its sequence
+// number, as the tests that number their events put it.
+static uint32_t peek_seq(struct event_sub *sub) {
+	const struct event_msg *m = event_sub_peek(sub);
+	uint32_t len, seq;
+
+	assert_non_null(m);
+	const uint8_t *b = event_msg_bytes(m, EVENT_FRAMING_TAGGED, &len);
+	assert_true(
+		len >= sizeof(struct gr_api_response) + sizeof(struct gr_api_event) + sizeof(seq)
+	);
+	memcpy(&seq, b + sizeof(struct gr_api_response) + sizeof(struct gr_api_event), sizeof(seq));
+	return seq;
 }
 
 static void nobody_subscribed_costs_nothing(void **state) {
@@ -288,8 +311,10 @@ static void lost_event_leaves_room(void **state) {
 }
 
 // The bound of the events all backlogs hold: an event held by two backlogs
-// counts once; past the bound an event is lost for every subscriber, with
-// room in its own backlog or not, and each is told how many it lost.
+// counts once; past the bound, the larger holder gives back its newest
+// event to make room for the smaller one's, though it frees nothing when
+// the smaller one holds it too; then the new event is lost for both, and
+// each is told exactly how many it lost.
 static void memory_bound_for_all_backlogs(void **state) {
 	static uint8_t payload[MEMORY_EVENT_LEN];
 	struct event_sub *a = new_sub(SUB_PID), *b = new_sub(OTHER_PID);
@@ -297,9 +322,11 @@ static void memory_bound_for_all_backlogs(void **state) {
 		     sizeof(struct gr_api_event) + MEMORY_EVENT_LEN;
 	size_t memory_default = server_conf.event_memory_bytes;
 	struct event_totals t;
-	uint64_t n;
+	uint64_t n, dropped;
 
 	(void)state;
+	event_totals_get(&t);
+	dropped = t.dropped;
 	server_conf.event_memory_bytes = MEMORY_EVENTS * one;
 	subscribe(a, GR_SHM_EVENT_TEST, false, 0);
 	subscribe(b, GR_SHM_EVENT_TEST, false, 0);
@@ -311,13 +338,16 @@ static void memory_bound_for_all_backlogs(void **state) {
 	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
 	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
 	gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // the last that fits
-	gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload)); // lost for both
+	// b (3 events) gives back its newest for a (1): a holds it too, so
+	// the memory stays full, and the new event is lost for both.
+	gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload));
 	event_totals_get(&t);
 	assert_int_equal(t.held_bytes, MEMORY_EVENTS * one);
-	for (unsigned i = 0; i < MEMORY_EVENTS; i++)
+	assert_int_equal(t.dropped - dropped, 3);
+	for (unsigned i = 0; i < MEMORY_EVENTS - 1; i++)
 		assert_int_equal(take(b, NULL), GR_SHM_EVENT_TEST);
 	assert_int_equal(take(b, &n), GR_SHM_EVENT_LOST);
-	assert_int_equal(n, 1);
+	assert_int_equal(n, 2);
 	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
 	assert_int_equal(take(a, &n), GR_SHM_EVENT_LOST);
 	assert_int_equal(n, 1);
@@ -326,6 +356,123 @@ static void memory_bound_for_all_backlogs(void **state) {
 	server_conf.event_memory_bytes = memory_default;
 	event_sub_free(a);
 	event_sub_free(b);
+}
+
+// Subscribers that never read hold the whole event memory: a subscriber
+// that reads still gets every event, as they give back their newest events
+// (the largest holder first, never the oldest, which its consumer may be
+// writing); and each of them is told exactly how many it lost, after the
+// events it kept.
+static void readers_never_pay_for_non_readers(void **state) {
+	static uint8_t payload[MEMORY_EVENT_LEN];
+	struct event_sub *idle[NON_READERS], *reader = new_sub(SUB_PID);
+	size_t one = sizeof(struct event_msg) + sizeof(struct gr_api_response) +
+		     sizeof(struct gr_api_event) + MEMORY_EVENT_LEN;
+	size_t memory_default = server_conf.event_memory_bytes;
+	unsigned backlog_default = server_conf.event_backlog_msgs;
+	uint64_t kept[NON_READERS] = {0}, lost[NON_READERS] = {0}, n, dropped;
+	struct event_totals t;
+
+	(void)state;
+	event_totals_get(&t);
+	dropped = t.dropped;
+	server_conf.event_memory_bytes = MEMORY_EVENTS * one;
+	server_conf.event_backlog_msgs = NON_READER_PUBLISHED;
+	for (unsigned k = 0; k < NON_READERS; k++) {
+		idle[k] = new_sub(OTHER_PID + k);
+		subscribe(idle[k], GR_SHM_EVENT_TEST, false, 0);
+	}
+	server_conf.event_backlog_msgs = backlog_default;
+	subscribe(reader, GR_SHM_EVENT_TEST, false, 0);
+	for (uint32_t i = 0; i < NON_READER_PUBLISHED; i++) {
+		memcpy(payload, &i, sizeof(i));
+		gr_api_event_publish(GR_SHM_EVENT_TEST, payload, sizeof(payload));
+		assert_int_equal(peek_seq(reader), i);
+		assert_int_equal(take(reader, NULL), GR_SHM_EVENT_TEST);
+		assert_null(event_sub_peek(reader));
+		event_totals_get(&t);
+		assert_true(t.held_bytes <= MEMORY_EVENTS * one);
+	}
+	// Each non-reader: the events it kept in order, and the counts of
+	// those it lost filling the gaps exactly.
+	for (unsigned k = 0; k < NON_READERS; k++) {
+		uint64_t next = 0;
+
+		while (event_sub_peek(idle[k]) != NULL) {
+			uint32_t seq = peek_seq(idle[k]);
+
+			if (take(idle[k], &n) == GR_SHM_EVENT_LOST) {
+				lost[k] += n;
+				next += n;
+			} else {
+				assert_int_equal(seq, next);
+				kept[k]++;
+				next++;
+			}
+		}
+		assert_int_equal(next, NON_READER_PUBLISHED);
+		assert_true(kept[k] >= 1 && lost[k] > 0);
+		dropped += lost[k];
+	}
+	event_totals_get(&t);
+	assert_int_equal(t.dropped, dropped);
+	assert_int_equal(t.held_bytes, 0);
+	server_conf.event_memory_bytes = memory_default;
+	for (unsigned k = 0; k < NON_READERS; k++)
+		event_sub_free(idle[k]);
+	event_sub_free(reader);
+}
+
+// The seq-numbered events of type published, the seq from *seq on.
+static void publish_seq(uint32_t type, uint32_t *seq) {
+	static uint8_t payload[MEMORY_EVENT_LEN];
+
+	memcpy(payload, seq, sizeof(*seq));
+	(*seq)++;
+	assert_int_equal(gr_api_event_publish(type, payload, sizeof(payload)), 0);
+}
+
+// A subscriber whose newest entry is its events-lost event gives back: that
+// event goes first, its count kept, then the event before it; the one
+// events-lost event it gets later says them all, after the events it kept.
+static void given_back_notice_keeps_count(void **state) {
+	size_t one = sizeof(struct event_msg) + sizeof(struct gr_api_response) +
+		     sizeof(struct gr_api_event) + MEMORY_EVENT_LEN;
+	size_t memory_default = server_conf.event_memory_bytes;
+	struct event_sub *a = new_sub(SUB_PID), *reader = new_sub(OTHER_PID),
+			 *other = new_sub(OTHER_PID + 1);
+	uint32_t seq = 0, other_seq = 0;
+	uint64_t n;
+
+	(void)state;
+	server_conf.event_memory_bytes = MEMORY_EVENTS * one;
+	subscribe(other, OTHER_EVENT_TYPE, false, 0);
+	publish_seq(OTHER_EVENT_TYPE, &other_seq);
+	subscribe(a, GR_SHM_EVENT_TEST, false, 0);
+	publish_seq(GR_SHM_EVENT_TEST, &seq);
+	publish_seq(GR_SHM_EVENT_TEST, &seq);
+	// The memory is full, and a the largest holder: a loses event 2, and
+	// is told once other took its event: a holds 0, 1 and a notice.
+	publish_seq(GR_SHM_EVENT_TEST, &seq);
+	assert_int_equal(take(other, NULL), OTHER_EVENT_TYPE);
+	publish_seq(OTHER_EVENT_TYPE, &other_seq);
+	// Full again: a gives back its notice, then event 1, for the reader's
+	// event 3, and loses that one too.
+	subscribe(reader, GR_SHM_EVENT_TEST, false, 0);
+	publish_seq(GR_SHM_EVENT_TEST, &seq);
+	assert_int_equal(peek_seq(reader), 3);
+	assert_int_equal(take(reader, NULL), GR_SHM_EVENT_TEST);
+	assert_int_equal(peek_seq(a), 0);
+	assert_int_equal(take(a, NULL), GR_SHM_EVENT_TEST);
+	assert_int_equal(take(a, &n), GR_SHM_EVENT_LOST);
+	assert_int_equal(n, 3);
+	assert_null(event_sub_peek(a));
+	assert_int_equal(peek_seq(other), 1);
+	assert_int_equal(take(other, NULL), OTHER_EVENT_TYPE);
+	server_conf.event_memory_bytes = memory_default;
+	event_sub_free(a);
+	event_sub_free(reader);
+	event_sub_free(other);
 }
 
 static void loop_turn(struct event_base *base) {
@@ -401,6 +548,8 @@ int main(void) {
 		cmocka_unit_test(bad_subscriptions_and_cleanup),
 		cmocka_unit_test(lost_event_leaves_room),
 		cmocka_unit_test(memory_bound_for_all_backlogs),
+		cmocka_unit_test(readers_never_pay_for_non_readers),
+		cmocka_unit_test(given_back_notice_keeps_count),
 		cmocka_unit_test(dropped_subscriptions_leave_in_batches),
 	};
 

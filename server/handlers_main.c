@@ -51,7 +51,7 @@ static struct gr_api_out hello(const void *request, uint32_t len, struct gr_api_
 	}
 	// A repeated hello passed the same checks: it only sets the version
 	// whose layouts the client gets from now on.
-	if (!ctx->hello_done)
+	if (!ctx->hello_done && !ctx->log_quiet)
 		LOG(INFO,
 		    "%s client pid %d: hello from '%s', API version %u",
 		    ctx->transport->name,

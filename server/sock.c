@@ -24,12 +24,22 @@
 //
 // Reading: each time the socket is readable, one recv() into the
 // connection's own input buffer, of at most SOCK_READ_TURN bytes or what the
-// request being read still misses, then every whole request in it is
-// served. The loop's next turn reads more if more came, so a client that
-// keeps sending gets one bounded read per turn and cannot starve the
-// others. The input is served through a read offset; the part of a request
-// left over is moved to the front once, before the next read, and a
-// misaligned payload is realigned by moving itself alone: the main thread,
+// request being read still misses, then the whole requests in it are served
+// in a turn. A turn is bounded by the work it causes, not by the bytes it
+// read: it ends once its requests produced SOCK_TURN_RESPONSES responses or
+// SOCK_TURN_BYTES bytes of them (a request that streams hundreds of
+// responses ends it alone), or once the loop was told to stop. The requests
+// left in the input then wait, with the socket no longer read, on the list
+// of turns due, whose timer gives each its next turn on the loop's next
+// iteration, after every connection that became readable meanwhile
+// (libevent runs the timers that expired after the I/O events it polled).
+// So a client that keeps sending, however expensive its requests, delays
+// another by one bounded turn, and a stop waits for at most one turn of each
+// connection served before the loop sees it.
+//
+// The input is served through a read offset; the part of a request left
+// over is moved to the front once, before the next read, and a misaligned
+// payload is realigned by moving itself alone: the main thread,
 // which serves every socket client, spends on a client's input time linear
 // in its bytes, whatever the client makes them look like. Built with
 // SHMCHAN_DAEMON_DIRECT_READ undefined, the bufferevent reads instead
@@ -37,9 +47,8 @@
 // before each read: one more system call per request).
 //
 // Writing: everything sent to a client goes through conn_write()
-// (sock_transport.c). The
-// responses to one batch of requests (all the whole requests one read
-// brought) are staged, each header and payload in one contiguous piece, and
+// (sock_transport.c). The responses to the requests of one turn are staged,
+// each header and payload in one contiguous piece, and
 // written to the socket together once the batch is served, straight when
 // nothing older is queued; outside a batch, a piece is written at once.
 // Whatever the socket does not take goes to the connection's output, which
@@ -88,11 +97,9 @@
 // request whole, up to SOCK_READ_HIGH, and keeps that size.
 #define SOCK_READ_INITIAL (16u << 10)
 // A read takes at most this much, or what the request being read still
-// misses if that is more. The requests one read brings are served in one go
-// on the main thread, which every socket client shares: this bounds one
-// client's turn to about 1,300 of the smallest requests (some 50 us), so
-// that a client pipelining tiny requests delays another by its turn, not by
-// a whole buffer of them.
+// misses if that is more: the input a connection holds at once. What its
+// turn serves of it is bounded by the work the requests cause
+// (SOCK_TURN_RESPONSES, sock.h), not by this.
 #define SOCK_READ_TURN SOCK_READ_INITIAL
 // libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
 // of a larger payload is read straight into the input buffer.
@@ -105,6 +112,20 @@ struct event_base *sock_base;
 struct conn_list conns = TAILQ_HEAD_INITIALIZER(conns);
 unsigned n_conns;
 pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// The connections whose turn ended on its budget with requests left, in the
+// order their turns ended, and the timer of their next turns. A pass of the
+// timer gives one turn to each connection that was on the list when it
+// began (turn_pass below the pass's number); one that ends this turn on its
+// budget again goes back to the end of the list, for the next pass.
+static struct {
+	TAILQ_HEAD(, conn) due;
+	struct event *timer;
+	uint64_t pass;
+} turns = {.due = TAILQ_HEAD_INITIALIZER(turns.due)};
+
+// conns_close() runs: every connection ends for the daemon's stop.
+static bool conns_closing;
 
 static void conn_serve(struct conn *conn);
 
@@ -332,9 +353,18 @@ static void conn_reading(struct conn *conn, bool on) {
 }
 #endif // SHMCHAN_DAEMON_DIRECT_READ
 
+// The connection's turn came (or it is freed): off the list of turns due.
+static void conn_turn_taken(struct conn *conn) {
+	if (!conn->turn_due)
+		return;
+	TAILQ_REMOVE(&turns.due, conn, turn_next);
+	conn->turn_due = false;
+}
+
 // Never under the handler lock: a send that fails closes the connection
 // inside conn_serve(), which frees it after the dispatch.
 static void conn_free(struct conn *conn) {
+	conn_turn_taken(conn);
 	api_faults_log(&conn->ctx, true);
 	pthread_mutex_lock(&conns_lock);
 	event_sub_free(conn->ctx.events);
@@ -365,16 +395,35 @@ static void conn_end_lease(struct conn *conn) {
 		conn->ctx.lease_lost(conn->ctx.lease_arg, conn->peer_closed);
 }
 
+// Whether a line about the end of conn is logged: yes if its lines are; for
+// a connection past its peer's rate limit (ctx.log_quiet), not for a
+// routine end (its client closed it, or the daemon stops), and for a fault
+// of its client only within its peer's budget of those (sock_log.c), once
+// per connection.
+static bool conn_end_logged(struct conn *conn) {
+	if (!conn->ctx.log_quiet)
+		return true;
+	if (conn->peer_closed || conns_closing || conn->fault_judged)
+		return false;
+	conn->fault_judged = true;
+	if (!sock_log_fault(conn->ctx.peer_uid))
+		return false;
+	conn->ctx.log_quiet = false;
+	return true;
+}
+
 void conn_close(struct conn *conn, const char *fmt, ...) {
 	char reason[128];
 	va_list ap;
 
 	if (conn->state == CONN_CLOSED)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	LOG(INFO, "client pid %d: closed: %s", (int)conn->ctx.peer_pid, reason);
+	if (conn_end_logged(conn)) {
+		va_start(ap, fmt);
+		vsnprintf(reason, sizeof(reason), fmt, ap);
+		va_end(ap);
+		LOG(INFO, "client pid %d: closed: %s", (int)conn->ctx.peer_pid, reason);
+	}
 
 	conn->state = CONN_CLOSED;
 	conn_reading(conn, false);
@@ -403,7 +452,9 @@ static void conn_close_after_flush(struct conn *conn, const char *reason) {
 		conn_close(conn, "%s", reason);
 		return;
 	}
-	LOG(INFO, "client pid %d: closing after flush: %s", (int)conn->ctx.peer_pid, reason);
+	if (conn_end_logged(conn))
+		LOG(INFO, "client pid %d: closing after flush: %s", (int)conn->ctx.peer_pid, reason
+		);
 	conn->state = CONN_CLOSING;
 	conn_reading(conn, false);
 	conn_end_lease(conn);
@@ -444,6 +495,52 @@ static void conn_set_read_watermark(struct conn *conn) {
 }
 #endif
 
+// The turn of conn ended on its budget with input left: its next one comes
+// on the next pass of the turns due, after every connection ready before.
+// Its socket is not read meanwhile: its input holds requests already.
+static void conn_turn_defer(struct conn *conn) {
+	static const struct timeval next_iteration = {0};
+
+	if (conn->turn_due)
+		return;
+	conn->turn_due = true;
+	conn->turn_pass = turns.pass;
+	TAILQ_INSERT_TAIL(&turns.due, conn, turn_next);
+	if (!evtimer_pending(turns.timer, NULL))
+		evtimer_add(turns.timer, &next_iteration);
+}
+
+// A pass of the turns due: one turn to each connection on the list when it
+// began, unless the loop was told to stop meanwhile (then the rest wait for
+// the loop's next run, if it has one).
+static void sock_turns_on_timer(evutil_socket_t fd, short what, void *arg) {
+	uint64_t pass = ++turns.pass;
+	struct conn *conn;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	while ((conn = TAILQ_FIRST(&turns.due)) != NULL && conn->turn_pass < pass &&
+	       !event_base_got_break(sock_base))
+		conn_serve(conn);
+	if (!TAILQ_EMPTY(&turns.due) && !evtimer_pending(turns.timer, NULL)) {
+		static const struct timeval next_iteration = {0};
+		evtimer_add(turns.timer, &next_iteration);
+	}
+}
+
+int sock_turns_init(void) {
+	turns.timer = evtimer_new(sock_base, sock_turns_on_timer, NULL);
+	return turns.timer != NULL ? 0 : -ENOMEM;
+}
+
+void sock_turns_fini(void) {
+	if (turns.timer != NULL) {
+		event_free(turns.timer);
+		turns.timer = NULL;
+	}
+}
+
 // Take the next header out of the input. Returns false if the connection
 // cannot go on to read a payload now.
 static bool conn_read_header(struct conn *conn) {
@@ -467,15 +564,38 @@ static bool conn_read_header(struct conn *conn) {
 	return true;
 }
 
-// Serve the whole requests in the input, in order, until the input runs
-// dry, the output passes its bound, or the connection stops reading.
+// Whether the turn that began with the connection's counters at responses
+// and bytes, and served requests, has done its work.
+static bool
+conn_turn_spent(const struct conn *conn, uint64_t responses, uint64_t bytes, unsigned requests) {
+	uint64_t produced = conn->counters.responses - responses;
+
+	if (produced < requests)
+		produced = requests;
+	return produced >= SOCK_TURN_RESPONSES ||
+	       conn->counters.resp_bytes - bytes >= SOCK_TURN_BYTES ||
+	       event_base_got_break(sock_base);
+}
+
+// A turn: serve the whole requests in the input, in order, until the input
+// runs dry, the output passes its bound, the connection stops reading, or
+// the turn has done its work (conn_turn_spent()): then the rest waits for
+// its next turn (conn_turn_defer()).
 static void conn_serve(struct conn *conn) {
+	uint64_t responses = conn->counters.responses, bytes = conn->counters.resp_bytes;
+	unsigned requests = 0;
 	uint32_t len;
 	void *payload;
 
 	conn->serving = true;
+	conn_turn_taken(conn);
 	while (!conn->paused &&
 	       (conn->state == CONN_READ_HEADER || conn->state == CONN_READ_PAYLOAD)) {
+		if (requests > 0 && conn_input_len(conn) > 0 &&
+		    conn_turn_spent(conn, responses, bytes, requests)) {
+			conn_turn_defer(conn);
+			break;
+		}
 		if (conn->state == CONN_READ_HEADER && !conn_read_header(conn))
 			break;
 		len = conn->req.payload_len;
@@ -495,6 +615,7 @@ static void conn_serve(struct conn *conn) {
 		}
 		COUNTER_ADD(conn->counters.requests, 1);
 		COUNTER_ADD(conn->counters.req_bytes, sizeof(conn->req) + len);
+		requests++;
 		// A failed send has closed the connection already.
 		api_dispatch(&conn->ctx, &conn->req, payload);
 		conn_input_drain(conn, len);
@@ -517,8 +638,10 @@ static void conn_serve(struct conn *conn) {
 		conn_free(conn);
 		return;
 	}
-	if (conn->state == CONN_CLOSING)
+	if (conn->state == CONN_CLOSING || conn->paused)
 		return;
+	// Read again once no turn is due: the input holds no whole request.
+	conn_reading(conn, !conn->turn_due);
 #ifndef SHMCHAN_DAEMON_DIRECT_READ
 	conn_set_read_watermark(conn);
 #endif
@@ -713,6 +836,7 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 		.peer_uid = cred->uid,
 		.peer_gid = cred->gid,
 		.sock_fd = fd,
+		.log_quiet = !sock_log_admit(cred->uid, cred->pid),
 	};
 	bufferevent_setcb(conn->bev, conn_on_read, NULL, conn_on_event, conn);
 	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
@@ -722,11 +846,12 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 	n_conns++;
 	pthread_mutex_unlock(&conns_lock);
 	fd_budget_take(1);
-	LOG(INFO,
-	    "client connected: pid %d uid %d gid %d",
-	    (int)cred->pid,
-	    (int)cred->uid,
-	    (int)cred->gid);
+	if (!conn->ctx.log_quiet)
+		LOG(INFO,
+		    "client connected: pid %d uid %d gid %d",
+		    (int)cred->pid,
+		    (int)cred->uid,
+		    (int)cred->gid);
 	return;
 fail:
 	LOG(ERR, "client pid %d: out of memory", (int)cred->pid);
@@ -737,8 +862,10 @@ fail:
 void conns_close(const char *reason) {
 	struct conn *conn;
 
+	conns_closing = true;
 	while ((conn = TAILQ_FIRST(&conns)) != NULL)
 		conn_close(conn, "%s", reason);
+	conns_closing = false;
 }
 
 unsigned sock_clients_walk(sock_client_walk_fn fn, void *arg) {

@@ -17,6 +17,19 @@
 // SOCK_OUTPUT_LOW. 4 MiB is 32 maximum-size responses.
 #define SOCK_OUTPUT_HIGH (4u << 20)
 #define SOCK_OUTPUT_LOW (1u << 20)
+// A turn of a connection (the requests one read of it brought, served in a
+// row on the main thread, which every socket client shares) ends once the
+// requests it served produced this many responses, each request counting
+// for one at least, or SOCK_TURN_BYTES bytes of them, or once the loop was
+// told to stop. The rest waits for the connection's next turn, after every
+// other connection that is ready. 128 responses: a client pipelining up to
+// 128 GR_PING2 is served its whole batch in one turn and one write, while
+// one whose every request streams 200 responses (GR_LOG_LEVEL_LIST) is
+// served one request per turn, some tens of microseconds.
+#define SOCK_TURN_RESPONSES 128
+// Two socket buffers' worth of responses at most before the others are
+// served; a response larger than this ends a turn alone.
+#define SOCK_TURN_BYTES (64u << 10)
 // A paused client still above SOCK_OUTPUT_HIGH after this long, or a closing
 // client whose last responses are not read within it, is disconnected.
 #define SOCK_OUTPUT_STALL_SEC 5

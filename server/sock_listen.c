@@ -208,7 +208,8 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 		goto fail;
 	}
 	listening.accept_retry = evtimer_new(base, sock_on_accept_retry, NULL);
-	if (listening.accept_retry == NULL || sock_refusals_init() < 0) {
+	if (listening.accept_retry == NULL || sock_refusals_init() < 0 || sock_turns_init() < 0 ||
+	    sock_log_init() < 0) {
 		ret = -ENOMEM;
 		LOG(ERR, "out of memory");
 		goto fail;
@@ -248,6 +249,8 @@ void sock_server_fini(void) {
 		listening.accept_retry = NULL;
 	}
 	conns_close("daemon shutting down");
+	sock_turns_fini();
+	sock_log_fini();
 	sock_refusals_fini();
 	// Leave the file alone if another daemon replaced it meanwhile.
 	if (listening.bound && stat(listening.path, &st) == 0 && st.st_dev == listening.dev &&

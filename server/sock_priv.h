@@ -64,9 +64,17 @@ struct conn {
 	bool reading; // read_event is added
 #endif
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
+	// Its turn ended on its budget with input left: it waits on the list
+	// of turns due (sock.c) and reads nothing until that turn.
+	bool turn_due;
+	uint64_t turn_pass; // the pass of the turns due it waits for
+	TAILQ_ENTRY(conn) turn_next;
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
 	bool peer_closed; // the client closed its end: EOF, or a socket error
+	// ctx.log_quiet: whether a fault of its client is logged was decided
+	// (sock_log_fault()).
+	bool fault_judged;
 	uint64_t accepted_ns; // setup only
 	// Start time of the peer process (proc_start_time(), sock_admit.c), 0
 	// if unknown: with its pid, which process connected, even once the pid
@@ -129,6 +137,13 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start);
 // Close every connection (each logs reason), calling each lease_lost.
 void conns_close(const char *reason);
 
+// The timer of the turns due, on sock_base. Returns 0 or -ENOMEM (not
+// logged: the caller says out of memory).
+int sock_turns_init(void);
+
+// Free that timer, once every connection is closed. Idempotent.
+void sock_turns_fini(void);
+
 // ---- sock_transport.c ----
 
 // The "socket" api_transport of every connection.
@@ -137,6 +152,24 @@ extern const struct api_transport sock_transport;
 // Move events from the client's backlog to its output while the output
 // holds less than SOCK_EVENT_OUTPUT_MAX. arg: the connection.
 void conn_events_drain(void *arg);
+
+// ---- sock_log.c ----
+
+// Whether the lines of a new connection of a peer of uid (and pid) are
+// logged: its connect, hello and close, and its channel's attach and
+// routine detach. Else they are counted, for a summary per uid.
+bool sock_log_admit(uid_t uid, pid_t pid);
+
+// Whether the line of a fault that made the daemon close a connection of
+// uid whose lines are not logged is logged all the same.
+bool sock_log_fault(uid_t uid);
+
+// The timer of the summaries, on sock_base. Returns 0 or -ENOMEM (not
+// logged: the caller says out of memory).
+int sock_log_init(void);
+
+// Write the summaries not written yet, and free the timer. Idempotent.
+void sock_log_fini(void);
 
 // ---- sock_admit.c ----
 

@@ -14,6 +14,7 @@
 #include "dispatch_test.h"
 #include "config.h"
 #include "sock.h"
+#include "sock_test_client.h"
 
 // child_die_with_parent(), shared with the integration tests.
 #include "check.h"
@@ -49,8 +50,6 @@
 #define TEST_ORDER GR_MSG_TYPE(TEST_MODULE, 0x13) // logs its 1-byte payload
 #define TEST_ALIGN GR_MSG_TYPE(TEST_MODULE, 0x14) // EFAULT if its payload is misaligned
 
-// Every wait of the test is bounded by this.
-#define WAIT_MS 5000
 // How long the bounded-output test waits for a stuck sender to move again.
 #define STUCK_MS 1000
 // Bounded-output test: requests sent, each of this payload.
@@ -265,80 +264,6 @@ static void server_stop(struct server *s) {
 	assert_int_equal(access(s->path, F_OK), -1);
 	assert_int_equal(read(s->lease_pipe, &byte, 1), 0);
 	close(s->lease_pipe);
-}
-
-static int client_connect(const char *path) {
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	assert_true(fd >= 0);
-	strcpy(addr.sun_path, path);
-	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	return fd;
-}
-
-static void wait_fd(int fd, short events, int timeout_ms) {
-	struct pollfd pfd = {.fd = fd, .events = events};
-	assert_int_equal(poll(&pfd, 1, timeout_ms), 1);
-}
-
-static void write_all(int fd, const void *buf, size_t len) {
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EAGAIN) {
-			wait_fd(fd, POLLOUT, WAIT_MS);
-			continue;
-		}
-		assert_true(n > 0);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void read_all(int fd, void *buf, size_t len) {
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n;
-		wait_fd(fd, POLLIN, WAIT_MS);
-		n = recv(fd, p, len, 0);
-		assert_true(n > 0);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void send_request(int fd, uint32_t id, uint32_t type, const void *payload, uint32_t len) {
-	struct gr_api_request req = {.id = id, .type = type, .payload_len = len};
-
-	write_all(fd, &req, sizeof(req));
-	if (len > 0)
-		write_all(fd, payload, len);
-}
-
-static void expect_response(int fd, uint32_t id, uint32_t status, uint32_t len) {
-	struct gr_api_response resp;
-
-	read_all(fd, &resp, sizeof(resp));
-	assert_int_equal(resp.for_id, id);
-	assert_int_equal(resp.status, status);
-	assert_int_equal(resp.payload_len, len);
-}
-
-static void hello(int fd) {
-	struct gr_hello_req req = {.api_version = GR_API_VERSION, .version = "sock_test"};
-
-	send_request(fd, 1, GR_HELLO, &req, sizeof(req));
-	expect_response(fd, 1, 0, 0);
-}
-
-static void expect_eof(int fd) {
-	char byte;
-
-	wait_fd(fd, POLLIN, WAIT_MS);
-	assert_int_equal(recv(fd, &byte, 1, 0), 0);
 }
 
 static void path_rules(void **state) {

@@ -30,7 +30,7 @@ REF_OPS=200
 # bench's): read every 64 operations, so 64 of them at the least.
 REF_SECONDS=0.05
 # Nanoseconds per operation above which a reference run is stalled, not
-# slow: REF_OPS of them would take 20 s of the test's 30.
+# slow: REF_OPS of them would take 20 s of the test's 120.
 REF_NS_PER_OP_MAX=100000000
 # A run whose follower is killed: far longer than the leader may take to
 # notice (REF_KILL_NOTICE_S), so that only the kill can end it in time.
