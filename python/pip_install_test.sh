@@ -54,7 +54,8 @@ export PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHEC
 	shmt_fail "pip install failed: $(cat "$SHMT_TMPDIR/pip.log")"
 tail -n1 "$SHMT_TMPDIR/pip.log"
 
-export LD_LIBRARY_PATH=$(dirname "$library")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+LD_LIBRARY_PATH=$(dirname "$library")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
 start_daemon
 cat >"$SHMT_TMPDIR/installed.py" <<'PY'
 import importlib.metadata

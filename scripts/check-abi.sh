@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
@@ -70,8 +70,9 @@ case ${1:-} in
 -h | --help) usage ;;
 esac
 
-command -v abidiff >/dev/null && command -v abidw >/dev/null ||
+if ! command -v abidiff >/dev/null || ! command -v abidw >/dev/null; then
 	die "abidiff and abidw are missing: scripts/deps.sh installs abigail-tools"
+fi
 
 # The shared libraries of a meson build folder, built if needed.
 build_libraries() {
@@ -83,7 +84,7 @@ for t in json.load(sys.stdin):
     if t["type"] == "shared library" and t["name"] in ("gr_api_client", "gr_api_server"):
         print(t["filename"][0])')
 	[ "$(echo "$files" | wc -l)" = 2 ] || die "$builddir has no gr_api_client and gr_api_server shared libraries"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2046
 	ninja -C "$builddir" $(for f in $files; do realpath --relative-to="$builddir" "$f"; done) >&2 ||
 		die "ninja -C $builddir failed"
 	echo "$files"

@@ -152,12 +152,14 @@ C
 # are the staging root's.
 check_flags() {
 	local flags=$1 inc lib
+	# shellcheck disable=SC2086
 	inc=$(printf '%s\n' $flags | sed -n 's/^-I//p' | head -n1)
+	# shellcheck disable=SC2086
 	lib=$(printf '%s\n' $flags | sed -n 's/^-L//p' | head -n1)
 	[ -n "$inc" ] && [ "$(realpath -m "$inc")" = "$root/usr/include/shmchan" ] &&
 		[ -n "$lib" ] && [ "$(realpath -m "$lib")" = "$libdir" ]
 }
-flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH= \
+flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$libdir/pkgconfig PKG_CONFIG_PATH='' \
 	pkg-config --cflags --libs gr_api_client) || shmt_fail "pkg-config gr_api_client in $root failed"
 check_flags "$flags" || shmt_fail "pkg-config gr_api_client: not the staging root's paths: $flags"
 # shellcheck disable=SC2086
@@ -221,4 +223,4 @@ out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$SHMT_TMPDIR/consumer" "$SHMT_SOCK") ||
 [ "$out" = "echo ok over shm" ] || shmt_fail "client of the embedding application: '$out'"
 echo "client of the embedding application: $out"
 stop_daemon
-echo "deb_packages: the $(echo $PACKAGES | wc -w) packages work from $root"
+echo "deb_packages: the packages work from $root: $PACKAGES"
