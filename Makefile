@@ -32,7 +32,8 @@ ifeq ($(CI),true)
 FUZZ_MESON_OPTS += -Dwerror=true
 endif
 
-.PHONY: all deps deps-fuzz deps-bench hugepages setup run test bench-socket bench-events fuzz format clean
+.PHONY: all deps deps-fuzz deps-bench deps-deb hugepages setup run test bench-socket bench-events fuzz \
+	check-abi deb check-deb format clean
 
 all: setup
 	ninja -C $(BUILDDIR)
@@ -48,6 +49,9 @@ deps-fuzz:
 deps-bench:
 	@scripts/deps.sh bench
 
+deps-deb:
+	@scripts/deps.sh deb
+
 hugepages:
 	@scripts/hugepages.sh
 
@@ -58,7 +62,12 @@ setup: deps
 		meson configure $(BUILDDIR) $(MESON_OPTS) >/dev/null; \
 	fi
 
-run: all hugepages
+# Only what smoke/run.sh runs, not the tests, fuzzers and benchmarks: the
+# first figure comes sooner on a fresh clone (docs/building.md). make and
+# make test build the rest in the same folder.
+RUN_TARGETS = main/shmchand smoke/ping2_perf
+run: setup hugepages
+	ninja -C $(BUILDDIR) $(RUN_TARGETS)
 	smoke/run.sh $(BUILDDIR)
 
 test: all hugepages
@@ -85,8 +94,23 @@ bench-python: all hugepages
 bench: deps-bench all hugepages
 	smoke/bench.sh $(BUILDDIR)
 
+# The shared libraries' ABI against the baseline in abi/ (docs/packaging.md);
+# scripts/check-abi.sh --update rewrites it.
+check-abi: setup
+	scripts/check-abi.sh $(BUILDDIR)
+
+# The Debian packages, into build-deb/, checked by lintian; check-deb
+# unpacks them into a staging root and runs them (docs/packaging.md).
+deb: deps deps-deb
+	scripts/build-deb.sh build-deb
+
+check-deb:
+	@[ -f build-deb/shmchand_$$(dpkg-parsechangelog -S Version)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb ] || \
+		$(MAKE) deb
+	test/deb_packages.sh build-deb
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-san build-bench-* $(FUZZ_BUILDDIR)
+	rm -rf build build-san build-bench-* build-deb $(FUZZ_BUILDDIR)

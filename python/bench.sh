@@ -36,7 +36,7 @@ SHMT_DAEMON=$builddir/main/shmchand
 
 start_daemon
 rc=0
-PYTHONPATH=$srcdir/python:$builddir/python SHMCHAN_LIBRARY=$builddir/client/libgr_api_client.so \
+PYTHONPATH=$srcdir/python:$builddir/subprojects/shmchan-python SHMCHAN_LIBRARY=$builddir/client/libgr_api_client.so \
 	"${BENCH_PYTHON:-python3}" "$srcdir/python/bench.py" "$SHMT_SOCK" \
 	--ping2-perf "$builddir/smoke/ping2_perf" "$@" || rc=$?
 [ "$rc" = 0 ] || shmt_fail "bench.py failed (status $rc)"

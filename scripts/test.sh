@@ -23,7 +23,11 @@ if [ "$sanitize" != none ] && [ -n "$sanitize" ]; then
 	echo "sanitizers: $sanitize; ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
 fi
 
-meson test -C "$builddir" --print-errorlogs --num-processes 2
+# As many tests at once as there are CPUs (MESON_TESTTHREADS overrides):
+# each test has its own socket, DPDK file prefix and folders, and those
+# that measure or pin CPUs run alone (is_parallel: false in meson.build).
+jobs=${MESON_TESTTHREADS:-$(nproc)}
+meson test -C "$builddir" --print-errorlogs --num-processes "$jobs"
 rc=$?
 log="$builddir/meson-logs/testlog.json"
 if [ -f "$log" ]; then

@@ -5,12 +5,16 @@
 # The shared server library exports exactly the functions declared in
 # gr_api_server.h (its static inline helpers are no symbols), each with a
 # comment above its declaration, and no symbol of the code it links in.
-# usage: exports_test.sh NM LIBGR_API_SERVER.so GR_API_SERVER.h
+# Each is exported by name from the version script, in one of its version
+# nodes (GR_API_SERVER_*), and the script exports by name only: a pattern
+# could export a private function that happens to match it.
+# usage: exports_test.sh NM LIBGR_API_SERVER.so GR_API_SERVER.h GR_API_SERVER.MAP
 
 set -eu
 nm_prog=$1
 lib=$2
 header=$3
+map=$4
 
 # Declarations start a line with their return type (or, wrapped, with the
 # name after it); macros, typedefs and static inline helpers do not count.
@@ -18,10 +22,22 @@ declared=$(awk '
 	/^[a-z_]/ && !/^(static|typedef|struct)/ && prev !~ /^static/ { print }
 	{ prev = $0 }
 ' "$header" | grep -oE '\b(__)?gr_api_[a-z_]+\(' | tr -d '(' | sort -u)
-exported=$("$nm_prog" -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort -u)
+# nm -D prints a versioned symbol as NAME@@NODE.
+symbols=$("$nm_prog" -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort -u)
+exported=$(printf '%s\n' "$symbols" | sed 's/@.*//' | sort -u)
 if [ -z "$declared" ] || [ "$declared" != "$exported" ]; then
-	echo "exported symbols differ from the header's functions:" >&2
+	echo "exported symbols differ from the header's functions (a new one goes into $map):" >&2
 	printf 'declared:\n%s\nexported:\n%s\n' "$declared" "$exported" >&2
+	exit 1
+fi
+unversioned=$(printf '%s\n' "$symbols" | grep -v '@@GR_API_SERVER_' || true)
+if [ -n "$unversioned" ]; then
+	printf 'exported outside a GR_API_SERVER_ version node:\n%s\n' "$unversioned" >&2
+	exit 1
+fi
+patterns=$(sed -e 's/#.*//' "$map" | grep -E '[*?[]' | grep -vE '^[[:space:]]*\*;[[:space:]]*$' || true)
+if [ -n "$patterns" ]; then
+	printf '%s exports by pattern, not by name:\n%s\n' "$map" "$patterns" >&2
 	exit 1
 fi
 

@@ -539,7 +539,7 @@ run_tool "ping2_perf --gap" "$results/gap-c.json" "$perf" -s "$SHMT_SOCK" \
 check_output gap "$results/gap-c.json" "ping2_perf --gap"
 progress "occasional calls from Python: after $OCCASIONAL_GAPS_MS ms of silence"
 run_tool "bench_gap.py" "$results/gap-python.json" env \
-	PYTHONPATH="$srcdir/python:$builddir/python" \
+	PYTHONPATH="$srcdir/python:$builddir/subprojects/shmchan-python" \
 	SHMCHAN_LIBRARY="$builddir/client/libgr_api_client.so" "$gap_py" -s "$SHMT_SOCK" \
 	--gap "$OCCASIONAL_GAPS_MS" "${occasional_rounds[@]}" -w "$WARMUP" -q --json
 check_output gap "$results/gap-python.json" "bench_gap.py"
@@ -548,7 +548,7 @@ daemon_check "the occasional calls"
 # (ping2_perf, which python/bench.py runs) and from Python, on each transport.
 progress "calls one right after the other, from C and from Python"
 run_tool "bench.py" "$results/headline.json" env \
-	PYTHONPATH="$srcdir/python:$builddir/python" \
+	PYTHONPATH="$srcdir/python:$builddir/subprojects/shmchan-python" \
 	SHMCHAN_LIBRARY="$builddir/client/libgr_api_client.so" "$py_bench" "$SHMT_SOCK" \
 	--ping2-perf "$perf" --rounds "$HEADLINE_ROUNDS" --seconds "$HEADLINE_S" --json
 check_output headline "$results/headline.json" "bench.py"

@@ -4,7 +4,8 @@
 #
 # meson install into a DESTDIR puts the daemon, the CLI, the client and
 # server libraries, their headers in include/shmchan/, their pkg-config
-# files, the man pages (when scdoc built them) and the systemd unit in place;
+# files, the man pages (when scdoc built them), the systemd unit and the
+# Python package in place;
 # a program built with pkg-config alone against them talks to the installed
 # daemon, and the installed shmchanctl lists it; examples/embed_table, built
 # with pkg-config gr_api_server alone, serves that program too. The three
@@ -71,6 +72,10 @@ if [ -e "$build_root/docs/man/shmchand.8" ]; then
 		[ -s "$root/share/man/$f" ] || shmt_fail "not installed: share/man/$f"
 	done
 fi
+# The Python package, from its own meson project (python/meson.build, a
+# subproject of this one), into a site directory of the prefix.
+[ -n "$(find "$root" -path '*-packages/shmchan/__init__.py')" ] ||
+	shmt_fail "not installed: the Python package shmchan"
 libdir=$(dirname "$(dirname "$pc")")
 for f in libgr_api_client.so libgr_api_server.so libgr_api_server.a pkgconfig/gr_api_server.pc; do
 	[ -e "$libdir/$f" ] || shmt_fail "no $f in $libdir"

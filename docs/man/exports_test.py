@@ -34,7 +34,13 @@ def exported(nm, lib):
     out = subprocess.run(
         [nm, "-D", "--defined-only", lib], capture_output=True, text=True, check=True
     ).stdout
-    return {fields[2] for fields in (line.split() for line in out.splitlines()) if len(fields) == 3}
+    # A versioned symbol is NAME@@NODE; each version node is a symbol of
+    # its own, of type A.
+    return {
+        fields[2].split("@")[0]
+        for fields in (line.split() for line in out.splitlines())
+        if len(fields) == 3 and fields[1] != "A"
+    }
 
 
 def map_globals(path):

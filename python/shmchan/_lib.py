@@ -14,7 +14,8 @@ of the call: a Client waiting for its daemon lets other threads run.
 import ctypes
 import os
 
-# The library's soname (client/meson.build: version 0.1.0).
+# The library's soname (client/meson.build: client_soversion; the package
+# libgr-api-client0).
 LIBRARY_SONAME = "libgr_api_client.so.0"
 
 # gr_api_client_opts.transport (enum gr_api_transport).

@@ -3,7 +3,7 @@
 """The build-tree command of docs/python.md works as written: its
 PYTHONPATH and SHMCHAN_LIBRARY, taken from the page with the build folder
 this test runs from in place of build/, import the package with the C
-module _shmchan_fast when the build has it (a path without build/python
+module _shmchan_fast when the build has it (a path without its build folder
 would silently fall back to ctypes) and load the build's library."""
 
 import os
