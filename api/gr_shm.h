@@ -123,7 +123,7 @@ struct gr_shm_daemon_info {
 	uint32_t max_clients; // socket connections served at once
 	uint32_t memzone_channels; // memzone channels in the pool (0: memfd only)
 	uint32_t max_msg_len; // GR_API_MAX_MSG_LEN
-	uint32_t channel_batch; // requests a poller takes from one channel per pass
+	uint32_t channel_batch; // responses one turn of a channel produces at most
 	uint32_t channel_backlog_bytes; // responses held per channel while its ring is full
 	uint32_t channel_slow_ms; // a channel with a full response ring this long is detached
 	uint32_t sock_output_high; // output bytes queued per socket client before pausing it

@@ -149,8 +149,8 @@ static int info_table(const struct gr_shm_daemon_info *info) {
 	table_cell(t, "%u", info->memzone_channels);
 	table_cell(t, "max payload");
 	table_cell(t, "%s", format_bytes(a, info->max_msg_len));
-	table_cell(t, "channel batch");
-	table_cell(t, "%u requests", info->channel_batch);
+	table_cell(t, "channel turn");
+	table_cell(t, "%u responses", info->channel_batch);
 	table_cell(t, "channel backlog");
 	table_cell(
 		t,

@@ -10,9 +10,24 @@
 
 #include <stdbool.h>
 
-// Requests a poller takes from one channel before it moves on to the next,
-// so a busy client cannot starve a quiet one.
-#define CHANNEL_BATCH 32
+// A channel's turn (the requests a poller serves from it in a row, under one
+// hold of the handler lock) ends once they produced this many responses,
+// each request counting for one at least, or CHANNEL_TURN_BYTES bytes of
+// them: a turn is bounded by the work it causes, not by the requests it
+// takes. The poller then gives every other channel with work a turn before
+// this one's next. 32 responses: a client pipelining GR_PING2 is served 32
+// of them per turn, as it was when a turn took 32 requests, while one
+// whose every request streams 200 responses (GR_LOG_LEVEL_LIST) is served
+// one request per turn. The request that reaches the bound is served whole:
+// a handler runs to its end once it has begun.
+#define CHANNEL_TURN_RESPONSES 32
+// 64 KiB: a turn of large responses (one of 128 KiB ends it alone) takes
+// about as long as one of CHANNEL_TURN_RESPONSES small ones and their
+// handlers.
+#define CHANNEL_TURN_BYTES (64u << 10)
+// Events moved from a subscriber's backlog into its ring per turn, on top of
+// the responses: a stream of events cannot starve the channel's requests.
+#define CHANNEL_TURN_EVENTS 32
 // Responses kept while the client's response ring is full. The poller stops
 // reading that channel's requests meanwhile, so the backlog only grows by
 // the answers of one request (a stream) and by nothing else.

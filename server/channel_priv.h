@@ -47,9 +47,9 @@ _Static_assert(
 );
 
 // Serve every channel of this poller once: flush its response backlog, then
-// take a bounded batch of requests. req_buf holds SHMCHAN_MSG_MAX bytes and
-// starts CHANNEL_REQ_BUF_SKEW past an aligned address.
-// Returns the number of messages moved (0: nothing to do).
+// give it a turn bounded by the responses its requests produce. req_buf holds SHMCHAN_MSG_MAX bytes
+// and starts CHANNEL_REQ_BUF_SKEW past an aligned address. Returns the number of messages moved (0:
+// nothing to do).
 unsigned channel_poll(unsigned poller_id, void *req_buf);
 
 // Arm the doorbell of every channel of this poller, issue one full fence
@@ -133,6 +133,11 @@ struct channel {
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	bool served; // the poller served it once (its doorbell flag was cleared)
+	// What the turn being served produced so far (shm_send() counts):
+	// responses, and their bytes, headers included.
+	uint32_t turn_responses;
+	uint32_t turn_bytes;
+	bool turn_cut; // its last turn ended on its bound, with requests left
 	bool event_held_back; // the ring refused the oldest queued event: counted
 	enum channel_armed armed; // what channel_arm() marked it for, until its re-check
 	// Main thread, at detach: the counters added to the totals then.

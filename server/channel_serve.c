@@ -52,8 +52,18 @@ struct backlog_msg {
 // passes of the busy poller. A poller that goes to sleep arms and re-checks
 // every channel, parked or not, and looks at every parked one on its first
 // pass after: a wake-up costs far more than that look.
+//
+// A turn cut by its bound (CHANNEL_TURN_RESPONSES, its channel has more)
+// buys CHANNEL_PARKED_LOOKS_PER_CUT more looks, made right after the active
+// channels' turns of the same pass: the poller
+// gives every channel with work a turn before the busy one's next, parked
+// ones too, up to that many of them per busy turn (a look costs a few cache
+// lines, some tens of nanoseconds, against the 32 responses of a cut turn:
+// at most about half of it). So a parked channel waits for at most
+// (parked channels / CHANNEL_PARKED_LOOKS_PER_CUT) turns of a busy one.
 #define CHANNEL_PARK_PASSES 64
 #define CHANNEL_PARKED_CHECKS 2
+#define CHANNEL_PARKED_LOOKS_PER_CUT 32
 
 // One channel in a poller's view, with how many passes in a row it had
 // nothing to do.
@@ -75,6 +85,7 @@ struct poller_view {
 	struct view_slot *slots;
 	unsigned n_slots, cap, n_active;
 	unsigned parked_next; // round robin cursor among the parked slots
+	unsigned looks_owed; // parked looks bought by turns cut on their bound
 };
 static struct poller_view poller_views[GR_API_SERVER_MAX_POLLERS];
 // CHANNEL_SLOW_LIMIT_MS in TSC cycles (channel_module_init()).
@@ -247,6 +258,8 @@ static int shm_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api
 		return -ENOTSUP; // fds travel only over the socket
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 		return -ECONNRESET;
+	ch->turn_responses++;
+	ch->turn_bytes += sizeof(hdr) + out->len;
 	if (ch->backlog_head == NULL) {
 		// Published now; the poller flushes (fence, doorbell) once per
 		// batch, at the end of channel_serve().
@@ -278,7 +291,8 @@ static struct event_sub *channel_events_open(struct gr_api_ctx *ctx) {
 }
 
 // Poller: move queued events into the response ring, tagged, while there is
-// room (at most CHANNEL_BATCH). The caller flushes. Returns the number moved.
+// room (at most CHANNEL_TURN_EVENTS). The caller flushes. Returns the number
+// moved.
 static unsigned channel_events_flush(struct channel *ch) {
 	struct event_sub *sub = ch->ctx.events;
 	const struct event_msg *m;
@@ -289,7 +303,7 @@ static unsigned channel_events_flush(struct channel *ch) {
 
 	if (sub == NULL || !event_sub_pending(sub))
 		return 0;
-	while (moved < CHANNEL_BATCH && (m = event_sub_peek(sub)) != NULL) {
+	while (moved < CHANNEL_TURN_EVENTS && (m = event_sub_peek(sub)) != NULL) {
 		bytes = event_msg_bytes(m, EVENT_FRAMING_TAGGED, &len);
 		ret = shmchan_server_enqueue(
 			ch->server,
@@ -313,10 +327,19 @@ const struct api_transport shm_transport = {
 	.events_open = channel_events_open,
 };
 
+// Whether the turn of ch, which served requests so far, has done its work:
+// CHANNEL_TURN_RESPONSES responses, each request counting for one at least,
+// or CHANNEL_TURN_BYTES bytes of them.
+static inline bool turn_spent(const struct channel *ch, unsigned requests) {
+	uint32_t responses = ch->turn_responses > requests ? ch->turn_responses : requests;
+
+	return responses >= CHANNEL_TURN_RESPONSES || ch->turn_bytes >= CHANNEL_TURN_BYTES;
+}
+
 // Poller: serve one channel. Returns messages moved.
 static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	const struct gr_api_request *req = (const void *)buf;
-	unsigned n = 0, events = 0;
+	unsigned moved = 0, requests = 0, events = 0;
 	bool locked = false;
 	int len;
 
@@ -333,15 +356,21 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		ch->served = true;
 	}
 	if (ch->backlog_head != NULL) {
-		n = backlog_flush(ch);
+		moved = backlog_flush(ch);
 		if (ch->backlog_head != NULL)
 			goto flush; // backpressure: read no request until the client drains
 	}
 	// Events after the responses held back, before new requests. They do
-	// not count against the requests' batch: a stream of events cannot
+	// not count against the turn's responses: a stream of events cannot
 	// starve the channel's requests (a full ring stops both).
 	events = channel_events_flush(ch);
-	while (n < CHANNEL_BATCH) {
+	// The turn: requests until they produced its bound of responses or
+	// bytes (each request counts for one response at least, whatever its
+	// handler sent).
+	ch->turn_responses = 0;
+	ch->turn_bytes = 0;
+	ch->turn_cut = false;
+	while (!turn_spent(ch, requests)) {
 		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
 		if (len == 0)
 			break;
@@ -354,8 +383,8 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 			);
 			break;
 		}
-		n++;
-		// The whole batch runs under one hold of the handler lock.
+		requests++;
+		// The whole turn runs under one hold of the handler lock.
 		if (!locked) {
 			api_lock();
 			locked = true;
@@ -380,15 +409,18 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (ch->backlog_head != NULL)
 			break;
 	}
+	// Cut by its bound with requests left: the poller serves the others
+	// first, parked ones too (channel_poll()).
+	ch->turn_cut = turn_spent(ch, requests) && shmchan_server_has_request(ch->server);
 	if (locked) {
 		api_unlock();
 		api_faults_log(&ch->ctx, false);
 	}
 flush:
-	// One fence and at most one doorbell for the whole batch: the
+	// One fence and at most one doorbell for the whole turn: the
 	// responses published and the request cells freed.
 	shmchan_server_flush(ch->server);
-	return n + events;
+	return moved + requests + events;
 }
 
 // Poller, in a read-side critical section: make v from poller_channels[i]
@@ -424,6 +456,7 @@ static int view_make(struct poller_view *v, unsigned poller_id, uint64_t gen) {
 	v->n_slots = n;
 	v->n_active = n;
 	v->parked_next = 0;
+	v->looks_owed = 0;
 	v->gen = gen;
 	v->valid = true;
 	return 0;
@@ -488,6 +521,8 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 		work += n;
 		if (n > 0) {
 			slot->idle_passes = 0;
+			if (slot->ch->turn_cut)
+				v->looks_owed += CHANNEL_PARKED_LOOKS_PER_CUT;
 		} else if (++slot->idle_passes >= CHANNEL_PARK_PASSES && channel_may_park(slot->ch)) {
 			view_swap(v, i, v->n_active - 1);
 			v->n_active--;
@@ -497,13 +532,18 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 		// Every parked one, in order: one with work swaps with the first
 		// parked, already looked at.
 		v->look_all = false;
+		v->looks_owed = 0;
 		for (unsigned i = v->n_active; i < v->n_slots; i++)
 			if (channel_wants_service(v->slots[i].ch))
 				work += view_unpark(v, i, req_buf);
 		return work;
 	}
-	// A few parked ones, round robin.
-	for (unsigned k = 0; k < CHANNEL_PARKED_CHECKS && v->n_active < v->n_slots; k++) {
+	// A few parked ones, round robin, and as many more as cut turns bought.
+	unsigned looks = CHANNEL_PARKED_CHECKS + v->looks_owed;
+	v->looks_owed = 0;
+	if (looks > v->n_slots - v->n_active)
+		looks = v->n_slots - v->n_active; // each once at most
+	for (unsigned k = 0; k < looks && v->n_active < v->n_slots; k++) {
 		unsigned n_parked = v->n_slots - v->n_active;
 		unsigned i = v->n_active + v->parked_next % n_parked;
 

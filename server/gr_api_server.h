@@ -225,7 +225,7 @@ struct gr_api_server_info {
 	// Fixed bounds (docs/limits.md).
 	uint32_t max_clients; // GR_API_SERVER_MAX_CLIENTS
 	uint32_t max_msg_len; // GR_API_MAX_MSG_LEN
-	uint32_t channel_batch; // requests served from one channel per turn
+	uint32_t channel_batch; // responses one turn of a channel produces at most
 	uint32_t channel_backlog_bytes; // responses held for a full ring
 	uint32_t channel_slow_ms; // a ring full this long: detached
 	uint32_t sock_output_high; // output bytes that pause a socket client

@@ -14,18 +14,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Call fn for every log type, with its id and name, as rte_log_dump()
-// lists them ("id N: NAME, level is ..."), until fn returns non-zero.
-// DPDK has no other way to walk its log types. Returns 0, fn's last
-// non-zero value, or -errno.
-static int log_types_each(int (*fn)(unsigned id, const char *name, void *arg), void *arg) {
+// The log types, as rte_log_dump() lists them ("id N: NAME, level is ..."):
+// DPDK has no other way to walk them. A dump of 200 types and its parse
+// cost some 50 us, ten times the sending of their entries, under the
+// handler lock that every client waits on: the list is kept between
+// requests. DPDK never unregisters a type and gives a new one the next id,
+// so the list holds until rte_log_get_level() answers for the first id it
+// refused when the list was made. Handler lock held.
+struct log_type_name {
+	unsigned id;
+	char name[GR_LOG_NAME_LEN];
+};
+static struct {
+	struct log_type_name *types;
+	unsigned n, cap;
+	unsigned ids; // rte_log_get_level() refused this id before the dump
+} log_types;
+
+// Dump and parse the log types again. Returns 0 or -errno (the old list
+// is kept then).
+static int log_types_load(void) {
 	char name[GR_LOG_NAME_LEN];
 	char *buf = NULL, *line, *save;
+	unsigned ids = log_types.ids, id;
 	size_t len = 0;
-	unsigned id;
-	int ret = 0;
 	FILE *f;
 
+	// The ids known before the dump: a type registered meanwhile shows in
+	// the next request's check, and is loaded then.
+	while (rte_log_get_level(ids) >= 0)
+		ids++;
 	f = open_memstream(&buf, &len);
 	if (f == NULL) {
 		LOG(ERR, "open_memstream: %s", strerror(errno));
@@ -33,12 +51,44 @@ static int log_types_each(int (*fn)(unsigned id, const char *name, void *arg), v
 	}
 	rte_log_dump(f);
 	fclose(f);
-	for (line = strtok_r(buf, "\n", &save); line != NULL && ret == 0;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "id %u: %63[^,]", &id, name) == 2)
-			ret = fn(id, name, arg);
+	log_types.n = 0;
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "id %u: %63[^,]", &id, name) != 2)
+			continue;
+		if (log_types.n == log_types.cap) {
+			unsigned cap = log_types.cap > 0 ? 2 * log_types.cap : 256;
+			struct log_type_name *types =
+				realloc(log_types.types, cap * sizeof(*types));
+			if (types == NULL) {
+				LOG(ERR, "no memory for %u log types", cap);
+				free(buf);
+				log_types.ids = 0; // load again next time
+				return -ENOMEM;
+			}
+			log_types.types = types;
+			log_types.cap = cap;
+		}
+		log_types.types[log_types.n].id = id;
+		snprintf(log_types.types[log_types.n].name, GR_LOG_NAME_LEN, "%s", name);
+		log_types.n++;
 	}
 	free(buf);
+	log_types.ids = ids;
+	return 0;
+}
+
+// Call fn for every log type, with its id and name, until fn returns
+// non-zero. Returns 0, fn's last non-zero value, or -errno.
+static int log_types_each(int (*fn)(unsigned id, const char *name, void *arg), void *arg) {
+	int ret = 0;
+
+	if (log_types.ids == 0 || rte_log_get_level(log_types.ids) >= 0) {
+		ret = log_types_load();
+		if (ret < 0)
+			return ret;
+	}
+	for (unsigned i = 0; i < log_types.n && ret == 0; i++)
+		ret = fn(log_types.types[i].id, log_types.types[i].name, arg);
 	return ret;
 }
 

@@ -32,7 +32,7 @@ void server_info_fill(struct gr_api_server_info *info) {
 	info->start_time = (uint64_t)server_state.start_time;
 	info->max_clients = GR_API_SERVER_MAX_CLIENTS;
 	info->max_msg_len = GR_API_MAX_MSG_LEN;
-	info->channel_batch = CHANNEL_BATCH;
+	info->channel_batch = CHANNEL_TURN_RESPONSES;
 	info->channel_backlog_bytes = CHANNEL_BACKLOG_MAX_BYTES;
 	info->channel_slow_ms = CHANNEL_SLOW_LIMIT_MS;
 	info->sock_output_high = SOCK_OUTPUT_HIGH;

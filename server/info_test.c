@@ -41,7 +41,7 @@ static void reports_conf_and_bounds(void **state) {
 	assert_int_equal(i.memzone_channels, 7);
 	assert_int_equal(i.max_clients, GR_API_SERVER_MAX_CLIENTS);
 	assert_int_equal(i.max_msg_len, GR_API_MAX_MSG_LEN);
-	assert_int_equal(i.channel_batch, CHANNEL_BATCH);
+	assert_int_equal(i.channel_batch, CHANNEL_TURN_RESPONSES);
 	assert_int_equal(i.channel_backlog_bytes, CHANNEL_BACKLOG_MAX_BYTES);
 	assert_int_equal(i.channel_slow_ms, CHANNEL_SLOW_LIMIT_MS);
 	assert_int_equal(i.sock_output_high, SOCK_OUTPUT_HIGH);
