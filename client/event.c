@@ -69,7 +69,11 @@ int client_event_queue(struct gr_api_client *c, const struct client_msg *msg) {
 	if (hdr.payload_len != len - sizeof(hdr))
 		goto bad;
 	if (c->n_events >= CLIENT_EVENTS_MAX || c->event_bytes + len > CLIENT_EVENTS_MAX_BYTES) {
-		c->events_lost += event_count(&hdr, msg->payload);
+		// Saturated, not wrapped: a daemon's count can be anything, and
+		// a wrapped sum would tell of fewer events lost than were.
+		uint64_t count = event_count(&hdr, msg->payload);
+		c->events_lost =
+			c->events_lost > UINT64_MAX - count ? UINT64_MAX : c->events_lost + count;
 		return 0;
 	}
 	// Events were dropped before this one, which fits: say so first.
