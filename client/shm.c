@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 _Static_assert(CLIENT_MSG_MAX >= SHMCHAN_MSG_MAX, "msg_buf holds any channel message");
@@ -522,6 +524,15 @@ static bool fd_is_regular(int fd) {
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// A memfd of ordinary shared memory (tmpfs), as the daemon makes: not one
+// of hugetlbfs (MFD_HUGETLB), whose pages a hole punched by the other end
+// takes away until a free huge page can replace them, so that our next
+// access to that page may die of SIGBUS.
+static bool fd_is_shmem(int fd) {
+	struct statfs fs;
+	return fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+}
+
 // A memzone channel: the zone the response names, looked up in this
 // secondary's view of the daemon's memory. Returns 0 with *base set, or
 // -ENOTSUP with c->reason set and the descriptors closed.
@@ -657,6 +668,13 @@ static int attach_open(
 		);
 	if (resp.backing == GR_SHM_BACKING_MEMFD && !fd_is_regular(c->fds[ATTACH_FD_MEM]))
 		return attach_fail(c, -ENOTSUP, "bad fds received: the memory fd is not a memfd");
+	if (resp.backing == GR_SHM_BACKING_MEMFD && !fd_is_shmem(c->fds[ATTACH_FD_MEM]))
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"bad fds received: the memory fd is not ordinary shared memory"
+			" (a hugetlbfs file?)"
+		);
 
 	const struct shmchan_geometry g = {
 		.layout_version = resp.layout_version,
