@@ -26,11 +26,18 @@
 // poll() on the response doorbell and the socket.
 //
 // Timeouts: every call that waits (connect, a receive, a send that finds the
-// shm request ring or the socket buffer full, stream_next) fails with
-// ETIMEDOUT once it waited the handle's timeout (gr_api_client_opts
-// .timeout_ms, GR_API_TIMEOUT_MS, default GR_API_CLIENT_TIMEOUT_MS_DEFAULT).
-// The handle stays usable: the response of a receive that timed out is
-// dropped when it arrives (see gr_api_client_recv_len()).
+// shm request ring or the socket buffer full, stream_next, the drain of a
+// stream left early) fails with ETIMEDOUT once it waited the handle's
+// timeout (gr_api_client_opts.timeout_ms, GR_API_TIMEOUT_MS, default
+// GR_API_CLIENT_TIMEOUT_MS_DEFAULT), however much the daemon sends
+// meanwhile. The handle stays usable: the response of a receive that timed
+// out is dropped when it arrives (see gr_api_client_recv_len()).
+//
+// The daemon is not trusted with the client's memory: a handle keeps at
+// most 64 MiB of responses not yet taken and GR_API_CLIENT_EVENTS_MAX events
+// (docs/reliability.md). A daemon that answers an id never sent (EPROTO) or
+// makes the handle keep more responses than that (ENOBUFS) has its
+// connection shut down: that call and every later one fail with that errno.
 //
 // Event loops: gr_api_client_fd() gives one descriptor to wait on for
 // readability, gr_api_client_poll_prepare() and gr_api_client_poll_done()
@@ -75,6 +82,12 @@ enum gr_api_transport {
 
 // gr_api_client_opts.timeout_ms: wait forever.
 #define GR_API_TIMEOUT_NONE (-1)
+
+// The events a handle holds and the program has not taken yet (see Events
+// below): at most this many, of this many bytes together (headers and
+// payloads), as the daemon's default backlog of each subscriber.
+#define GR_API_CLIENT_EVENTS_MAX 1024
+#define GR_API_CLIENT_EVENTS_MAX_BYTES (4u << 20)
 
 // Options of gr_api_client_connect_opts(). Zero-initialise the struct (for
 // example with designated initialisers), then set what you need: what a
@@ -221,8 +234,9 @@ int gr_api_client_flush(struct gr_api_client *);
 // if rx_data is not NULL, stores a malloc'ed copy of the payload there (NULL
 // for an empty payload; the caller frees it). Returns -1 with errno set to
 // the response's non-zero status, or to ECONNRESET (daemon gone), EBADMSG
-// (malformed response), ENOMEM, ETIMEDOUT, ECANCELED (for_id timed out
-// before), EINVAL. Blocks.
+// (malformed response), EPROTO or ENOBUFS (the daemon broke the protocol:
+// the connection is dropped, see above), ENOMEM, ETIMEDOUT, ECANCELED
+// (for_id timed out before), EINVAL. Blocks.
 long gr_api_client_recv_len(struct gr_api_client *, uint32_t for_id, void **rx_data);
 
 // Like gr_api_client_recv_len(), but copies the payload into buf. Returns the

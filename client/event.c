@@ -124,16 +124,20 @@ static int event_take(struct gr_api_client *c, bool wait, struct gr_api_event **
 	}
 	// As for responses: a dead handle fails, even with events queued.
 	if (c->dead) {
-		ret = -ECONNRESET;
+		ret = client_dead_errno(c);
 		goto fail;
 	}
 	client_call_start(c);
+	unsigned routed = 0;
 	while (STAILQ_EMPTY(&c->events)) {
 		// Responses that arrive meanwhile are stashed for their
-		// receivers.
+		// receivers (or dropped, late answers): a daemon that keeps
+		// them coming must not hold the call past its deadline.
 		ret = client_next_msg(c, &msg, wait, NULL);
 		if (ret == 0)
 			ret = client_route(c, &msg, 0);
+		if (ret == 0 && STAILQ_EMPTY(&c->events))
+			ret = client_route_budget(c, &routed, wait);
 		if (ret < 0)
 			goto fail;
 	}

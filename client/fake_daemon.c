@@ -171,6 +171,10 @@ void fake_daemon_attach(struct fake_daemon *d) {
 	assert_string_equal(gr_api_client_transport_reason(d->client), "");
 }
 
+void fake_daemon_any_id(struct fake_daemon *d) {
+	d->client->ids_wrapped = true;
+}
+
 void fake_daemon_close_sock(struct fake_daemon *d) {
 	if (d->sock >= 0)
 		close(d->sock);

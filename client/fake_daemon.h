@@ -102,6 +102,11 @@ void fake_daemon_read_detach(struct fake_daemon *);
 // Channel and a good attach: on return the client is on the shm transport.
 void fake_daemon_attach(struct fake_daemon *);
 
+// Let the client take responses to ids it never sent, as a handle whose
+// ids went round does: for the tests that answer requests they do not make
+// it send. Any other client drops a daemon that answers an id never sent.
+void fake_daemon_any_id(struct fake_daemon *);
+
 // Close the daemon's end of the socket (the channel's lease).
 void fake_daemon_close_sock(struct fake_daemon *);
 

@@ -409,12 +409,18 @@ static inline int shm_enqueue(
 	return ret;
 }
 
-// Move every response waiting in the response ring to the stash. Returns
-// how many, or -errno.
+// Responses one drain of a sender waiting for room moves to the stash: a
+// daemon that keeps the response ring from ever going empty must not keep
+// the sender from its deadline, which its wait reads between two drains.
+#define SHM_DRAIN_MAX CLIENT_ROUTE_CLOCK_EVERY
+
+// Move the responses waiting in the response ring to the stash, at most
+// SHM_DRAIN_MAX of them. Returns how many, or -errno.
 static int shm_drain(struct gr_api_client *c) {
 	struct client_msg msg;
 	int n, taken = 0;
-	while ((n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX)) != 0) {
+	while (taken < SHM_DRAIN_MAX &&
+	       (n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX)) != 0) {
 		int ret = shm_msg(c, n, &msg);
 		if (ret == 0)
 			ret = client_route(c, &msg, 0);
