@@ -656,12 +656,31 @@ GR_API_EXPORT int gr_api_client_send_recv(
 
 GR_API_EXPORT int
 __gr_api_client_stream_drain(struct gr_api_client *c, uint32_t req_type, uint32_t for_id) {
+	int ms;
+
+	if (c == NULL) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	// One deadline for the whole rest of the stream, from now: each
+	// response is a receive of its own, and a daemon that never ends the
+	// stream would hold the caller for ever.
+	client_call_start(c);
+	(void)client_wait_ms(c, &ms);
 	for (;;) {
 		void *payload;
-		int ret = gr_api_client_recv(c, req_type, for_id, &payload);
+		long len = recv_alloc(c, for_id, true, &payload);
+		int ret = grout_result(req_type, len, &payload);
 		if (ret < 0 || payload == NULL)
 			return ret;
 		free(payload);
+		if (client_deadline_passed(c, client_clock_ns())) {
+			// The rest is dropped as it comes, as after a receive
+			// that timed out.
+			abandoned_add(c, for_id);
+			errno = ETIMEDOUT;
+			return -ETIMEDOUT;
+		}
 	}
 }
 
