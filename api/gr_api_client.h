@@ -176,6 +176,12 @@ enum gr_api_transport gr_api_client_transport(const struct gr_api_client *);
 // The string lives as long as the handle.
 const char *gr_api_client_transport_reason(const struct gr_api_client *);
 
+// The handle's timeout in milliseconds, as gr_api_client_opts.timeout_ms,
+// GR_API_TIMEOUT_MS or the default made it (> 0), or GR_API_TIMEOUT_NONE:
+// for a caller that bounds several calls by one deadline (a whole stream,
+// say). GR_API_TIMEOUT_NONE for a NULL handle. Makes no system call.
+int gr_api_client_timeout_ms(const struct gr_api_client *);
+
 // Like gr_api_client_send() (gr_api.h; a negative errno on failure), for a
 // batch: on the shared-memory channel the
 // request is in the ring at once and a spinning daemon serves it at once, but
@@ -249,9 +255,11 @@ long gr_api_client_recv_into(struct gr_api_client *, uint32_t for_id, void *buf,
 // Like gr_api_client_recv_len() and gr_api_client_recv_into(), but never wait:
 // take the response to for_id if it has arrived, reading what the transport
 // holds without waiting (responses to other ids found on the way are
-// stashed). Return -1 with errno EAGAIN exactly when no response to for_id
-// has arrived; otherwise as gr_api_client_recv_len() (ECONNRESET once the daemon
-// is gone; see gr_api_client_poll_done()). On shm, make no system call
+// stashed). Return -1 with errno EAGAIN when no response to for_id has
+// arrived, or when 16384 other messages were taken on the way without it (a
+// daemon that keeps the ring from ever going empty: call again); otherwise
+// as gr_api_client_recv_len() (ECONNRESET once the daemon is gone; see
+// gr_api_client_poll_done()). On shm, make no system call
 // (a sleeping daemon is woken, as by gr_api_client_flush(), for requests
 // sent with gr_api_client_send_more()); on the socket, at most one
 // non-blocking recvmsg() per read-ahead buffer.
