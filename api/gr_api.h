@@ -386,9 +386,11 @@ int gr_api_client_send_recv(
 );
 
 // Receive and free the rest of the stream for_id of type req_type, up to
-// its empty last response: what gr_api_client_stream_foreach() calls when
-// its body breaks out. Returns 0, or the first error of
-// gr_api_client_recv(). Blocks.
+// its empty last response, within one timeout for all of it: what
+// gr_api_client_stream_foreach() calls when its body breaks out. A stream
+// still going when the timeout passed is abandoned: its later responses are
+// dropped as they come. Returns 0, -ETIMEDOUT (abandoned), or the first
+// error of gr_api_client_recv(). Blocks, at most the handle's timeout.
 int __gr_api_client_stream_drain(struct gr_api_client *, uint32_t req_type, uint32_t for_id);
 
 // Send a stream request and loop over its responses, as Grout's macro:
@@ -403,8 +405,9 @@ int __gr_api_client_stream_drain(struct gr_api_client *, uint32_t req_type, uint
 // obj points at each response's payload in turn (freed when the next one
 // comes, or when the loop ends); ret ends as 0 after the stream's last
 // response, or the negative errno of the send or of a receive (the loop
-// stops there). A break frees obj and drains the rest of the stream
-// (__gr_api_client_stream_drain(), its result in ret). Leaving the body
+// stops there). A break frees obj and drains the rest of the stream within
+// one timeout (__gr_api_client_stream_drain(), its result in ret). Leaving
+// the body
 // with return or goto leaks obj and leaves the rest of the stream to the
 // handle's stash. gr_api_client_stream_next() (gr_api_client.h) is the
 // same as a call.

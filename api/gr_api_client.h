@@ -26,11 +26,18 @@
 // poll() on the response doorbell and the socket.
 //
 // Timeouts: every call that waits (connect, a receive, a send that finds the
-// shm request ring or the socket buffer full, stream_next) fails with
-// ETIMEDOUT once it waited the handle's timeout (gr_api_client_opts
-// .timeout_ms, GR_API_TIMEOUT_MS, default GR_API_CLIENT_TIMEOUT_MS_DEFAULT).
-// The handle stays usable: the response of a receive that timed out is
-// dropped when it arrives (see gr_api_client_recv_len()).
+// shm request ring or the socket buffer full, stream_next, the drain of a
+// stream left early) fails with ETIMEDOUT once it waited the handle's
+// timeout (gr_api_client_opts.timeout_ms, GR_API_TIMEOUT_MS, default
+// GR_API_CLIENT_TIMEOUT_MS_DEFAULT), however much the daemon sends
+// meanwhile. The handle stays usable: the response of a receive that timed
+// out is dropped when it arrives (see gr_api_client_recv_len()).
+//
+// The daemon is not trusted with the client's memory: a handle keeps at
+// most 64 MiB of responses not yet taken and GR_API_CLIENT_EVENTS_MAX events
+// (docs/reliability.md). A daemon that answers an id never sent (EPROTO) or
+// makes the handle keep more responses than that (ENOBUFS) has its
+// connection shut down: that call and every later one fail with that errno.
 //
 // Event loops: gr_api_client_fd() gives one descriptor to wait on for
 // readability, gr_api_client_poll_prepare() and gr_api_client_poll_done()
@@ -75,6 +82,12 @@ enum gr_api_transport {
 
 // gr_api_client_opts.timeout_ms: wait forever.
 #define GR_API_TIMEOUT_NONE (-1)
+
+// The events a handle holds and the program has not taken yet (see Events
+// below): at most this many, of this many bytes together (headers and
+// payloads), as the daemon's default backlog of each subscriber.
+#define GR_API_CLIENT_EVENTS_MAX 1024
+#define GR_API_CLIENT_EVENTS_MAX_BYTES (4u << 20)
 
 // Options of gr_api_client_connect_opts(). Zero-initialise the struct (for
 // example with designated initialisers), then set what you need: what a
@@ -163,6 +176,12 @@ enum gr_api_transport gr_api_client_transport(const struct gr_api_client *);
 // The string lives as long as the handle.
 const char *gr_api_client_transport_reason(const struct gr_api_client *);
 
+// The handle's timeout in milliseconds, as gr_api_client_opts.timeout_ms,
+// GR_API_TIMEOUT_MS or the default made it (> 0), or GR_API_TIMEOUT_NONE:
+// for a caller that bounds several calls by one deadline (a whole stream,
+// say). GR_API_TIMEOUT_NONE for a NULL handle. Makes no system call.
+int gr_api_client_timeout_ms(const struct gr_api_client *);
+
 // Like gr_api_client_send() (gr_api.h; a negative errno on failure), for a
 // batch: on the shared-memory channel the
 // request is in the ring at once and a spinning daemon serves it at once, but
@@ -221,8 +240,9 @@ int gr_api_client_flush(struct gr_api_client *);
 // if rx_data is not NULL, stores a malloc'ed copy of the payload there (NULL
 // for an empty payload; the caller frees it). Returns -1 with errno set to
 // the response's non-zero status, or to ECONNRESET (daemon gone), EBADMSG
-// (malformed response), ENOMEM, ETIMEDOUT, ECANCELED (for_id timed out
-// before), EINVAL. Blocks.
+// (malformed response), EPROTO or ENOBUFS (the daemon broke the protocol:
+// the connection is dropped, see above), ENOMEM, ETIMEDOUT, ECANCELED
+// (for_id timed out before), EINVAL. Blocks.
 long gr_api_client_recv_len(struct gr_api_client *, uint32_t for_id, void **rx_data);
 
 // Like gr_api_client_recv_len(), but copies the payload into buf. Returns the
@@ -235,9 +255,11 @@ long gr_api_client_recv_into(struct gr_api_client *, uint32_t for_id, void *buf,
 // Like gr_api_client_recv_len() and gr_api_client_recv_into(), but never wait:
 // take the response to for_id if it has arrived, reading what the transport
 // holds without waiting (responses to other ids found on the way are
-// stashed). Return -1 with errno EAGAIN exactly when no response to for_id
-// has arrived; otherwise as gr_api_client_recv_len() (ECONNRESET once the daemon
-// is gone; see gr_api_client_poll_done()). On shm, make no system call
+// stashed). Return -1 with errno EAGAIN when no response to for_id has
+// arrived, or when 16384 other messages were taken on the way without it (a
+// daemon that keeps the ring from ever going empty: call again); otherwise
+// as gr_api_client_recv_len() (ECONNRESET once the daemon is gone; see
+// gr_api_client_poll_done()). On shm, make no system call
 // (a sleeping daemon is woken, as by gr_api_client_flush(), for requests
 // sent with gr_api_client_send_more()); on the socket, at most one
 // non-blocking recvmsg() per read-ahead buffer.

@@ -79,7 +79,9 @@ int cli_fail(const struct cli_opts *, const char *what, int err);
 int cli_request(struct gr_api_client *, uint32_t type, void *resp, size_t resp_len);
 
 // A stream request: every response, each resp_len bytes (cut or padded as
-// in cli_request), in a malloc'ed array *items of *n. Returns 0 or -errno.
+// in cli_request), in a malloc'ed array *items of *n, all within the
+// handle's timeout and 16 MiB. Returns 0 or -errno: -ETIMEDOUT (the stream
+// did not end in time), -EPROTO (it went past 16 MiB).
 int cli_stream(struct gr_api_client *, uint32_t type, size_t resp_len, void **items, size_t *n);
 
 // cli_stream() of a request with a payload of req_len bytes.

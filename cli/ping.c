@@ -5,6 +5,7 @@
 // call by call, and a summary, the way ping(8) shows them.
 
 #include "cli.h"
+#include "escape.h"
 #include "format.h"
 #include "json.h"
 
@@ -279,13 +280,17 @@ static int ping_run(struct cli_opts *opts, int argc, char **argv) {
 	transport = gr_api_client_transport(c) == GR_API_TRANSPORT_SHM ? "shm" : "socket";
 	// No SA_RESTART: SIGINT cuts the wait between two calls short.
 	sigaction(SIGINT, &sa, NULL);
-	if (!opts->json)
-		printf("PING %s: %s over %s%s%s\n",
+	if (!opts->json) {
+		// The reason may quote the daemon (a memzone's name, a file
+		// prefix): escaped.
+		printf("PING %s: %s over %s%s",
 		       path,
 		       po.ping2 ? "GR_PING2, 64 bytes echoed" : "GR_PING",
 		       transport,
-		       gr_api_client_transport_reason(c)[0] != '\0' ? ": " : "",
-		       gr_api_client_transport_reason(c));
+		       gr_api_client_transport_reason(c)[0] != '\0' ? ": " : "");
+		escape_fputs(gr_api_client_transport_reason(c), stdout);
+		putchar('\n');
+	}
 	s.start_ns = now_ns();
 	while (!ping_stop && (po.count == 0 || s.sent < po.count)) {
 		if (s.sent > 0)

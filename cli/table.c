@@ -3,6 +3,8 @@
 
 #include "table.h"
 
+#include "escape.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,7 +52,13 @@ int table_cell(struct table *t, const char *fmt, ...) {
 	va_end(ap);
 	if (ret < 0)
 		return -ENOMEM;
-	t->cells[t->n_cells++] = cell;
+	// Cells hold what the daemon sent (names, versions): escaped, so that
+	// none reaches the terminal as a control sequence or a line break.
+	t->cells[t->n_cells] = escape_dup(cell);
+	free(cell);
+	if (t->cells[t->n_cells] == NULL)
+		return -ENOMEM;
+	t->n_cells++;
 	return 0;
 }
 

@@ -15,8 +15,9 @@ struct table;
 // Returns NULL if out of memory.
 struct table *table_new(unsigned n_cols, const char *const titles[]);
 
-// Append a cell to the current row (printf format); after n_cols cells the
-// next cell starts a new row. Returns 0 or -ENOMEM.
+// Append a cell to the current row (printf format), escaped (escape.h): a
+// cell may quote the daemon. After n_cols cells the next cell starts a new
+// row. Returns 0 or -ENOMEM.
 int table_cell(struct table *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Print the table, columns two spaces apart, and free it.

@@ -4,15 +4,24 @@
 // Connecting, requests and errors, shared by the commands.
 
 #include "cli.h"
+#include "escape.h"
 
 #include <gr_shm.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // Responses of a stream room is made for at first, then doubled.
 #define STREAM_INITIAL_ITEMS 16
+// Bytes of a stream's responses a command keeps at most: 16 times the
+// largest list a daemon sends (1,024 clients of a few hundred bytes each),
+// and little for a tool. A daemon that streams more is not one to believe.
+#define STREAM_MAX_BYTES (16u << 20)
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
 
 static const char *sock_path(const struct cli_opts *opts) {
 	return opts->sock_path != NULL ? opts->sock_path : GR_API_DEFAULT_SOCK_PATH;
@@ -33,6 +42,7 @@ int cli_exit_status(int err) {
 		return EX_NOPERM;
 	case EBADMSG:
 	case EPROTO:
+	case ENOBUFS:
 	case ENOTSUP:
 	case EMSGSIZE:
 		return EX_PROTOCOL;
@@ -59,6 +69,13 @@ static const char *hint(int err) {
 		return "the daemon speaks another API version: use the shmchanctl of its release";
 	case ENOTSUP:
 		return "the daemon does not serve this request";
+	case EPROTO:
+		return "the daemon broke the protocol: an answer to no request, or a list longer "
+		       "than any daemon sends";
+	case ENOBUFS:
+		return "the daemon sent more answers than were asked for";
+	case ETIMEDOUT:
+		return "no whole answer within the timeout: GR_API_TIMEOUT_MS, 10 s by default";
 	}
 	return NULL;
 }
@@ -93,8 +110,11 @@ cli_connect(const struct cli_opts *opts, enum gr_api_transport transport, int *s
 		// The library says why every failed connect failed, naming the
 		// path and what to change (for a permission, the socket's mode,
 		// owner and group against this process's ids): more than
-		// strerror() and a hint could.
-		fprintf(stderr, "shmchanctl: cannot connect: %s\n", gr_api_client_last_error());
+		// strerror() and a hint could. It may quote the daemon (the
+		// reason a channel was refused): escaped.
+		fputs("shmchanctl: cannot connect: ", stderr);
+		escape_fputs(gr_api_client_last_error(), stderr);
+		fputc('\n', stderr);
 		*status = cli_exit_status(err);
 	}
 	return c;
@@ -125,6 +145,38 @@ int cli_stream(struct gr_api_client *c, uint32_t type, size_t resp_len, void **i
 	return cli_stream_req(c, type, 0, NULL, resp_len, items, n);
 }
 
+static uint64_t now_ns(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+// Wait for the next message of c until deadline_ns (0: none), the way an
+// event loop does (gr_api_client(3), EVENT LOOPS). Returns 0 (look again)
+// or -errno (-ETIMEDOUT past the deadline).
+static int stream_wait(struct gr_api_client *c, uint64_t deadline_ns) {
+	struct pollfd pfd = {.fd = gr_api_client_fd(c), .events = POLLIN};
+	int ms = -1, ready;
+
+	if (pfd.fd < 0)
+		return -errno;
+	if (deadline_ns != 0) {
+		uint64_t now = now_ns();
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		ms = (int)((deadline_ns - now + NS_PER_MS - 1) / NS_PER_MS);
+	}
+	ready = gr_api_client_poll_prepare(c);
+	if (ready < 0)
+		return -errno;
+	if (ready == 0 && poll(&pfd, 1, ms) < 0 && errno != EINTR)
+		return -errno;
+	if (gr_api_client_poll_done(c) < 0)
+		return -errno;
+	return 0;
+}
+
 int cli_stream_req(
 	struct gr_api_client *c,
 	uint32_t type,
@@ -134,32 +186,53 @@ int cli_stream_req(
 	void **items,
 	size_t *n
 ) {
-	size_t count = 0, cap = 0, len;
+	int timeout_ms = gr_api_client_timeout_ms(c);
+	size_t count = 0, cap = 0;
 	char *all = NULL, *grown;
+	uint64_t deadline_ns = 0;
 	void *payload;
-	long id;
-	int ret;
+	long id, len;
+	int ret = 0;
 
 	id = gr_api_client_send(c, type, req_len, req);
 	if (id < 0)
 		return -errno;
-	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, &payload, &len)) > 0) {
+	// One timeout for the whole stream, not one per response: a daemon
+	// that never ends it must not keep the command.
+	if (timeout_ms != GR_API_TIMEOUT_NONE)
+		deadline_ns = now_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+	for (;;) {
+		len = gr_api_client_try_recv(c, (uint32_t)id, &payload);
+		if (len < 0 && errno == EAGAIN) {
+			ret = stream_wait(c, deadline_ns);
+			if (ret < 0)
+				break;
+			continue;
+		}
+		if (len <= 0) {
+			ret = len < 0 ? -errno : 0;
+			break;
+		}
+		if ((count + 1) * resp_len > STREAM_MAX_BYTES) {
+			free(payload);
+			ret = -EPROTO;
+			break;
+		}
 		if (count == cap) {
 			cap = cap > 0 ? 2 * cap : STREAM_INITIAL_ITEMS;
 			grown = realloc(all, cap * resp_len);
 			if (grown == NULL) {
 				free(payload);
-				free(all);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			all = grown;
 		}
-		fit(all + count * resp_len, resp_len, payload, len);
+		fit(all + count * resp_len, resp_len, payload, (size_t)len);
 		free(payload);
 		count++;
 	}
 	if (ret < 0) {
-		ret = -errno;
 		free(all);
 		return ret;
 	}

@@ -247,6 +247,30 @@ static void bad_geometry(void **state) {
 	expect_attach_fails(d, 0, &resp, sizeof(resp), fds, 3, -ENOTSUP, "bad channel geometry");
 }
 
+// A memfd on hugetlbfs (MFD_HUGETLB), sealed and of the right size: the
+// daemon can punch a hole in it, and the client's next access to that page
+// dies of SIGBUS unless a free huge page replaces it. Refused: the client
+// maps ordinary shared memory only. Skipped on a host with no huge page
+// free.
+static void memfd_hugetlb(void **state) {
+	struct fake_daemon *d = *state;
+	struct gr_shm_attach_resp resp;
+	int fds[3];
+	if (!fake_daemon_channel_huge(d))
+		skip();
+	fake_daemon_attach_resp(d, &resp, fds);
+	expect_attach_fails(
+		d,
+		0,
+		&resp,
+		sizeof(resp),
+		fds,
+		3,
+		-ENOTSUP,
+		"bad fds received: the memory fd is not ordinary shared memory"
+	);
+}
+
 // The daemon closing the socket during attach is no reason to stay on it.
 static void eof_during_attach(void **state) {
 	struct fake_daemon *d = *state;
@@ -270,6 +294,7 @@ int main(void) {
 		FAKE_DAEMON_TEST(response_doorbell_not_socket),
 		FAKE_DAEMON_TEST(memory_not_regular),
 		FAKE_DAEMON_TEST(memfd_not_sealed),
+		FAKE_DAEMON_TEST(memfd_hugetlb),
 		FAKE_DAEMON_TEST(bad_geometry),
 		FAKE_DAEMON_TEST(eof_during_attach),
 	};

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,7 +61,7 @@ send_batch(struct gr_api_client *c, uint32_t type, size_t len, const void *data,
 	if (len > GR_API_MAX_MSG_LEN || (data == NULL && len > 0))
 		return -EINVAL;
 	if (c->dead)
-		return -ECONNRESET;
+		return client_dead_errno(c);
 
 	// Grout's subscribe asks for events in Grout's framing, which no
 	// response parser can tell from a response: this library asks shmchand
@@ -80,6 +81,8 @@ send_batch(struct gr_api_client *c, uint32_t type, size_t len, const void *data,
 	uint32_t id = c->next_id;
 	// Ids are never 0 (a response to id 0 is an event): skip it on wrap.
 	c->next_id = id + 1 == 0 ? 1 : id + 1;
+	if (c->next_id == 1)
+		c->ids_wrapped = true;
 	// An id abandoned 2^32 requests ago is taken again: its answer came
 	// long since, and the new request's must not be dropped.
 	if (c->n_abandoned > 0)
@@ -114,6 +117,18 @@ long client_send(struct gr_api_client *c, uint32_t type, size_t len, const void 
 	return send_batch(c, type, len, data, false);
 }
 
+int client_drop(struct gr_api_client *c, int err) {
+	c->protocol_errors++;
+	if (!c->dead) {
+		c->dead = true;
+		c->dead_err = err;
+		// Not close(): the descriptor may sit in the caller's event loop
+		// (gr_api_client_fd()), which now sees it readable at EOF.
+		(void)shutdown(c->sock, SHUT_RDWR);
+	}
+	return -err;
+}
+
 int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr) {
 	if (hdr->payload_len > CLIENT_MAX_PAYLOAD) {
 		c->dead = true;
@@ -139,6 +154,11 @@ static struct client_stash_bucket *stash_bucket(struct gr_api_client *c, uint32_
 	return &c->stash[id % CLIENT_STASH_BUCKETS];
 }
 
+// What a stashed response counts against CLIENT_STASH_MAX_BYTES.
+static size_t stash_cost(const struct gr_api_response *hdr) {
+	return sizeof(struct client_stash_entry) + hdr->payload_len;
+}
+
 // Take the oldest stashed response to for_id, NULL if none. Walks one
 // bucket: the responses stashed for ids congruent to for_id.
 static struct client_stash_entry *stash_take(struct gr_api_client *c, uint32_t for_id) {
@@ -150,6 +170,7 @@ static struct client_stash_entry *stash_take(struct gr_api_client *c, uint32_t f
 		if (e->hdr.for_id == for_id) {
 			STAILQ_REMOVE(b, e, client_stash_entry, next);
 			c->stash_n--;
+			c->stash_bytes -= stash_cost(&e->hdr);
 			return e;
 		}
 	}
@@ -157,6 +178,9 @@ static struct client_stash_entry *stash_take(struct gr_api_client *c, uint32_t f
 }
 
 static int stash_put(struct gr_api_client *c, const struct client_msg *msg) {
+	size_t cost = stash_cost(&msg->hdr);
+	if (c->stash_bytes + cost > CLIENT_STASH_MAX_BYTES)
+		return client_drop(c, ENOBUFS);
 	struct client_stash_entry *e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return -ENOMEM;
@@ -171,6 +195,7 @@ static int stash_put(struct gr_api_client *c, const struct client_msg *msg) {
 	}
 	STAILQ_INSERT_TAIL(stash_bucket(c, msg->hdr.for_id), e, next);
 	c->stash_n++;
+	c->stash_bytes += cost;
 	return 0;
 }
 
@@ -183,6 +208,7 @@ static void stash_free_all(struct gr_api_client *c) {
 		}
 	}
 	c->stash_n = 0;
+	c->stash_bytes = 0;
 }
 
 static bool abandoned_has(const struct gr_api_client *c, uint32_t id) {
@@ -236,11 +262,25 @@ bool client_deadline_passed(struct gr_api_client *c, uint64_t now_ns) {
 	return now_ns >= c->deadline_ns;
 }
 
+int client_route_budget_check(struct gr_api_client *c, unsigned routed, bool wait) {
+	if (!wait)
+		return routed >= CLIENT_TRY_ROUTE_MAX ? -EAGAIN : 0;
+	return client_deadline_passed(c, client_clock_ns()) ? -ETIMEDOUT : 0;
+}
+
+// Whether this handle sent a request of id (not 0).
+static bool id_sent(const struct gr_api_client *c, uint32_t id) {
+	return c->ids_wrapped || id < c->next_id;
+}
+
 // A message other than the wanted response: queued (an event), dropped (a
-// late answer) or stashed. Returns 0 or -errno.
+// late answer) or stashed. A response to an id never sent answers nothing:
+// the daemon is broken, or no daemon of ours. Returns 0 or -errno.
 static int route_other(struct gr_api_client *c, const struct client_msg *msg) {
 	if (msg->hdr.for_id == 0)
 		return client_event_queue(c, msg);
+	if (!id_sent(c, msg->hdr.for_id))
+		return client_drop(c, EPROTO);
 	if (c->n_abandoned > 0 && abandoned_has(c, msg->hdr.for_id))
 		return 0; // the late answer of a receive that timed out
 	return stash_put(c, msg);
@@ -275,6 +315,32 @@ int client_next_msg(
 	return next_msg(c, msg, wait, into);
 }
 
+// take() once the first message read was another than for_id's response:
+// route it and read on. Out of line: a pipeline in order never comes here.
+static __attribute__((noinline)) int take_after_other(
+	struct gr_api_client *c,
+	uint32_t for_id,
+	bool wait,
+	const struct client_into *into,
+	struct client_msg *msg
+) {
+	// A daemon that keeps other messages coming must not hold the call:
+	// with them the transport never waits, which is where the deadline is
+	// read otherwise.
+	unsigned routed = 0;
+	for (;;) {
+		int ret = route_other(c, msg);
+		if (ret < 0)
+			return ret;
+		ret = client_route_budget(c, &routed, wait);
+		if (ret < 0)
+			return ret;
+		ret = next_msg(c, msg, wait, into);
+		if (ret < 0 || msg->hdr.for_id == for_id)
+			return ret;
+	}
+}
+
 static inline __attribute__((always_inline)) int
 take(struct gr_api_client *c,
      uint32_t for_id,
@@ -284,23 +350,17 @@ take(struct gr_api_client *c,
      struct client_stash_entry **entry) {
 	*entry = NULL;
 	if (c->dead)
-		return -ECONNRESET;
+		return client_dead_errno(c);
 	*entry = stash_take(c, for_id);
 	if (*entry != NULL) {
 		msg->hdr = (*entry)->hdr;
 		msg->payload = (*entry)->payload;
 		return 0;
 	}
-	for (;;) {
-		int ret = next_msg(c, msg, wait, into);
-		if (ret < 0)
-			return ret;
-		if (msg->hdr.for_id == for_id)
-			return 0;
-		ret = route_other(c, msg);
-		if (ret < 0)
-			return ret;
-	}
+	int ret = next_msg(c, msg, wait, into);
+	if (ret < 0 || msg->hdr.for_id == for_id)
+		return ret;
+	return take_after_other(c, for_id, wait, into, msg);
 }
 
 int client_take(
@@ -596,12 +656,31 @@ GR_API_EXPORT int gr_api_client_send_recv(
 
 GR_API_EXPORT int
 __gr_api_client_stream_drain(struct gr_api_client *c, uint32_t req_type, uint32_t for_id) {
+	int ms;
+
+	if (c == NULL) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	// One deadline for the whole rest of the stream, from now: each
+	// response is a receive of its own, and a daemon that never ends the
+	// stream would hold the caller for ever.
+	client_call_start(c);
+	(void)client_wait_ms(c, &ms);
 	for (;;) {
 		void *payload;
-		int ret = gr_api_client_recv(c, req_type, for_id, &payload);
+		long len = recv_alloc(c, for_id, true, &payload);
+		int ret = grout_result(req_type, len, &payload);
 		if (ret < 0 || payload == NULL)
 			return ret;
 		free(payload);
+		if (client_deadline_passed(c, client_clock_ns())) {
+			// The rest is dropped as it comes, as after a receive
+			// that timed out.
+			abandoned_add(c, for_id);
+			errno = ETIMEDOUT;
+			return -ETIMEDOUT;
+		}
 	}
 }
 
@@ -655,7 +734,7 @@ GR_API_EXPORT int gr_api_client_poll_prepare(struct gr_api_client *c) {
 		return -1;
 	}
 	if (c->dead) {
-		errno = ECONNRESET;
+		errno = -client_dead_errno(c);
 		return -1;
 	}
 	// Something a try call returns without reading the fd: a stashed

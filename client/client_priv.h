@@ -9,6 +9,7 @@
 #include <gr_api_client.h>
 #include <gr_shm.h>
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,25 @@
 // answers stashed instead: memory, never a wrong answer.
 #define CLIENT_ABANDONED_MAX 64
 
+// Bytes of responses a handle keeps for later receives (the stash), each
+// counted as its payload and its entry: a thousand times a pipeline of
+// 64-byte answers 1,000 deep, or 500 of the largest answers. A daemon only
+// answers what was asked, so a stash this full holds answers nobody will
+// take (a stream read by no one, a daemon answering twice): the handle is
+// then dropped (ENOBUFS) rather than grown.
+#define CLIENT_STASH_MAX_BYTES (64u << 20)
+
+// Messages a call that waits routes (stashes, queues as events, drops as
+// late answers) between two reads of its deadline: a clock read per
+// message would slow a pipeline's out-of-order receives, and 64 of the
+// largest messages take well under a millisecond to route.
+#define CLIENT_ROUTE_CLOCK_EVERY 64
+// Messages a call that never waits routes before it returns -EAGAIN: as
+// many as a full response ring of the default size holds (16384 cells, one
+// per empty response), so that only a daemon that keeps the ring from ever
+// going empty makes it stop before the ring's end.
+#define CLIENT_TRY_ROUTE_MAX 16384
+
 // Buckets of the stash, a power of two: ids of one client are consecutive,
 // so id % CLIENT_STASH_BUCKETS spreads a pipeline of that many requests in
 // flight over one entry a bucket.
@@ -63,8 +83,8 @@ struct client_stash_entry {
 // events holds this much at most. Past either bound new events are dropped
 // and counted, and once there is room a GR_SHM_EVENT_LOST with their count
 // takes their place, as the daemon does for its own backlog.
-#define CLIENT_EVENTS_MAX 1024
-#define CLIENT_EVENTS_MAX_BYTES (4u << 20)
+#define CLIENT_EVENTS_MAX GR_API_CLIENT_EVENTS_MAX
+#define CLIENT_EVENTS_MAX_BYTES GR_API_CLIENT_EVENTS_MAX_BYTES
 
 // One event received, waiting for gr_api_client_event_recv().
 struct client_event {
@@ -140,9 +160,18 @@ struct gr_api_client {
 	int sock; // connected Unix stream socket; the channel's lease once attached
 	enum gr_api_transport transport; // GR_API_TRANSPORT_SOCKET or _SHM
 	// Set when the daemon closed the socket or sent malformed input: every
-	// later call fails ECONNRESET, even for a response already stashed.
+	// later call fails ECONNRESET (or dead_err), even for a response
+	// already stashed.
 	bool dead;
+	// The errno of every call once dead: 0 for ECONNRESET, else the
+	// protocol error that made this end drop the connection
+	// (client_drop()).
+	int dead_err;
 	uint32_t next_id; // id of the next request; never 0
+	// next_id went past UINT32_MAX: every id but 0 has been sent. Until
+	// then the ids sent are 1 .. next_id - 1, and a response to any other
+	// answers nothing this handle asked (client_route()).
+	bool ids_wrapped;
 	// The API version the daemon accepted in hello, and its hello
 	// response (zero when that version's is empty).
 	uint32_t api_version;
@@ -182,6 +211,11 @@ struct gr_api_client {
 	// stream responses stay in order.
 	STAILQ_HEAD(client_stash_bucket, client_stash_entry) stash[CLIENT_STASH_BUCKETS];
 	unsigned stash_n; // entries in all buckets
+	size_t stash_bytes; // their payloads and entries, at most CLIENT_STASH_MAX_BYTES
+	// Protocol errors of the daemon seen by this handle: a response to an
+	// id never sent, a stash past its bound. Each drops the connection
+	// (client_drop()); counted for the tests.
+	uint64_t protocol_errors;
 
 	// gr_api_client_fd() on shm: an epoll fd holding the response doorbell
 	// and the socket; -1 until first asked for.
@@ -323,6 +357,33 @@ int client_route(struct gr_api_client *, const struct client_msg *, uint32_t wan
 // Check a response header read from the daemon. Returns 0, or -EBADMSG
 // (payload too long) after marking the handle dead.
 int client_check_hdr(struct gr_api_client *, const struct gr_api_response *);
+
+// The daemon broke the protocol (err: EPROTO, a response to an id never
+// sent; ENOBUFS, more responses kept than the stash's bound): count it, mark
+// the handle dead with err, and shut the socket down, which ends a channel's
+// lease too, so that the daemon stops sending. The descriptor stays open
+// (gr_api_client_fd() is the same), readable at EOF. Returns -err.
+int client_drop(struct gr_api_client *, int err);
+
+// What a call on a dead handle fails with: -ECONNRESET, or -dead_err.
+static inline int client_dead_errno(const struct gr_api_client *c) {
+	return c->dead_err != 0 ? -c->dead_err : -ECONNRESET;
+}
+
+// After a call routed one more message than it waited for (*routed
+// counts them): a call that waits reads its deadline every
+// CLIENT_ROUTE_CLOCK_EVERY messages, one that never waits stops after
+// CLIENT_TRY_ROUTE_MAX. Returns 0 (go on), -ETIMEDOUT or -EAGAIN.
+int client_route_budget_check(struct gr_api_client *, unsigned routed, bool wait);
+_Static_assert(
+	CLIENT_TRY_ROUTE_MAX % CLIENT_ROUTE_CLOCK_EVERY == 0,
+	"the try bound is looked at when the clock would be"
+);
+static inline int client_route_budget(struct gr_api_client *c, unsigned *routed, bool wait) {
+	if (++*routed % CLIENT_ROUTE_CLOCK_EVERY != 0)
+		return 0;
+	return client_route_budget_check(c, *routed, wait);
+}
 
 // Wait for the response to for_id and fail with its status (recv_len's
 // receive). On success the caller owns *entry (may be NULL) and msg. A wait

@@ -338,6 +338,12 @@ GR_API_EXPORT const char *gr_api_client_transport_reason(const struct gr_api_cli
 	return c->reason;
 }
 
+GR_API_EXPORT int gr_api_client_timeout_ms(const struct gr_api_client *c) {
+	if (c == NULL)
+		return GR_API_TIMEOUT_NONE;
+	return c->timeout_ms;
+}
+
 GR_API_EXPORT const char *gr_api_client_last_error(void) {
 	return last_error;
 }

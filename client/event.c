@@ -69,7 +69,11 @@ int client_event_queue(struct gr_api_client *c, const struct client_msg *msg) {
 	if (hdr.payload_len != len - sizeof(hdr))
 		goto bad;
 	if (c->n_events >= CLIENT_EVENTS_MAX || c->event_bytes + len > CLIENT_EVENTS_MAX_BYTES) {
-		c->events_lost += event_count(&hdr, msg->payload);
+		// Saturated, not wrapped: a daemon's count can be anything, and
+		// a wrapped sum would tell of fewer events lost than were.
+		uint64_t count = event_count(&hdr, msg->payload);
+		c->events_lost =
+			c->events_lost > UINT64_MAX - count ? UINT64_MAX : c->events_lost + count;
 		return 0;
 	}
 	// Events were dropped before this one, which fits: say so first.
@@ -120,16 +124,20 @@ static int event_take(struct gr_api_client *c, bool wait, struct gr_api_event **
 	}
 	// As for responses: a dead handle fails, even with events queued.
 	if (c->dead) {
-		ret = -ECONNRESET;
+		ret = client_dead_errno(c);
 		goto fail;
 	}
 	client_call_start(c);
+	unsigned routed = 0;
 	while (STAILQ_EMPTY(&c->events)) {
 		// Responses that arrive meanwhile are stashed for their
-		// receivers.
+		// receivers (or dropped, late answers): a daemon that keeps
+		// them coming must not hold the call past its deadline.
 		ret = client_next_msg(c, &msg, wait, NULL);
 		if (ret == 0)
 			ret = client_route(c, &msg, 0);
+		if (ret == 0 && STAILQ_EMPTY(&c->events))
+			ret = client_route_budget(c, &routed, wait);
 		if (ret < 0)
 			goto fail;
 	}

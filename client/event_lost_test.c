@@ -133,10 +133,57 @@ static void lost_counted_shm(void **state) {
 	lost_counted(d);
 }
 
+// A daemon's GR_SHM_EVENT_LOST with a count near UINT64_MAX, to a full
+// queue, then more events: the count saturates at UINT64_MAX. Before, it
+// wrapped and told of fewer events lost than there were.
+static void lost_count_saturates(struct fake_daemon *d) {
+	struct gr_api_client *c = d->client;
+	struct gr_shm_event_lost lost = {.count = UINT64_MAX - 1};
+	uint8_t t[TAGGED_EVENT_MAX];
+	struct gr_api_event *ev;
+	uint32_t seq;
+
+	long id = gr_api_client_send(c, GR_PING, 0, NULL);
+	assert_true(id > 0);
+	for (seq = 0; seq < CLIENT_EVENTS_MAX; seq++)
+		daemon_send(d, t, tagged_event(t, GR_SHM_EVENT_TEST, &seq, sizeof(seq)));
+	daemon_send(d, t, tagged_event(t, GR_SHM_EVENT_LOST, &lost, sizeof(lost)));
+	for (unsigned i = 0; i < OVERFLOW_EVENTS; i++)
+		daemon_send(d, t, tagged_event(t, GR_SHM_EVENT_TEST, &seq, sizeof(seq)));
+	struct gr_api_response resp = {.for_id = (uint32_t)id};
+	daemon_send(d, &resp, sizeof(resp));
+	daemon_flush(d);
+	assert_int_equal(gr_api_client_recv_len(c, (uint32_t)id, NULL), 0);
+
+	for (seq = 0; seq < CLIENT_EVENTS_MAX; seq++) {
+		assert_int_equal(gr_api_client_event_try_recv(c, &ev), 0);
+		assert_int_equal(ev->ev_type, GR_SHM_EVENT_TEST);
+		free(ev);
+	}
+	assert_int_equal(gr_api_client_event_try_recv(c, &ev), 0);
+	assert_int_equal(ev->ev_type, GR_SHM_EVENT_LOST);
+	memcpy(&lost, ev + 1, sizeof(lost));
+	free(ev);
+	assert_true(lost.count == UINT64_MAX);
+	assert_int_equal(gr_api_client_event_try_recv(c, &ev), -EAGAIN);
+}
+
+static void lost_count_saturates_socket(void **state) {
+	lost_count_saturates(*state);
+}
+
+static void lost_count_saturates_shm(void **state) {
+	struct fake_daemon *d = *state;
+	fake_daemon_attach(d);
+	lost_count_saturates(d);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		FAKE_DAEMON_TEST(lost_counted_socket),
 		FAKE_DAEMON_TEST(lost_counted_shm),
+		FAKE_DAEMON_TEST(lost_count_saturates_socket),
+		FAKE_DAEMON_TEST(lost_count_saturates_shm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

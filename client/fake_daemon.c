@@ -5,13 +5,18 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -166,6 +171,10 @@ void fake_daemon_attach(struct fake_daemon *d) {
 	assert_string_equal(gr_api_client_transport_reason(d->client), "");
 }
 
+void fake_daemon_any_id(struct fake_daemon *d) {
+	d->client->ids_wrapped = true;
+}
+
 void fake_daemon_close_sock(struct fake_daemon *d) {
 	if (d->sock >= 0)
 		close(d->sock);
@@ -196,4 +205,187 @@ unsigned fake_daemon_count_fds(void) {
 		n++;
 	closedir(dir);
 	return n;
+}
+
+bool fake_daemon_channel_huge(struct fake_daemon *d) {
+	struct stat st;
+	int fd;
+	void *base;
+
+	assert_int_equal(shmchan_geometry_init(&d->g, SHMCHAN_RING_CELLS), 0);
+	d->g.generation = FAKE_DAEMON_GENERATION;
+	fd = memfd_create("client-test-huge", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+	if (fd < 0)
+		return false;
+	// A hugetlbfs file is sized in whole huge pages (st_blksize).
+	assert_int_equal(fstat(fd, &st), 0);
+	size_t page = (size_t)st.st_blksize;
+	d->g.region_size = (d->g.region_size + page - 1) / page * page;
+	base = MAP_FAILED;
+	if (ftruncate(fd, (off_t)d->g.region_size) == 0)
+		base = mmap(NULL, d->g.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		close(fd);
+		return false;
+	}
+	assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+	d->mem = (struct shmchan_mem){
+		.backing = SHMCHAN_BACKING_MEMFD,
+		.base = base,
+		.size = d->g.region_size,
+		.fd = fd,
+		.name = "client-test-huge",
+	};
+	assert_int_equal(shmchan_server_create(&d->mem, &d->g, &d->server), 0);
+	return true;
+}
+
+uint64_t fake_daemon_now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+size_t fake_flood_msg(uint8_t *buf, uint32_t for_id, size_t len, uint8_t fill) {
+	struct gr_api_response hdr = {.for_id = for_id, .payload_len = (uint32_t)len};
+	assert_true(sizeof(hdr) + len <= FAKE_FLOOD_MSG_MAX);
+	memcpy(buf, &hdr, sizeof(hdr));
+	memset(buf + sizeof(hdr), fill, len);
+	return sizeof(hdr) + len;
+}
+
+size_t fake_flood_event(uint8_t *buf, uint32_t ev_type, size_t len, uint8_t fill) {
+	struct gr_api_event ev = {.ev_type = ev_type, .payload_len = len};
+	size_t n = fake_flood_msg(buf, 0, sizeof(ev) + len, fill);
+	memcpy(buf + sizeof(struct gr_api_response), &ev, sizeof(ev));
+	return n;
+}
+
+// Copies of the flood's message written by one send() on the socket.
+#define FLOOD_SOCK_BATCH_BYTES (256 * 1024)
+// How long a flood waits for room before it looks at its stop flag again.
+#define FLOOD_ROOM_WAIT_MS 10
+// Messages enqueued on the channel between two flushes (doorbell rings).
+#define FLOOD_RING_BATCH 64
+
+// Wait for room on fd; false once it is an error (the client left).
+static bool flood_room(int fd) {
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+	return poll(&pfd, 1, FLOOD_ROOM_WAIT_MS) >= 0 && !(pfd.revents & (POLLERR | POLLHUP));
+}
+
+// Write buf[0, len) round and round (whole messages of msg_len bytes: the
+// framing holds); sent counts the messages gone.
+static bool flood_fd(struct fake_flood *f, int fd, const uint8_t *buf, size_t len, size_t msg_len) {
+	uint64_t start = fake_daemon_now_ms(), bytes = 0;
+	size_t pos = 0;
+	while (!atomic_load(&f->stop) && fake_daemon_now_ms() - start < FAKE_FLOOD_MAX_S * 1000 &&
+	       (f->max_bytes == 0 || bytes < f->max_bytes)) {
+		ssize_t n = send(fd, buf + pos, len - pos, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (!flood_room(fd))
+				return false;
+			continue;
+		}
+		if (n <= 0)
+			return false; // the client shut the connection down
+		pos += (size_t)n;
+		if (pos == len)
+			pos = 0;
+		bytes += (uint64_t)n;
+		atomic_store(&f->sent, bytes / msg_len);
+	}
+	return true;
+}
+
+static void flood_ring(struct fake_flood *f) {
+	struct shmchan_server *s = f->d->server;
+	const size_t hdr = sizeof(struct gr_api_response);
+	uint64_t start = fake_daemon_now_ms(), bytes = 0;
+	unsigned batch = 0;
+	while (!atomic_load(&f->stop) && fake_daemon_now_ms() - start < FAKE_FLOOD_MAX_S * 1000 &&
+	       (f->max_bytes == 0 || bytes < f->max_bytes)) {
+		int ret = shmchan_server_enqueue(s, f->msg, hdr, f->msg + hdr, f->len - hdr);
+		if (ret == -ENOBUFS) {
+			// Full: the client is behind. Ring it, and refill as soon
+			// as it takes one, so that the ring never goes empty.
+			shmchan_server_flush(s);
+			batch = 0;
+			sched_yield();
+			continue;
+		}
+		if (ret < 0)
+			return;
+		bytes += f->len;
+		atomic_fetch_add(&f->sent, 1);
+		if (++batch == FLOOD_RING_BATCH) {
+			shmchan_server_flush(s);
+			batch = 0;
+		}
+	}
+	shmchan_server_flush(s);
+}
+
+static void *flood_run(void *arg) {
+	struct fake_flood *f = arg;
+	if (f->doorbell_fd >= 0) {
+		static const uint8_t rings[FLOOD_SOCK_BATCH_BYTES];
+		flood_fd(f, f->doorbell_fd, rings, sizeof(rings), 1);
+	} else if (f->d->server != NULL) {
+		flood_ring(f);
+	} else {
+		size_t count = FLOOD_SOCK_BATCH_BYTES / f->len + 1;
+		uint8_t *batch = malloc(count * f->len);
+		if (batch == NULL)
+			abort();
+		for (size_t i = 0; i < count; i++)
+			memcpy(batch + i * f->len, f->msg, f->len);
+		flood_fd(f, f->d->sock, batch, count * f->len, f->len);
+		free(batch);
+	}
+	return NULL;
+}
+
+static void flood_start(struct fake_flood *f) {
+	atomic_init(&f->stop, false);
+	atomic_init(&f->sent, 0);
+	assert_int_equal(pthread_create(&f->thread, NULL, flood_run, f), 0);
+}
+
+void fake_flood_start(
+	struct fake_flood *f,
+	struct fake_daemon *d,
+	const void *msg,
+	size_t len,
+	uint64_t max_bytes
+) {
+	assert_true(len >= sizeof(struct gr_api_response) && len <= sizeof(f->msg));
+	f->d = d;
+	f->doorbell_fd = -1;
+	memcpy(f->msg, msg, len);
+	f->len = len;
+	f->max_bytes = max_bytes;
+	flood_start(f);
+}
+
+void fake_flood_doorbell_start(struct fake_flood *f, int fd) {
+	f->d = NULL;
+	f->doorbell_fd = fd;
+	f->len = 0;
+	f->max_bytes = 0;
+	flood_start(f);
+}
+
+void fake_flood_wait(struct fake_flood *f, uint64_t sent) {
+	uint64_t start = fake_daemon_now_ms();
+	while (atomic_load(&f->sent) < sent) {
+		assert_true(fake_daemon_now_ms() - start < FAKE_FLOOD_MAX_S * 1000);
+		usleep(1000);
+	}
+}
+
+uint64_t fake_flood_stop(struct fake_flood *f) {
+	atomic_store(&f->stop, true);
+	assert_int_equal(pthread_join(f->thread, NULL), 0);
+	return atomic_load(&f->sent);
 }

@@ -14,6 +14,8 @@
 #include <gr_shm.h>
 #include <shmchan.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +102,11 @@ void fake_daemon_read_detach(struct fake_daemon *);
 // Channel and a good attach: on return the client is on the shm transport.
 void fake_daemon_attach(struct fake_daemon *);
 
+// Let the client take responses to ids it never sent, as a handle whose
+// ids went round does: for the tests that answer requests they do not make
+// it send. Any other client drops a daemon that answers an id never sent.
+void fake_daemon_any_id(struct fake_daemon *);
+
 // Close the daemon's end of the socket (the channel's lease).
 void fake_daemon_close_sock(struct fake_daemon *);
 
@@ -112,3 +119,62 @@ uint64_t fake_daemon_doorbell_rings(struct fake_daemon *);
 
 // Descriptors open in this process (entries of /proc/self/fd).
 unsigned fake_daemon_count_fds(void);
+
+// Channel of a memfd on hugetlbfs (MFD_HUGETLB), sealed and laid out as
+// fake_daemon_channel()'s, one huge page at least. Returns false (nothing
+// made) when this host gives no hugetlbfs memfd: no huge page free.
+bool fake_daemon_channel_huge(struct fake_daemon *);
+
+// ---- A hostile daemon: floods on cue ----
+
+// Largest message a flood repeats (header and payload).
+#define FAKE_FLOOD_MSG_MAX (sizeof(struct gr_api_response) + 64 * 1024)
+// A flood stops by itself after this long (or after the bytes its test
+// gave), so that a client that never returns from its call (the bug a test
+// looks for) fails that test instead of hanging it or eating the host's
+// memory.
+#define FAKE_FLOOD_MAX_S 20
+
+// A thread that sends one message to the client, again and again, as fast
+// as the client takes them: on the channel when the fake daemon has one
+// (ringing the doorbell when the client sleeps), else on the socket; or,
+// with doorbell_fd >= 0, writes that descriptor (the daemon's end of a
+// response doorbell it passed) without end instead. Stops when asked, at
+// its bounds, or when the client shut the connection down.
+struct fake_flood {
+	pthread_t thread;
+	struct fake_daemon *d;
+	int doorbell_fd;
+	uint8_t msg[FAKE_FLOOD_MSG_MAX];
+	size_t len;
+	uint64_t max_bytes; // 0: no bound but FAKE_FLOOD_MAX_S
+	atomic_bool stop;
+	atomic_ullong sent; // messages (or doorbell bytes) sent
+};
+
+// Start flooding the client of d with the message of len bytes at msg (a
+// response header then its payload), max_bytes at most (0: no bound).
+void fake_flood_start(
+	struct fake_flood *,
+	struct fake_daemon *d,
+	const void *msg,
+	size_t len,
+	uint64_t max_bytes
+);
+// Start flooding fd, the daemon's end of a response doorbell.
+void fake_flood_doorbell_start(struct fake_flood *, int fd);
+// Wait until the flood sent that many messages (or doorbell bytes).
+void fake_flood_wait(struct fake_flood *, uint64_t sent);
+// Stop and join the flood; returns what it sent.
+uint64_t fake_flood_stop(struct fake_flood *);
+
+// A response header for for_id with a payload of len bytes of fill, in
+// buf (FAKE_FLOOD_MSG_MAX bytes); returns the message's length.
+size_t fake_flood_msg(uint8_t *buf, uint32_t for_id, size_t len, uint8_t fill);
+
+// A tagged event of ev_type with a payload of len bytes of fill, in buf;
+// returns the message's length.
+size_t fake_flood_event(uint8_t *buf, uint32_t ev_type, size_t len, uint8_t fill);
+
+// CLOCK_MONOTONIC now, in milliseconds.
+uint64_t fake_daemon_now_ms(void);

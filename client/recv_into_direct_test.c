@@ -71,6 +71,7 @@ static void others_through_the_stash(void **state) {
 	struct gr_api_client *c = d->client;
 	static uint8_t buf[PAYLOAD_LEN];
 	fake_daemon_attach(d);
+	fake_daemon_any_id(d); // answers to requests it does not send
 
 	respond(d, 3, 0, PAYLOAD_LEN);
 	respond(d, 3, 0, PAYLOAD_LEN / 2);

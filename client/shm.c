@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 _Static_assert(CLIENT_MSG_MAX >= SHMCHAN_MSG_MAX, "msg_buf holds any channel message");
@@ -407,12 +409,18 @@ static inline int shm_enqueue(
 	return ret;
 }
 
-// Move every response waiting in the response ring to the stash. Returns
-// how many, or -errno.
+// Responses one drain of a sender waiting for room moves to the stash: a
+// daemon that keeps the response ring from ever going empty must not keep
+// the sender from its deadline, which its wait reads between two drains.
+#define SHM_DRAIN_MAX CLIENT_ROUTE_CLOCK_EVERY
+
+// Move the responses waiting in the response ring to the stash, at most
+// SHM_DRAIN_MAX of them. Returns how many, or -errno.
 static int shm_drain(struct gr_api_client *c) {
 	struct client_msg msg;
 	int n, taken = 0;
-	while ((n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX)) != 0) {
+	while (taken < SHM_DRAIN_MAX &&
+	       (n = shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX)) != 0) {
 		int ret = shm_msg(c, n, &msg);
 		if (ret == 0)
 			ret = client_route(c, &msg, 0);
@@ -520,6 +528,15 @@ static bool fd_is_socket(int fd) {
 static bool fd_is_regular(int fd) {
 	struct stat st;
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// A memfd of ordinary shared memory (tmpfs), as the daemon makes: not one
+// of hugetlbfs (MFD_HUGETLB), whose pages a hole punched by the other end
+// takes away until a free huge page can replace them, so that our next
+// access to that page may die of SIGBUS.
+static bool fd_is_shmem(int fd) {
+	struct statfs fs;
+	return fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 }
 
 // A memzone channel: the zone the response names, looked up in this
@@ -657,6 +674,13 @@ static int attach_open(
 		);
 	if (resp.backing == GR_SHM_BACKING_MEMFD && !fd_is_regular(c->fds[ATTACH_FD_MEM]))
 		return attach_fail(c, -ENOTSUP, "bad fds received: the memory fd is not a memfd");
+	if (resp.backing == GR_SHM_BACKING_MEMFD && !fd_is_shmem(c->fds[ATTACH_FD_MEM]))
+		return attach_fail(
+			c,
+			-ENOTSUP,
+			"bad fds received: the memory fd is not ordinary shared memory"
+			" (a hugetlbfs file?)"
+		);
 
 	const struct shmchan_geometry g = {
 		.layout_version = resp.layout_version,

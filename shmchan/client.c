@@ -30,6 +30,13 @@
 // Rings taken from the response doorbell per recv() of a drain: the daemon
 // rings at most once per batch while we sleep, so one recv takes them all.
 #define DOORBELL_DRAIN_BYTES 64
+// recv() calls of one drain at most (SHMCHAN_DOORBELL_DRAIN_MAX rings): a
+// daemon that writes the doorbell without end must not hold the drain (and
+// the caller's deadline) in a loop. What is left keeps the doorbell
+// readable: the next wait wakes at once, looks at the ring and at its
+// deadline, and drains again.
+#define DOORBELL_DRAIN_READS (SHMCHAN_DOORBELL_DRAIN_MAX / DOORBELL_DRAIN_BYTES)
+_Static_assert(SHMCHAN_DOORBELL_DRAIN_MAX % DOORBELL_DRAIN_BYTES == 0, "whole reads");
 
 // A frame's cells, as bytes: len1 bytes at p1 up to the end of the cell
 // array, then the rest at p2.
@@ -648,6 +655,7 @@ int shmchan_client_resp_fd(const struct shmchan_client *c) {
 
 void shmchan_client_doorbell_drain(struct shmchan_client *c) {
 	uint8_t rings[DOORBELL_DRAIN_BYTES];
+	unsigned reads = 0;
 	ssize_t n;
 
 	// Each ring is one byte. MSG_DONTWAIT: take what is queued, or fail with
@@ -655,5 +663,6 @@ void shmchan_client_doorbell_drain(struct shmchan_client *c) {
 	// closed (the lease tells the caller).
 	do
 		n = recv(c->resp_fd, rings, sizeof(rings), MSG_DONTWAIT);
-	while (n == (ssize_t)sizeof(rings) || (n < 0 && errno == EINTR));
+	while ((n == (ssize_t)sizeof(rings) && ++reads < DOORBELL_DRAIN_READS) ||
+	       (n < 0 && errno == EINTR));
 }

@@ -346,8 +346,10 @@ int shmchan_client_recv_keyed(
 // Doorbell, client side, same protocol as the server's. The client sleeps
 // (poll, epoll: it is an ordinary fd that turns readable when rung) on
 // shmchan_client_resp_fd() and drains it with shmchan_client_doorbell_drain()
-// after waking, which takes every ring queued without blocking (the fd's
-// kind stays inside these two calls). The daemon rings it when it
+// after waking, which takes the rings queued without blocking, at most
+// SHMCHAN_DOORBELL_DRAIN_MAX, so that a daemon ringing without end cannot
+// hold it (what is left wakes the next wait at once; the fd's kind stays
+// inside these two calls). The daemon rings it when it
 // published a response or freed room in the request ring. arm also rings the
 // daemon's doorbell when the daemon waits for room in the response ring
 // (after its fence, so that it cannot miss): a client arms only after it
@@ -366,6 +368,9 @@ bool shmchan_client_has_response(const struct shmchan_client *);
 // thread.
 unsigned shmchan_client_spin(const struct shmchan_client *, unsigned polls);
 int shmchan_client_resp_fd(const struct shmchan_client *);
+// Rings one drain takes at most: far more than a daemon rings while its
+// client sleeps (once per batch), a few system calls.
+#define SHMCHAN_DOORBELL_DRAIN_MAX 256
 void shmchan_client_doorbell_drain(struct shmchan_client *);
 
 // ---- SCM_RIGHTS helpers (both sides) ----

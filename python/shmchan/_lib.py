@@ -115,6 +115,9 @@ PROTOTYPES = {
             ctypes.POINTER(ctypes.c_size_t),
         ],
     ),
+    # What Grout's stream loop calls when its body breaks out: the rest of
+    # the stream received and freed within one timeout, then abandoned.
+    "__gr_api_client_stream_drain": (ctypes.c_int, [_handle, ctypes.c_uint32, ctypes.c_uint32]),
     "gr_api_client_event_recv": (
         ctypes.c_int,
         [_handle, ctypes.POINTER(ctypes.POINTER(ApiEvent))],
@@ -199,6 +202,8 @@ def load_fast():
 
 lib = load()
 fast = load_fast()
+# Named at module level: inside a class, lib.__name would be mangled.
+stream_drain = getattr(lib, "__gr_api_client_stream_drain")
 
 # free(), for what gr_api_client_stream_next() and gr_api_client_event_recv()
 # malloc: the one the process resolves first (CDLL(None): the global

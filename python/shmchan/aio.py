@@ -6,13 +6,23 @@ each wait with poll_prepare()/poll_done(), as docs/event-loop.md describes;
 answers are taken with the try calls and matched to their futures by id."""
 
 import asyncio
+import collections
 import ctypes
 import errno
 import functools
 
 from . import constants as C
 from ._lib import EventSubscribeReq, fast
-from .client import Client, _error, connect
+from .client import _EVENT_HEADER_LEN, Client, _error, connect
+from .events import Event, EventLost
+
+# The bound of the events not yet taken, the C handle's own
+# (GR_API_CLIENT_EVENTS_MAX, GR_API_CLIENT_EVENTS_MAX_BYTES in
+# gr_api_client.h): the loop moves each event out of the handle as it comes,
+# so this queue is the one that fills.
+EVENTS_MAX = 1024
+EVENTS_MAX_BYTES = 4 << 20
+_COUNT_MAX = (1 << 64) - 1
 
 
 async def connect_async(path=None, transport="auto", timeout=None, spin_us=None, version=None):
@@ -41,7 +51,10 @@ class AsyncClient:
         self._loop = loop or asyncio.get_running_loop()
         self._fd = client.fileno()
         self._pending = {}  # request id -> future, in send order
-        self._events = None  # asyncio.Queue of events once subscribed
+        self._events = None  # deque of events once subscribed
+        self._event_bytes = 0  # their headers and payloads, as the C handle counts
+        self._events_lost = 0  # dropped past the bound, told with the next that fits
+        self._event_waiter = None  # the future next_event() awaits
         # What ended the subscription (the connection's error): raised by
         # every later next_event().
         self._failed = None
@@ -110,7 +123,9 @@ class AsyncClient:
         """Subscribe to events; take them with next_event()."""
         req = EventSubscribeReq(suppress_self_events=suppress_self, ev_type=ev_type)
         if self._events is None:
-            self._events = asyncio.Queue()
+            self._events = collections.deque()
+            self._event_bytes = 0
+            self._events_lost = 0
             self._failed = None
         await self.call(C.GR_EVENT_SUBSCRIBE, bytes(req))
 
@@ -125,20 +140,61 @@ class AsyncClient:
                 raise self._failed
             raise RuntimeError("not subscribed")
         self._schedule()
-        item = await self._events.get()
-        if isinstance(item, BaseException):
-            raise item
-        return item
+        while not self._events:
+            if self._failed is not None:
+                # The events taken before the failure came first.
+                self._events = None
+                raise self._failed
+            self._event_waiter = self._loop.create_future()
+            try:
+                await self._event_waiter
+            finally:
+                self._event_waiter = None
+        ev = self._events.popleft()
+        self._event_bytes -= _EVENT_HEADER_LEN + len(ev.payload)
+        # Room again: the count of the dropped ones is told.
+        if self._events_lost > 0:
+            self._push_lost()
+        return ev
+
+    def _push_lost(self):
+        lost = Event(C.GR_SHM_EVENT_LOST, bytes(EventLost(count=self._events_lost)))
+        self._events.append(lost)
+        self._event_bytes += _EVENT_HEADER_LEN + len(lost.payload)
+        self._events_lost = 0
+
+    def _wake_event_waiter(self):
+        if self._event_waiter is not None and not self._event_waiter.done():
+            self._event_waiter.set_result(None)
+
+    def _queue_event(self, ev):
+        # As the C handle does: past the bound an event is dropped and
+        # counted (a GR_SHM_EVENT_LOST for its count, the daemon's own
+        # drops), and the next event that fits comes after one
+        # GR_SHM_EVENT_LOST with the total, so that the events taken and
+        # the counts of the GR_SHM_EVENT_LOST add up to every event sent.
+        size = _EVENT_HEADER_LEN + len(ev.payload)
+        if len(self._events) >= EVENTS_MAX or self._event_bytes + size > EVENTS_MAX_BYTES:
+            count = 1
+            if ev.ev_type == C.GR_SHM_EVENT_LOST and len(ev.payload) >= ctypes.sizeof(EventLost):
+                count = EventLost.from_buffer_copy(ev.payload).count
+            # Saturated, not wrapped, as the C handle's count.
+            self._events_lost = min(self._events_lost + count, _COUNT_MAX)
+            return
+        if self._events_lost > 0:
+            self._push_lost()
+        self._events.append(ev)
+        self._event_bytes += size
+        self._wake_event_waiter()
 
     def _fail_all(self, exc):
         for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(exc)
         self._pending.clear()
-        if self._events is not None:
-            self._events.put_nowait(exc)
-            self._events = None
+        if self._events is not None and self._failed is None:
             self._failed = exc
+            self._wake_event_waiter()
 
     def _pump(self):
         self._scheduled = False
@@ -189,5 +245,5 @@ class AsyncClient:
                 ev = client.try_event()
                 if ev is None:
                     break
-                self._events.put_nowait(ev)
+                self._queue_event(ev)
 
