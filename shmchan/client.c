@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -319,10 +320,32 @@ static int lease_lost(const struct shmchan_client *c) {
 	);
 }
 
-// Ring the daemon's doorbell. EAGAIN (counter saturated) means it is
-// readable anyway.
+void shmchan_client_cpu_publish(struct shmchan_client *c, int cpu) {
+	uint32_t hint = cpu >= 0 ? (uint32_t)cpu + 1 : SHMCHAN_CPU_UNKNOWN;
+
+	// Compared with our own copy: the line is the daemon's to read at each
+	// of its flushes, and a store only when the value changes keeps it in
+	// the daemon's cache. Detached: the line may be another client's now.
+	if (hint == c->cpu_published || !lease_held(c))
+		return;
+	c->cpu_published = hint;
+	__atomic_store_n(&c->ctrl->client_cpu, hint, __ATOMIC_RELAXED);
+}
+
+bool shmchan_client_daemon_on(const struct shmchan_client *c, int cpu) {
+	// Two loads of the daemon's line, which it writes when it sleeps, wakes
+	// or migrates: in our cache the rest of the time. A hint: the poller may
+	// have moved since, and the next look corrects it.
+	return cpu >= 0 && __atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED) == (uint32_t)cpu + 1;
+}
+
+// Ring the daemon's doorbell, telling it first where we run: the poller
+// woken may be put on our CPU, and then should not spin there. EAGAIN
+// (counter saturated) means it is readable anyway.
 static void daemon_doorbell_ring(struct shmchan_client *c) {
 	static const uint64_t one = 1;
+	shmchan_client_cpu_publish(c, sched_getcpu());
 	ssize_t ret = write(c->req_fd, &one, sizeof(one));
 	(void)ret;
 }
