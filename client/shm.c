@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -68,6 +69,9 @@ struct shm_spin {
 	uint64_t start_ns; // the first clock read
 	uint64_t lease_ns; // last lease check (or start)
 	uint64_t now_ns; // last clock read (or start)
+	// The wait says nothing of the round trip (client_spin_turn()): it
+	// left its CPU to the poller, or was descheduled.
+	bool disturbed;
 };
 
 // Peek at the socket without blocking. The daemon never writes there after
@@ -97,7 +101,12 @@ static int shm_lease_check(struct gr_api_client *c) {
 // polls, not at the first one: most waits of a busy channel end sooner, and
 // a clock read (25-35 ns) at the start of every wait would delay noticing
 // the response. The budget thus counts from there, and so does the call's
-// deadline if it has not started: -ETIMEDOUT once it passed.
+// deadline if it has not started: -ETIMEDOUT once it passed. Each clock
+// read also tells the daemon where this thread runs, and asks the spin
+// policy whether spinning still pays (client_spin_turn()): not when the
+// daemon's poller is awake on this very CPU, nor once this thread was
+// descheduled. sched_getcpu() reads glibc's rseq area (or the vDSO): no
+// system call.
 static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses) {
 	if (c->spin.budget_ns == 0)
 		return SHM_WAIT_SLEEP;
@@ -105,11 +114,23 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses)
 		uint64_t now = client_clock_ns();
 		if (client_deadline_passed(c, now))
 			return -ETIMEDOUT;
-		s->now_ns = now;
+		int cpu = sched_getcpu();
+		shmchan_client_cpu_publish(c->chan, cpu);
+		uint64_t turn = 0;
 		if (s->next_clock == 0) {
 			s->start_ns = now;
 			s->lease_ns = now;
-		} else if (now - s->start_ns >= c->spin.budget_ns) {
+		} else {
+			turn = now - s->now_ns;
+		}
+		s->now_ns = now;
+		if (client_spin_turn(
+			    &c->spin,
+			    turn,
+			    now - s->start_ns,
+			    shmchan_client_daemon_on(c->chan, cpu),
+			    &s->disturbed
+		    ) == CLIENT_SPIN_SLEEP) {
 			return SHM_WAIT_SLEEP;
 		} else if (now - s->lease_ns >= SHM_LEASE_CHECK_NS) {
 			s->lease_ns = now;
@@ -137,10 +158,23 @@ static uint64_t shm_spun_ns(const struct shm_spin *s) {
 // it took. A wait that ended before the spin read the clock took a few
 // polls: a sample of 0, and no clock read on the busy channel's path.
 static void shm_spin_caught(struct gr_api_client *c, const struct shm_spin *s) {
+	if (s->disturbed) {
+		client_spin_disturbed(&c->spin, false);
+		return;
+	}
 	uint64_t wait_ns = 0;
 	if (s->next_clock != 0)
 		wait_ns = client_clock_ns() - s->start_ns;
 	client_spin_caught(&c->spin, wait_ns);
+}
+
+// The spin of s ended in a sleep of slept_ns: tell the budget, unless the
+// wait was disturbed.
+static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, uint64_t slept_ns) {
+	if (s->disturbed)
+		client_spin_disturbed(&c->spin, true);
+	else
+		client_spin_slept(&c->spin, shm_spun_ns(s), slept_ns);
 }
 
 // Arm the response doorbell, then re-check: the one place that arms, for
@@ -313,7 +347,7 @@ int client_shm_next_msg(
 			uint64_t slept_ns;
 			ret = shm_sleep(c, 0, &slept_ns);
 			if (ret == SHM_WAIT_POLL && !slept) {
-				client_spin_slept(&c->spin, shm_spun_ns(&spin), slept_ns);
+				shm_spin_slept(c, &spin, slept_ns);
 				slept = true;
 			}
 			spin = (struct shm_spin){0};

@@ -2,8 +2,9 @@
 // Copyright (c) 2026 The shmchan authors
 
 // The spin budget of a handle's waits: fixed, or learnt from the round trips
-// the handle sees (docs/spin-budgets.md). Pure arithmetic on the timings the
-// waits report (shm.c), so that its unit test feeds it synthetic ones.
+// the handle sees, and when a wait stops spinning before its budget
+// (docs/spin-budgets.md). Pure arithmetic on the timings and signals the
+// waits report (shm.c), so that its unit tests feed it synthetic ones.
 
 #include "client_priv.h"
 
@@ -27,6 +28,12 @@
 // longer than one that spun, and counting it as long would have a busy
 // client sleep more and more. A slow handler's client waits far longer.
 #define SPIN_LONG_FACTOR 10
+
+// A turn of a wait's loop (SHM_CLOCK_EVERY looks at the ring, in the cache)
+// this many times its mean means the thread did not run for most of it:
+// the scheduler gave its CPU to another thread. An interrupt of the usual
+// few microseconds stays below it on the hosts measured.
+#define SPIN_DESCHED_TURNS 64
 
 static uint64_t spin_clamp(uint64_t v, uint64_t lo, uint64_t hi) {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -91,4 +98,42 @@ void client_spin_slept(struct client_spin *s, uint64_t spun_ns, uint64_t slept_n
 			s->slack_ns = 0;
 	}
 	spin_budget_update(s);
+}
+
+enum client_spin_next client_spin_turn(
+	struct client_spin *s,
+	uint64_t turn_ns,
+	uint64_t spun_ns,
+	bool daemon_here,
+	bool *disturbed
+) {
+	if (daemon_here) {
+		// The poller is awake and waits for this very CPU: every turn
+		// spun here delays the answer. Sleep, and let the daemon ring.
+		s->left_cpu++;
+		*disturbed = true;
+		return CLIENT_SPIN_SLEEP;
+	}
+	if (turn_ns != 0) {
+		if (s->turn_ns != 0 && turn_ns > SPIN_DESCHED_TURNS * s->turn_ns) {
+			// Someone else had this CPU: spinning on takes it from
+			// them again, and the wait is no sample of the round trip.
+			s->descheduled++;
+			*disturbed = true;
+			return CLIENT_SPIN_SLEEP;
+		}
+		int64_t diff = (int64_t)turn_ns - (int64_t)s->turn_ns;
+		s->turn_ns =
+			s->turn_ns == 0
+				? turn_ns
+				: (uint64_t)((int64_t)s->turn_ns + diff / (1 << SPIN_EWMA_SHIFT));
+	}
+	return spun_ns >= s->budget_ns ? CLIENT_SPIN_SLEEP : CLIENT_SPIN_ON;
+}
+
+void client_spin_disturbed(struct client_spin *s, bool slept) {
+	if (slept)
+		s->sleeps++;
+	else
+		s->caught++;
 }
