@@ -159,6 +159,25 @@ static int poller_cpu_update(const struct poller *p, int cpu) {
 	return now;
 }
 
+// Move the calling poller off CPU cpu, to the other CPUs it may run on: its
+// affinity (what the application or EAL's -l gave it) less that CPU, then
+// that affinity back. The kernel moves a thread at once when its CPU leaves
+// its mask, and leaves it where it is when the mask grows again. Returns
+// the CPU it runs on now, or -1 when it may run on no other (it stays).
+static int poller_move_off(int cpu) {
+	cpu_set_t allowed, others;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return -1;
+	others = allowed;
+	CPU_CLR(cpu, &others);
+	if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof(others), &others) < 0)
+		return -1;
+	if (sched_setaffinity(0, sizeof(allowed), &allowed) < 0)
+		LOG(ERR, "cannot give a poller its CPUs back: %s", strerror(errno));
+	return sched_getcpu();
+}
+
 // The kernel's count of runnable tasks (running or waiting for a CPU) is
 // the fourth field of /proc/loadavg, "R/T". Opened once, read with pread().
 static int loadavg_fd = -1;
@@ -225,7 +244,20 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 			if (peer.sleeping)
 				peer.cpus_busy =
 					poller_cpus_busy(now, &p->cpus_checked, &p->cpus_busy);
-			if (poller_spin_work(spin, now, &peer))
+			enum poller_spin_work w = poller_spin_work(spin, now, &peer);
+			if (w == POLLER_WORK_MOVE) {
+				uint64_t before = rte_rdtsc();
+				int moved = poller_move_off(*cpu);
+				uint64_t after = rte_rdtsc();
+
+				poller_spin_moved(spin, after, after - before, moved >= 0);
+				if (moved >= 0) {
+					*cpu = poller_cpu_update(p, *cpu);
+					peer.here = false;
+				}
+				w = poller_spin_work(spin, after, &peer);
+			}
+			if (w == POLLER_WORK_OWNS)
 				channel_spin_own(p->id);
 			break;
 		}
@@ -310,13 +342,15 @@ static void *poller_main(void *arg) {
 
 	LOG(DEBUG,
 	    "poller %u: spin stops: here %" PRIu64 ", stalled %" PRIu64 ", thinking %" PRIu64
-	    ", descheduled %" PRIu64 ", gone %" PRIu64 "; rtt %" PRIu64 ", turn %" PRIu64 " cycles",
+	    ", descheduled %" PRIu64 ", gone %" PRIu64 "; moves %" PRIu64 "; rtt %" PRIu64
+	    ", turn %" PRIu64 " cycles",
 	    p->id,
 	    spin.stops[POLLER_STOP_HERE],
 	    spin.stops[POLLER_STOP_STALLED],
 	    spin.stops[POLLER_STOP_THINKING],
 	    spin.stops[POLLER_STOP_DESCHEDULED],
 	    spin.stops[POLLER_STOP_GONE],
+	    spin.moves,
 	    spin.rtt,
 	    spin.turn);
 	rcu_unregister_thread();

@@ -29,6 +29,11 @@
 // of the usual few microseconds stays below it on the hosts measured.
 #define DESCHED_TURNS 64
 
+// The poller moves to another CPU at most once per this many times the
+// cost of its last move: a hundredth of its time at most, whatever a
+// client says about where it runs.
+#define MOVE_COST_RATIO 100
+
 static uint64_t ewma(uint64_t mean, uint64_t sample) {
 	if (mean == 0)
 		return sample;
@@ -61,11 +66,20 @@ static bool poller_spin_stop(struct poller_spin *s, uint64_t now, enum poller_sp
 	return false;
 }
 
-bool poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
+enum poller_spin_work
+poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
 	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
 	enum poller_window kind;
 	uint64_t window;
 
+	if (peer->here && follows && now >= s->until && now >= s->next_move) {
+		// A client calling back to back, which cannot send its next
+		// request before we leave the CPU, and nothing else keeps us
+		// spinning: leave the CPU, for another one. Asked again with
+		// the CPU we moved to. (An occasional call's client gains
+		// nothing from it: we sleep and leave it the CPU at once.)
+		return POLLER_WORK_MOVE;
+	}
 	if (follows)
 		s->rtt = ewma(s->rtt, now - s->last_work);
 	s->last_work = now;
@@ -75,7 +89,7 @@ bool poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_s
 		// Its client cannot send its next request before we leave the
 		// CPU: this work opens nothing (a window another channel's
 		// work opened stays open).
-		return false;
+		return POLLER_WORK_NONE;
 	}
 	if (follows) {
 		kind = POLLER_WINDOW_FOLLOW;
@@ -94,13 +108,26 @@ bool poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_s
 		window = s->burst;
 	}
 	if (window == 0 || now + window <= s->until)
-		return false;
+		return POLLER_WORK_NONE;
 	s->until = now + window;
 	s->kind = kind;
 	s->progress = now;
 	s->taken_seen = false;
 	s->next_look = now + poller_spin_quiet(s) / LOOKS_PER_QUIET;
-	return true;
+	return POLLER_WORK_OWNS;
+}
+
+void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool moved) {
+	if (moved)
+		s->moves++;
+	// The cheapest move seen is what a move costs: a dearer one had the
+	// poller descheduled in the middle. A move that failed cost as much to
+	// find out: the same wait.
+	if (cost == 0)
+		cost = 1;
+	if (s->move_cost == 0 || cost < s->move_cost)
+		s->move_cost = cost;
+	s->next_move = now + MOVE_COST_RATIO * s->move_cost;
 }
 
 enum poller_spin_next poller_spin_idle(struct poller_spin *s, uint64_t now) {

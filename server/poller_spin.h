@@ -8,6 +8,12 @@
 // configured one (the spin budget, the burst window) or a multiple of what
 // the poller measured on this host (its round trip, its loop's turn).
 //
+// A poller that finds a client calling back to back on its own CPU, with
+// no window open, moves to another CPU it may run on (at most a hundredth of its time goes to
+// that), and spins there for it: when every CPU has other work, the
+// scheduler wakes a sleeping poller on its waker's CPU, and the two would
+// otherwise share one CPU, waking each other for every call.
+//
 // A spin window follows work. Within it the poller looks, now and then, at
 // what the client of the window's owner (the channel whose work opened or
 // last extended the window) says about itself, and stops spinning as soon
@@ -85,6 +91,11 @@ struct poller_spin {
 	uint32_t taken;
 	bool taken_seen; // taken is of the owner's client
 	uint64_t stops[POLLER_STOP_N];
+	// The earliest time of the next move to another CPU (0: any time),
+	// and the least a move cost so far (0: none made).
+	uint64_t next_move;
+	uint64_t move_cost;
+	uint64_t moves; // moves made
 };
 
 // What the poller does after an empty pass's clock read.
@@ -97,10 +108,25 @@ enum poller_spin_next {
 // budget and burst in ticks.
 void poller_spin_init(struct poller_spin *, uint64_t budget, uint64_t burst);
 
+// What a pass that moved messages means to the window.
+enum poller_spin_work {
+	POLLER_WORK_NONE, // the window is as it was
+	POLLER_WORK_OWNS, // opened or extended the window: its channel owns it
+	// Its client runs on our CPU, this work followed work, and no window
+	// is open: move to another CPU (then poller_spin_moved()), and call
+	// poller_spin_work() again.
+	POLLER_WORK_MOVE,
+};
+
 // A pass moved messages at now, the last of them for a channel whose client
-// says peer (taken and all_taken unused). Returns true if that work opened
-// or extended the window: the channel is its owner now.
-bool poller_spin_work(struct poller_spin *, uint64_t now, const struct poller_spin_peer *peer);
+// says peer (taken and all_taken unused).
+enum poller_spin_work
+poller_spin_work(struct poller_spin *, uint64_t now, const struct poller_spin_peer *peer);
+
+// The poller moved (as POLLER_WORK_MOVE asked) at now, which took cost
+// ticks; moved false: it may run on no other CPU. The next move waits for
+// a hundred times the cost of this one.
+void poller_spin_moved(struct poller_spin *, uint64_t now, uint64_t cost, bool moved);
 
 // An empty pass read the clock: now.
 enum poller_spin_next poller_spin_idle(struct poller_spin *, uint64_t now);

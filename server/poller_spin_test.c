@@ -6,8 +6,9 @@
 // exactly: work after silence opens the burst window, work that follows
 // work the whole budget, work that rang a sleeping client a window for its
 // wake-up (not when every CPU is taken); no window for a client on the
-// poller's own CPU, and that client's hints cannot end a window another
-// channel's work opened; the window ends early for a client that stopped
+// poller's own CPU but a move to another CPU (at most a hundredth of the
+// time), and that client's hints cannot end a window another channel's
+// work opened; the window ends early for a client that stopped
 // taking its answers, for one woken that took its answer and sent nothing,
 // and when the poller notices it was descheduled; the quiet time follows
 // what was measured, within the budget.
@@ -77,16 +78,16 @@ static void test_burst_then_follow(void **state) {
 
 	poller_spin_init(&s, BUDGET, BURST);
 	// After silence: the burst window only.
-	assert_true(poller_spin_work(&s, T0, &elsewhere));
+	assert_int_equal(poller_spin_work(&s, T0, &elsewhere), POLLER_WORK_OWNS);
 	assert_int_equal(s.kind, POLLER_WINDOW_BURST);
 	assert_int_equal(poller_spin_idle(&s, T0 + BURST - 1), POLLER_SPIN_ON);
 	assert_int_equal(poller_spin_idle(&s, T0 + BURST), POLLER_SPIN_SLEEP);
 	// Work within a budget of the last: the whole budget, counted from it.
-	assert_true(poller_spin_work(&s, T0 + RTT, &elsewhere));
+	assert_int_equal(poller_spin_work(&s, T0 + RTT, &elsewhere), POLLER_WORK_OWNS);
 	assert_int_equal(s.kind, POLLER_WINDOW_FOLLOW);
 	assert_int_equal(s.until, T0 + RTT + BUDGET);
 	// Past a budget of silence, a burst window again.
-	assert_true(poller_spin_work(&s, T0 + RTT + BUDGET + 1, &elsewhere));
+	assert_int_equal(poller_spin_work(&s, T0 + RTT + BUDGET + 1, &elsewhere), POLLER_WORK_OWNS);
 	assert_int_equal(s.kind, POLLER_WINDOW_BURST);
 }
 
@@ -96,8 +97,8 @@ static void test_no_spin_budget(void **state) {
 
 	poller_spin_init(&s, 0, BURST);
 	assert_int_equal(s.burst, 0);
-	assert_false(poller_spin_work(&s, T0, &elsewhere));
-	assert_false(poller_spin_work(&s, T0 + 1, &elsewhere));
+	assert_int_equal(poller_spin_work(&s, T0, &elsewhere), POLLER_WORK_NONE);
+	assert_int_equal(poller_spin_work(&s, T0 + 1, &elsewhere), POLLER_WORK_NONE);
 	assert_int_equal(poller_spin_idle(&s, T0 + 2), POLLER_SPIN_SLEEP);
 }
 
@@ -107,18 +108,36 @@ static void test_client_on_our_cpu(void **state) {
 	(void)state;
 
 	poller_spin_init(&s, BUDGET, BURST);
-	// Its client cannot send before we leave: no window, not even a burst.
-	assert_false(poller_spin_work(&s, T0, &here));
-	assert_int_equal(poller_spin_idle(&s, T0 + TURN), POLLER_SPIN_SLEEP);
+	// After silence (an occasional call): no window, no move; we sleep
+	// and leave the client its CPU at once.
+	assert_int_equal(poller_spin_work(&s, T0 - 2 * RTT, &here), POLLER_WORK_NONE);
+	assert_int_equal(poller_spin_idle(&s, T0 - RTT), POLLER_SPIN_SLEEP);
+	// Work that follows work: its client cannot send before we leave, and
+	// no window is open: move to another CPU.
+	assert_int_equal(poller_spin_work(&s, T0, &here), POLLER_WORK_MOVE);
+	// There is none: no window, not even a burst; and no move for a
+	// hundred times what finding that out cost.
+	poller_spin_moved(&s, T0 + 10, 10, false);
+	assert_int_equal(s.moves, 0);
+	assert_int_equal(poller_spin_work(&s, T0 + 10, &here), POLLER_WORK_NONE);
+	assert_int_equal(poller_spin_idle(&s, T0 + 10 + TURN), POLLER_SPIN_SLEEP);
 	// Even work that follows work.
-	assert_false(poller_spin_work(&s, T0 + RTT, &here));
+	assert_int_equal(poller_spin_work(&s, T0 + RTT, &here), POLLER_WORK_NONE);
 	assert_int_equal(poller_spin_idle(&s, T0 + RTT + TURN), POLLER_SPIN_SLEEP);
+	assert_int_equal(poller_spin_work(&s, T0 + 10 + 1000 - 1, &here), POLLER_WORK_NONE);
+	// Then a move that works: the window opens for it on the new CPU.
+	assert_int_equal(poller_spin_work(&s, T0 + 10 + 1000, &here), POLLER_WORK_MOVE);
+	poller_spin_moved(&s, T0 + 1100, 90, true);
+	assert_int_equal(s.moves, 1);
+	assert_int_equal(poller_spin_work(&s, T0 + 1100, &elsewhere), POLLER_WORK_OWNS);
+	assert_int_equal(s.kind, POLLER_WINDOW_FOLLOW);
+	assert_int_equal(poller_spin_work(&s, T0 + 1200, &here), POLLER_WORK_NONE);
 
 	// Another channel's work opens a window; work of the one whose client
 	// is on our CPU leaves it as it was, owner included.
 	uint64_t last = busy_calls(&s, T0 + 2 * BUDGET, 10);
 	uint64_t until = s.until;
-	assert_false(poller_spin_work(&s, last + 10, &here));
+	assert_int_equal(poller_spin_work(&s, last + 10, &here), POLLER_WORK_NONE);
 	assert_int_equal(s.until, until);
 	// The owner's client moving onto our CPU ends the window at a look.
 	peer.here = true;
@@ -176,7 +195,7 @@ static void test_woken_client(void **state) {
 
 	// Work after silence that rang a sleeping client, a CPU free: a window
 	// for its wake-up, up to the budget.
-	assert_true(poller_spin_work(&s, t, &asleep));
+	assert_int_equal(poller_spin_work(&s, t, &asleep), POLLER_WORK_OWNS);
 	assert_int_equal(s.kind, POLLER_WINDOW_WAKE);
 	assert_int_equal(s.until, t + BUDGET);
 	// Still waking (it took nothing): the whole window.
@@ -184,15 +203,15 @@ static void test_woken_client(void **state) {
 
 	// It wakes and calls again at once: that work follows ours.
 	t += 2 * BUDGET;
-	assert_true(poller_spin_work(&s, t, &asleep));
-	assert_true(poller_spin_work(&s, t + 20 * RTT, &elsewhere));
+	assert_int_equal(poller_spin_work(&s, t, &asleep), POLLER_WORK_OWNS);
+	assert_int_equal(poller_spin_work(&s, t + 20 * RTT, &elsewhere), POLLER_WORK_OWNS);
 	assert_int_equal(s.kind, POLLER_WINDOW_FOLLOW);
 
 	// It wakes, takes its answer, and sends nothing: we sleep a quiet time
 	// after it took it.
 	quiet = poller_spin_quiet(&s);
 	t += 2 * BUDGET;
-	assert_true(poller_spin_work(&s, t, &asleep));
+	assert_int_equal(poller_spin_work(&s, t, &asleep), POLLER_WORK_OWNS);
 	uint64_t woke = spin_idle(&s, t, t + 20 * RTT, &peer, 0);
 	assert_int_equal(woke, t + 20 * RTT);
 	peer.taken++;
@@ -204,7 +223,7 @@ static void test_woken_client(void **state) {
 	// Every CPU taken: the client may wake behind us, on our CPU. The
 	// burst window only.
 	t += 2 * BUDGET;
-	assert_true(poller_spin_work(&s, t, &asleep_busy));
+	assert_int_equal(poller_spin_work(&s, t, &asleep_busy), POLLER_WORK_OWNS);
 	assert_int_equal(s.kind, POLLER_WINDOW_BURST);
 	assert_int_equal(s.until, t + BURST);
 }
