@@ -69,6 +69,7 @@ struct shm_spin {
 	uint64_t start_ns; // the first clock read
 	uint64_t lease_ns; // last lease check (or start)
 	uint64_t now_ns; // last clock read (or start)
+	uint64_t budget_ns; // of this wait (client_spin_budget()), from the first read
 	// The wait says nothing of the round trip (client_spin_turn()): it
 	// left its CPU to the poller, or was descheduled.
 	bool disturbed;
@@ -120,12 +121,18 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses)
 		if (s->next_clock == 0) {
 			s->start_ns = now;
 			s->lease_ns = now;
+			s->budget_ns = client_spin_budget(
+				&c->spin,
+				c->woke,
+				shmchan_client_daemon_cpu(c->chan) == cpu
+			);
 		} else {
 			turn = now - s->now_ns;
 		}
 		s->now_ns = now;
 		if (client_spin_turn(
 			    &c->spin,
+			    s->budget_ns,
 			    turn,
 			    now - s->start_ns,
 			    shmchan_client_daemon_on(c->chan, cpu),
@@ -166,15 +173,20 @@ static void shm_spin_caught(struct gr_api_client *c, const struct shm_spin *s) {
 	if (s->next_clock != 0)
 		wait_ns = client_clock_ns() - s->start_ns;
 	client_spin_caught(&c->spin, wait_ns);
+	if (c->woke)
+		client_spin_woke(&c->spin, wait_ns);
 }
 
 // The spin of s ended in a sleep of slept_ns: tell the budget, unless the
 // wait was disturbed.
 static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, uint64_t slept_ns) {
-	if (s->disturbed)
+	if (s->disturbed) {
 		client_spin_disturbed(&c->spin, true);
-	else
-		client_spin_slept(&c->spin, shm_spun_ns(s), slept_ns);
+		return;
+	}
+	client_spin_slept(&c->spin, shm_spun_ns(s), slept_ns);
+	if (c->woke)
+		client_spin_woke(&c->spin, shm_spun_ns(s) + slept_ns);
 }
 
 // Arm the response doorbell, then re-check: the one place that arms, for
@@ -247,12 +259,14 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_
 // response ring (a quick check; shm_sleep()'s arm is the one that cannot
 // miss).
 static void shm_wait_start(struct gr_api_client *c) {
-	shmchan_client_flush(c->chan);
+	if (shmchan_client_flush(c->chan))
+		c->woke = true;
 	shmchan_client_room_check(c->chan);
 }
 
 void client_shm_flush(struct gr_api_client *c) {
-	shmchan_client_flush(c->chan);
+	if (shmchan_client_flush(c->chan))
+		c->woke = true;
 }
 
 // Check a message of the n bytes a channel receive returned (n < 0: a bad
@@ -330,6 +344,7 @@ int client_shm_next_msg(
 		if (n != 0) {
 			if (waiting && wait && !slept)
 				shm_spin_caught(c, &spin);
+			c->woke = false;
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
 			// line that changes only when the daemon sleeps or wakes).
@@ -434,8 +449,8 @@ static inline int shm_enqueue(
 	bool more
 ) {
 	int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
-	if (ret == 0 && !more)
-		shmchan_client_flush(c->chan);
+	if (ret == 0 && !more && shmchan_client_flush(c->chan))
+		c->woke = true;
 	if (ret == -ECONNRESET || ret == -EBADMSG)
 		c->dead = true;
 	return ret;

@@ -340,6 +340,12 @@ bool shmchan_client_daemon_on(const struct shmchan_client *c, int cpu) {
 	       __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED) == (uint32_t)cpu + 1;
 }
 
+int shmchan_client_daemon_cpu(const struct shmchan_client *c) {
+	uint32_t hint = __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED);
+
+	return hint != SHMCHAN_CPU_UNKNOWN && hint <= SHMCHAN_CPU_HINT_MAX ? (int)hint - 1 : -1;
+}
+
 // Ring the daemon's doorbell, telling it first where we run: the poller
 // woken may be put on our CPU, and then should not spin there. EAGAIN
 // (counter saturated) means it is readable anyway.
@@ -418,9 +424,9 @@ int shmchan_client_enqueue(
 	return 0;
 }
 
-void shmchan_client_flush(struct shmchan_client *c) {
+bool shmchan_client_flush(struct shmchan_client *c) {
 	if (!c->unflushed)
-		return;
+		return false;
 	c->unflushed = false;
 	// Full fence between the enqueues' stores of prod.tail and our load of
 	// daemon_sleeping. The daemon arms with the mirror sequence: store
@@ -431,8 +437,10 @@ void shmchan_client_flush(struct shmchan_client *c) {
 	// x86 too. Once per batch: the fence waits for every store before it
 	// (the cells too) to leave the store buffer.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != 0)
-		daemon_doorbell_ring(c);
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == 0)
+		return false;
+	daemon_doorbell_ring(c);
+	return true;
 }
 
 int shmchan_client_send(

@@ -320,7 +320,9 @@ int shmchan_client_enqueue(
 // End a batch of enqueues: one full fence, then ring the daemon's doorbell
 // if it sleeps. Does nothing if nothing was enqueued since the last flush.
 // Makes a system call (one eventfd write) only when the daemon sleeps.
-void shmchan_client_flush(struct shmchan_client *);
+// Returns true when it rang: the answers of this batch wait for the
+// daemon's wake-up.
+bool shmchan_client_flush(struct shmchan_client *);
 
 // shmchan_client_enqueue() then, on success, shmchan_client_flush().
 int shmchan_client_send(
@@ -404,6 +406,9 @@ void shmchan_client_cpu_publish(struct shmchan_client *, int cpu);
 // on cpu: the client, running there, holds the CPU its answer needs. Two
 // loads, no system call. Any thread.
 bool shmchan_client_daemon_on(const struct shmchan_client *, int cpu);
+// The CPU the daemon's poller last ran on, asleep or awake (-1: not known).
+// One load. Any thread.
+int shmchan_client_daemon_cpu(const struct shmchan_client *);
 int shmchan_client_resp_fd(const struct shmchan_client *);
 void shmchan_client_doorbell_drain(struct shmchan_client *);
 
