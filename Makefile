@@ -81,9 +81,13 @@ bench-python: all hugepages
 	python/bench.sh $(BUILDDIR)
 
 # The full benchmark (docs/benchmark-method.md): results/<timestamp>/, plots, goals.
-.PHONY: bench
+.PHONY: bench bench-loaded
 bench: deps-bench all hugepages
 	smoke/bench.sh $(BUILDDIR)
+
+# Its loaded host alone (docs/performance.md): results/<timestamp>-loaded/.
+bench-loaded: deps-bench all hugepages
+	smoke/bench_loaded.sh $(BUILDDIR)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
