@@ -90,7 +90,7 @@ bench-python: all hugepages
 	python/bench.sh $(BUILDDIR)
 
 # The full benchmark (docs/benchmark-method.md): results/<timestamp>/, plots, goals.
-.PHONY: bench
+.PHONY: bench bench-loaded
 bench: deps-bench all hugepages
 	smoke/bench.sh $(BUILDDIR)
 
@@ -108,6 +108,10 @@ check-deb:
 	@[ -f build-deb/shmchand_$$(dpkg-parsechangelog -S Version)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb ] || \
 		$(MAKE) deb
 	test/deb_packages.sh build-deb
+
+# Its loaded host alone (docs/performance.md): results/<timestamp>-loaded/.
+bench-loaded: deps-bench all hugepages
+	smoke/bench_loaded.sh $(BUILDDIR)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -105,7 +105,9 @@ struct gr_api_client_opts {
 	// 0 sleeps at once. A negative value (GR_API_CLIENT_SPIN_ADAPTIVE)
 	// means the adaptive spin. A zero-initialised struct sleeps at once:
 	// set GR_API_CLIENT_SPIN_ADAPTIVE for the default of
-	// gr_api_client_connect().
+	// gr_api_client_connect(). Whatever the budget, a wait stops spinning
+	// early when the daemon's poller is awake on this thread's CPU, or
+	// once this thread was descheduled (docs/spin-budgets.md).
 	int spin_us;
 	// Free text sent in GR_HELLO (NULL: "shmchan-client").
 	const char *version;

@@ -134,10 +134,27 @@ struct client_spin {
 	// Long sleeps since the last caught wait or short sleep (adaptive
 	// only): the budget shrinks once they keep coming.
 	unsigned long_sleeps;
+	// Weighted mean of the time between two clock reads of a spin that
+	// was not descheduled: the turn of the wait's loop on this host.
+	uint64_t turn_ns;
+	// Weighted mean of the waits for answers whose requests woke the
+	// daemon (adaptive only): its wake-up as this handle sees it. 0 until
+	// the first.
+	uint64_t wake_ns;
 	// Waits a spin caught, and waits that slept (fixed and adaptive):
-	// counters for the tests.
+	// counters for the tests. Of those, the ones that stopped spinning
+	// because the daemon's poller waited for this thread's CPU, and the
+	// ones that noticed they were descheduled (fixed and adaptive).
 	uint64_t caught;
 	uint64_t sleeps;
+	uint64_t left_cpu;
+	uint64_t descheduled;
+};
+
+// What a spinning wait does after a clock read (client_spin_turn()).
+enum client_spin_next {
+	CLIENT_SPIN_ON, // poll on
+	CLIENT_SPIN_SLEEP, // arm the doorbell and sleep
 };
 
 // ---- spin.c ----
@@ -153,6 +170,38 @@ void client_spin_caught(struct client_spin *, uint64_t wait_ns);
 // A wait spun spun_ns, found nothing, and slept slept_ns until the answer
 // came (or the doorbell's re-check found it: slept_ns 0).
 void client_spin_slept(struct client_spin *, uint64_t spun_ns, uint64_t slept_ns);
+
+// A clock read of a spinning wait (fixed and adaptive), whose budget is
+// budget_ns (client_spin_budget()): turn_ns since the read before (0 at the
+// first), spun_ns since the wait's first read,
+// daemon_here when the daemon's poller is awake on the CPU this thread runs
+// on (shmchan_client_daemon_on()). Returns whether to spin on. Sets
+// *disturbed when the wait says nothing of the round trip: the thread was
+// descheduled in that turn (it took far longer than the mean), or it leaves
+// the CPU to the poller. A disturbed wait ends with client_spin_disturbed(),
+// not client_spin_caught() or client_spin_slept().
+enum client_spin_next client_spin_turn(
+	struct client_spin *,
+	uint64_t budget_ns,
+	uint64_t turn_ns,
+	uint64_t spun_ns,
+	bool daemon_here,
+	bool *disturbed
+);
+
+// A disturbed wait ended, after a sleep or not: counted, not learnt from.
+void client_spin_disturbed(struct client_spin *, bool slept);
+
+// The budget of a wait: budget_ns, or, when the requests it waits for woke
+// the daemon (woke) and the daemon did not last run on this thread's CPU
+// (daemon_here: a woken poller may then be queued behind this spin), long
+// enough to spin through the daemon's wake-up as seen before (adaptive
+// only, and only when that fits within a bound).
+uint64_t client_spin_budget(const struct client_spin *, bool woke, bool daemon_here);
+
+// A wait whose requests woke the daemon ended wait_ns after it started,
+// caught or after a sleep, and was not disturbed.
+void client_spin_woke(struct client_spin *, uint64_t wait_ns);
 
 // A handle. Used by one thread at a time (gr_api_client.h), so no field
 // needs a lock.
@@ -189,6 +238,9 @@ struct gr_api_client {
 	uint32_t grout_event_req_id;
 	uint32_t grout_event_req_type;
 	struct client_spin spin; // spin budget of the waits on the channel
+	// A flush rang the sleeping daemon since the last message taken: the
+	// next wait waits for its wake-up (client_spin_budget()).
+	bool woke;
 	char reason[CLIENT_REASON_LEN]; // why not on shm, "" when on shm
 
 	// Timeout of every call that waits, in ms; -1: none.

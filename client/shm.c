@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -70,6 +71,10 @@ struct shm_spin {
 	uint64_t start_ns; // the first clock read
 	uint64_t lease_ns; // last lease check (or start)
 	uint64_t now_ns; // last clock read (or start)
+	uint64_t budget_ns; // of this wait (client_spin_budget()), from the first read
+	// The wait says nothing of the round trip (client_spin_turn()): it
+	// left its CPU to the poller, or was descheduled.
+	bool disturbed;
 };
 
 // Peek at the socket without blocking. The daemon never writes there after
@@ -99,7 +104,12 @@ static int shm_lease_check(struct gr_api_client *c) {
 // polls, not at the first one: most waits of a busy channel end sooner, and
 // a clock read (25-35 ns) at the start of every wait would delay noticing
 // the response. The budget thus counts from there, and so does the call's
-// deadline if it has not started: -ETIMEDOUT once it passed.
+// deadline if it has not started: -ETIMEDOUT once it passed. Each clock
+// read also tells the daemon where this thread runs, and asks the spin
+// policy whether spinning still pays (client_spin_turn()): not when the
+// daemon's poller is awake on this very CPU, nor once this thread was
+// descheduled. sched_getcpu() reads glibc's rseq area (or the vDSO): no
+// system call.
 static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses) {
 	if (c->spin.budget_ns == 0)
 		return SHM_WAIT_SLEEP;
@@ -107,11 +117,29 @@ static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses)
 		uint64_t now = client_clock_ns();
 		if (client_deadline_passed(c, now))
 			return -ETIMEDOUT;
-		s->now_ns = now;
+		int cpu = sched_getcpu();
+		shmchan_client_cpu_publish(c->chan, cpu);
+		uint64_t turn = 0;
 		if (s->next_clock == 0) {
 			s->start_ns = now;
 			s->lease_ns = now;
-		} else if (now - s->start_ns >= c->spin.budget_ns) {
+			s->budget_ns = client_spin_budget(
+				&c->spin,
+				c->woke,
+				shmchan_client_daemon_cpu(c->chan) == cpu
+			);
+		} else {
+			turn = now - s->now_ns;
+		}
+		s->now_ns = now;
+		if (client_spin_turn(
+			    &c->spin,
+			    s->budget_ns,
+			    turn,
+			    now - s->start_ns,
+			    shmchan_client_daemon_on(c->chan, cpu),
+			    &s->disturbed
+		    ) == CLIENT_SPIN_SLEEP) {
 			return SHM_WAIT_SLEEP;
 		} else if (now - s->lease_ns >= SHM_LEASE_CHECK_NS) {
 			s->lease_ns = now;
@@ -139,10 +167,28 @@ static uint64_t shm_spun_ns(const struct shm_spin *s) {
 // it took. A wait that ended before the spin read the clock took a few
 // polls: a sample of 0, and no clock read on the busy channel's path.
 static void shm_spin_caught(struct gr_api_client *c, const struct shm_spin *s) {
+	if (s->disturbed) {
+		client_spin_disturbed(&c->spin, false);
+		return;
+	}
 	uint64_t wait_ns = 0;
 	if (s->next_clock != 0)
 		wait_ns = client_clock_ns() - s->start_ns;
 	client_spin_caught(&c->spin, wait_ns);
+	if (c->woke)
+		client_spin_woke(&c->spin, wait_ns);
+}
+
+// The spin of s ended in a sleep of slept_ns: tell the budget, unless the
+// wait was disturbed.
+static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, uint64_t slept_ns) {
+	if (s->disturbed) {
+		client_spin_disturbed(&c->spin, true);
+		return;
+	}
+	client_spin_slept(&c->spin, shm_spun_ns(s), slept_ns);
+	if (c->woke)
+		client_spin_woke(&c->spin, shm_spun_ns(s) + slept_ns);
 }
 
 // Arm the response doorbell, then re-check: the one place that arms, for
@@ -215,12 +261,14 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_
 // response ring (a quick check; shm_sleep()'s arm is the one that cannot
 // miss).
 static void shm_wait_start(struct gr_api_client *c) {
-	shmchan_client_flush(c->chan);
+	if (shmchan_client_flush(c->chan))
+		c->woke = true;
 	shmchan_client_room_check(c->chan);
 }
 
 void client_shm_flush(struct gr_api_client *c) {
-	shmchan_client_flush(c->chan);
+	if (shmchan_client_flush(c->chan))
+		c->woke = true;
 }
 
 // Check a message of the n bytes a channel receive returned (n < 0: a bad
@@ -298,6 +346,7 @@ int client_shm_next_msg(
 		if (n != 0) {
 			if (waiting && wait && !slept)
 				shm_spin_caught(c, &spin);
+			c->woke = false;
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
 			// line that changes only when the daemon sleeps or wakes).
@@ -315,7 +364,7 @@ int client_shm_next_msg(
 			uint64_t slept_ns;
 			ret = shm_sleep(c, 0, &slept_ns);
 			if (ret == SHM_WAIT_POLL && !slept) {
-				client_spin_slept(&c->spin, shm_spun_ns(&spin), slept_ns);
+				shm_spin_slept(c, &spin, slept_ns);
 				slept = true;
 			}
 			spin = (struct shm_spin){0};
@@ -402,8 +451,8 @@ static inline int shm_enqueue(
 	bool more
 ) {
 	int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
-	if (ret == 0 && !more)
-		shmchan_client_flush(c->chan);
+	if (ret == 0 && !more && shmchan_client_flush(c->chan))
+		c->woke = true;
 	if (ret == -ECONNRESET || ret == -EBADMSG)
 		c->dead = true;
 	return ret;

@@ -2,8 +2,9 @@
 // Copyright (c) 2026 The shmchan authors
 
 // The spin budget of a handle's waits: fixed, or learnt from the round trips
-// the handle sees (docs/spin-budgets.md). Pure arithmetic on the timings the
-// waits report (shm.c), so that its unit test feeds it synthetic ones.
+// the handle sees, and when a wait stops spinning before its budget
+// (docs/spin-budgets.md). Pure arithmetic on the timings and signals the
+// waits report (shm.c), so that its unit tests feed it synthetic ones.
 
 #include "client_priv.h"
 
@@ -27,6 +28,19 @@
 // longer than one that spun, and counting it as long would have a busy
 // client sleep more and more. A slow handler's client waits far longer.
 #define SPIN_LONG_FACTOR 10
+
+// A turn of a wait's loop (SHM_CLOCK_EVERY looks at the ring, in the cache)
+// this many times its mean means the thread did not run for most of it:
+// the scheduler gave its CPU to another thread. An interrupt of the usual
+// few microseconds stays below it on the hosts measured.
+#define SPIN_DESCHED_TURNS 64
+
+// A wait for a woken daemon spins up to this many times the mean of such
+// waits: room for their spread around it.
+#define SPIN_WAKE_MULT 2
+// ... when that is at most this many times the bound: a daemon whose
+// wake-up takes longer (it waits for a CPU) is slept on, as any late answer.
+#define SPIN_WAKE_BOUND_FACTOR 10
 
 static uint64_t spin_clamp(uint64_t v, uint64_t lo, uint64_t hi) {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -91,4 +105,64 @@ void client_spin_slept(struct client_spin *s, uint64_t spun_ns, uint64_t slept_n
 			s->slack_ns = 0;
 	}
 	spin_budget_update(s);
+}
+
+uint64_t client_spin_budget(const struct client_spin *s, bool woke, bool daemon_here) {
+	if (!s->adaptive || !woke || daemon_here || s->wake_ns == 0)
+		return s->budget_ns;
+	// Spinning through the wake-up saves the daemon's doorbell and this
+	// thread's own wake-up, which on a busy host each cost a wake-up of
+	// another CPU, and a wait for a CPU.
+	uint64_t wake = SPIN_WAKE_MULT * s->wake_ns;
+	if (wake > SPIN_WAKE_BOUND_FACTOR * s->max_ns)
+		return s->budget_ns;
+	return wake > s->budget_ns ? wake : s->budget_ns;
+}
+
+void client_spin_woke(struct client_spin *s, uint64_t wait_ns) {
+	if (!s->adaptive)
+		return;
+	int64_t diff = (int64_t)wait_ns - (int64_t)s->wake_ns;
+	s->wake_ns = s->wake_ns == 0
+			     ? wait_ns
+			     : (uint64_t)((int64_t)s->wake_ns + diff / (1 << SPIN_EWMA_SHIFT));
+}
+
+enum client_spin_next client_spin_turn(
+	struct client_spin *s,
+	uint64_t budget_ns,
+	uint64_t turn_ns,
+	uint64_t spun_ns,
+	bool daemon_here,
+	bool *disturbed
+) {
+	if (daemon_here) {
+		// The poller is awake and waits for this very CPU: every turn
+		// spun here delays the answer. Sleep, and let the daemon ring.
+		s->left_cpu++;
+		*disturbed = true;
+		return CLIENT_SPIN_SLEEP;
+	}
+	if (turn_ns != 0) {
+		if (s->turn_ns != 0 && turn_ns > SPIN_DESCHED_TURNS * s->turn_ns) {
+			// Someone else had this CPU: spinning on takes it from
+			// them again, and the wait is no sample of the round trip.
+			s->descheduled++;
+			*disturbed = true;
+			return CLIENT_SPIN_SLEEP;
+		}
+		int64_t diff = (int64_t)turn_ns - (int64_t)s->turn_ns;
+		s->turn_ns =
+			s->turn_ns == 0
+				? turn_ns
+				: (uint64_t)((int64_t)s->turn_ns + diff / (1 << SPIN_EWMA_SHIFT));
+	}
+	return spun_ns >= budget_ns ? CLIENT_SPIN_SLEEP : CLIENT_SPIN_ON;
+}
+
+void client_spin_disturbed(struct client_spin *s, bool slept) {
+	if (slept)
+		s->sleeps++;
+	else
+		s->caught++;
 }

@@ -50,6 +50,7 @@ enum fuzz_op {
 	OP_SLEEP_FLAG, // u32: client_sleeping
 	OP_ARM, // the daemon arms its doorbell and re-checks the ring
 	OP_FLUSH, // the daemon ends a batch
+	OP_CPU_HINT, // u32: client_cpu, then the poller reads the client's hints
 	OP_COUNT,
 };
 
@@ -430,6 +431,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		case OP_FLUSH:
 			op_flush();
 			break;
+		case OP_CPU_HINT: {
+			// Hints only: any value reads as a CPU number of this
+			// machine or as "not known", and moves none of the
+			// daemon's own indices.
+			struct ring_view req = h.s->req, resp = h.s->resp;
+			struct shmchan_peer peer;
+			h.s->ctrl->client_cpu = take_u32(&r);
+			shmchan_server_peer(h.s, true, &peer);
+			FUZZ_CHECK(
+				peer.cpu >= -1 && peer.cpu < SHMCHAN_CPU_HINT_MAX,
+				"client cpu hint %d",
+				peer.cpu
+			);
+			FUZZ_CHECK(
+				memcmp(&req, &h.s->req, sizeof(req)) == 0 &&
+					memcmp(&resp, &h.s->resp, sizeof(resp)) == 0,
+				"reading the hints moved the daemon's ring views"
+			);
+			break;
+		}
 		case OP_COUNT:
 			break;
 		}

@@ -62,8 +62,23 @@ unsigned channel_poll(unsigned poller_id, void *req_buf);
 // the first backlog to expire.
 unsigned channel_arm(unsigned poller_id, int *timeout_ms);
 
-// Clear the request doorbell flag of every channel of this poller.
-void channel_disarm(unsigned poller_id);
+// Clear the request doorbell flag of every channel of this poller, and
+// tell their clients the CPU it runs on (cpu, -1: not known).
+void channel_disarm(unsigned poller_id, int cpu);
+
+// Tell the clients of every channel of this poller the CPU it runs on now.
+void channel_cpu_publish(unsigned poller_id, int cpu);
+
+// For the poller's spin (poller_spin.h): what the client of the channel
+// whose serve moved messages last (owner false), or of the spin window's
+// owner (owner true), says about itself (shmchan_server_peer(), with its
+// consumer index if tail). Returns false when there is no such channel
+// (none yet, or the poller's channels changed since: it is gone, or may
+// be).
+bool channel_spin_peer(unsigned poller_id, bool owner, bool tail, struct shmchan_peer *peer);
+
+// The channel whose serve moved messages last owns the spin window now.
+void channel_spin_own(unsigned poller_id);
 
 // ---- What the files of the channels share ----
 //

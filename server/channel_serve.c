@@ -86,6 +86,11 @@ struct poller_view {
 	unsigned n_slots, cap, n_active;
 	unsigned parked_next; // round robin cursor among the parked slots
 	unsigned looks_owed; // parked looks bought by turns cut on their bound
+	// For the poller's spin (channel_spin_peer()): the channel whose
+	// serve moved messages last, and the one whose work opened or
+	// extended the spin window. Pointers of the view, valid as its slots
+	// are; NULL when the view was made since.
+	struct channel *worker, *owner;
 };
 static struct poller_view poller_views[GR_API_SERVER_MAX_POLLERS];
 // CHANNEL_SLOW_LIMIT_MS in TSC cycles (channel_module_init()).
@@ -457,6 +462,8 @@ static int view_make(struct poller_view *v, unsigned poller_id, uint64_t gen) {
 	v->n_active = n;
 	v->parked_next = 0;
 	v->looks_owed = 0;
+	v->worker = NULL;
+	v->owner = NULL;
 	v->gen = gen;
 	v->valid = true;
 	return 0;
@@ -477,7 +484,10 @@ static unsigned view_unpark(struct poller_view *v, unsigned i, void *req_buf) {
 	view_swap(v, i, v->n_active);
 	slot = &v->slots[v->n_active++];
 	slot->idle_passes = 0;
-	return channel_serve(slot->ch, req_buf);
+	unsigned n = channel_serve(slot->ch, req_buf);
+	if (n > 0)
+		v->worker = slot->ch;
+	return n;
 }
 
 // Does a parked channel have work? Its ring's producer index, its events
@@ -523,6 +533,7 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 			slot->idle_passes = 0;
 			if (slot->ch->turn_cut)
 				v->looks_owed += CHANNEL_PARKED_LOOKS_PER_CUT;
+			v->worker = slot->ch;
 		} else if (++slot->idle_passes >= CHANNEL_PARK_PASSES && channel_may_park(slot->ch)) {
 			view_swap(v, i, v->n_active - 1);
 			v->n_active--;
@@ -648,14 +659,42 @@ unsigned channel_arm(unsigned poller_id, int *timeout_ms) {
 	return pending;
 }
 
-void channel_disarm(unsigned poller_id) {
+void channel_disarm(unsigned poller_id, int cpu) {
 	struct channel *ch;
 
-	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+	// Awake, and where: a client waiting on this CPU stops spinning on it.
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
 		shmchan_server_doorbell_disarm(ch->server);
+		shmchan_server_cpu_publish(ch->server, cpu);
+	}
 	// Armed and re-checked, parked or not: whichever had work is served on
 	// the next pass, not after its turn among the parked ones.
 	poller_views[poller_id].look_all = true;
+}
+
+void channel_cpu_publish(unsigned poller_id, int cpu) {
+	struct channel *ch;
+
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		shmchan_server_cpu_publish(ch->server, cpu);
+}
+
+bool channel_spin_peer(unsigned poller_id, bool owner, bool tail, struct shmchan_peer *peer) {
+	struct poller_view *v = &poller_views[poller_id];
+	uint64_t gen = atomic_load_explicit(&poller_channels_gen[poller_id], memory_order_acquire);
+	struct channel *ch = owner ? v->owner : v->worker;
+
+	// The view's pointers are valid while its generation is current
+	// (struct poller_view).
+	if (!v->valid || v->gen != gen || ch == NULL ||
+	    atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+		return false;
+	shmchan_server_peer(ch->server, tail, peer);
+	return true;
+}
+
+void channel_spin_own(unsigned poller_id) {
+	poller_views[poller_id].owner = poller_views[poller_id].worker;
 }
 
 void channel_views_free(void) {

@@ -4,6 +4,7 @@
 #include "poller.h"
 #include "channel_priv.h"
 #include "config.h"
+#include "poller_spin.h"
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -12,7 +13,10 @@
 #include <urcu.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,10 @@ _Static_assert(POLLER_PASSES_PER_LOCK % POLLER_CLOCK_EVERY == 0, "");
 // 2 us leaves room for a cache miss or two. An occasional call on the
 // poller's own CPU pays at most this for it.
 #define POLLER_BURST_NS 2000
+// How often a poller reads the machine's runnable tasks, at most: a system
+// call on a path that already made one (the client it rang sleeps), kept
+// far below one per call of a client calling back to back.
+#define POLLER_CPUS_CHECK_NS 1000000
 // Events taken per epoll_wait. The poller serves every channel after any
 // wake-up, so this only bounds one call.
 #define POLLER_MAX_EVENTS 64
@@ -62,13 +70,19 @@ struct poller {
 	// CHANNEL_REQ_BUF_SKEW past the start of req_mem (malloc'ed).
 	uint8_t *req_buf;
 	uint8_t *req_mem;
+	// poller_cpus_busy()'s last answer, and the TSC when it was read.
+	uint64_t cpus_checked;
+	bool cpus_busy;
 };
 
 static struct poller pollers[GR_API_SERVER_MAX_POLLERS];
 static unsigned n_pollers;
 static uint64_t spin_cycles;
-// The burst window (spin_window_after_work()), at most the spin budget.
+// The burst window (poller_spin.h), at most the spin budget.
 static uint64_t burst_cycles;
+// POLLER_CPUS_CHECK_NS in TSC cycles, and the CPUs online.
+static uint64_t cpus_check_cycles;
+static long online_cpus;
 
 unsigned poller_count(void) {
 	return n_pollers;
@@ -134,40 +148,149 @@ static void poller_set_nice(const struct poller *p, int32_t nice) {
 	LOG(DEBUG, "poller %u: nice %d", p->id, nice);
 }
 
-// Whether the work a pass just did keeps the poller spinning: the spin
-// follows work, never wake-ups. Work that comes within a spin budget of the
-// work before it (a client calling back to back, a pipeline, a stream) opens
-// or extends a spin window of one budget, in which the poller catches the
-// next request without a doorbell. Work after a longer silence (an
-// occasional call, the first call of a burst, or any call whose wake-ups
-// made it slower than a budget) opens only a burst window of
-// POLLER_BURST_NS: long enough to catch the next request of a client that
-// calls again as soon as it has its answer, which brings it back within a
-// budget of this one and so opens the full window; short enough that an
-// occasional call does not pay for it. On a machine where the scheduler
-// wakes the poller on the CPU of the client that rang it (docs/benchmark-method.md,
-// "The occasional call"), a poller that spun its budget after an occasional
-// call held that CPU at its nice value while the client, whose answer was
-// already in its ring, waited for it. And a wake-up that finds nothing (a
-// client ringing with no request) opens no window at all: it costs the poller
-// one pass and its re-arm, never a spin. Returns the new end of the spin
-// window.
-static uint64_t spin_window_after_work(uint64_t *last_work, uint64_t spin_until, uint64_t now) {
-	uint64_t window = now - *last_work <= spin_cycles ? spin_cycles : burst_cycles;
+// The CPU the calling poller runs on, and tell its clients when it changed
+// (after it migrated while spinning). sched_getcpu() reads the rseq area
+// glibc registered (or the vDSO): no system call.
+static int poller_cpu_update(const struct poller *p, int cpu) {
+	int now = sched_getcpu();
 
-	if (now + window > spin_until)
-		spin_until = now + window;
-	*last_work = now;
-	return spin_until;
+	if (now != cpu)
+		channel_cpu_publish(p->id, now);
+	return now;
+}
+
+// Move the calling poller off CPU cpu, to the other CPUs it may run on: its
+// affinity (what the application or EAL's -l gave it) less that CPU, then
+// that affinity back. The kernel moves a thread at once when its CPU leaves
+// its mask, and leaves it where it is when the mask grows again. Returns
+// the CPU it runs on now, or -1 when it may run on no other (it stays).
+static int poller_move_off(int cpu) {
+	cpu_set_t allowed, others;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return -1;
+	others = allowed;
+	CPU_CLR(cpu, &others);
+	if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof(others), &others) < 0)
+		return -1;
+	if (sched_setaffinity(0, sizeof(allowed), &allowed) < 0)
+		LOG(ERR, "cannot give a poller its CPUs back: %s", strerror(errno));
+	return sched_getcpu();
+}
+
+// The kernel's count of runnable tasks (running or waiting for a CPU) is
+// the fourth field of /proc/loadavg, "R/T". Opened once, read with pread().
+static int loadavg_fd = -1;
+
+// Does every CPU have a task to run (the calling poller's included)? A
+// client woken now may then wait for a CPU, maybe ours. Read at most every
+// POLLER_CPUS_CHECK_NS per poller (*checked, *busy hold the last answer);
+// true when it cannot be read (the conservative answer: no spin for a
+// waking client).
+static bool poller_cpus_busy(uint64_t now, uint64_t *checked, bool *busy) {
+	char buf[128];
+	unsigned running;
+	ssize_t n;
+
+	if (*checked != 0 && now - *checked < cpus_check_cycles)
+		return *busy;
+	*checked = now;
+	*busy = true;
+	n = pread(loadavg_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	if (sscanf(buf, "%*s %*s %*s %u/", &running) == 1)
+		*busy = (long)running >= online_cpus;
+	return *busy;
+}
+
+// What the client of the channel that worked last (owner false) or of the
+// window's owner says, as the spin policy wants it. Returns false when
+// there is none (poller_spin_look() then stops). In a read-side section.
+static bool
+poller_peer(const struct poller *p, int cpu, bool owner, struct poller_spin_peer *peer) {
+	struct shmchan_peer hint;
+
+	if (!channel_spin_peer(p->id, owner, owner, &hint))
+		return false;
+	*peer = (struct poller_spin_peer){
+		.here = cpu >= 0 && hint.cpu == cpu,
+		.sleeping = hint.sleeping,
+		.taken = hint.taken,
+		.all_taken = hint.all_taken,
+	};
+	return true;
+}
+
+// One read-side section of passes over the channels, up to
+// POLLER_PASSES_PER_LOCK of them: until one moves messages (the spin policy
+// hears of it), or the policy says to sleep. Returns true to sleep.
+static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) {
+	struct poller_spin_peer peer;
+	bool sleep = false;
+
+	rcu_read_lock();
+	for (unsigned pass = 0; pass < POLLER_PASSES_PER_LOCK; pass++) {
+		if (channel_poll(p->id, p->req_buf) > 0) {
+			uint64_t now = rte_rdtsc();
+
+			*cpu = poller_cpu_update(p, *cpu);
+			// A channel whose client has no say (none recorded) is
+			// taken as one whose client runs elsewhere, as before
+			// clients said where they run.
+			if (!poller_peer(p, *cpu, false, &peer))
+				peer = (struct poller_spin_peer){0};
+			if (peer.sleeping)
+				peer.cpus_busy =
+					poller_cpus_busy(now, &p->cpus_checked, &p->cpus_busy);
+			enum poller_spin_work w = poller_spin_work(spin, now, &peer);
+			if (w == POLLER_WORK_MOVE) {
+				uint64_t before = rte_rdtsc();
+				int moved = poller_move_off(*cpu);
+				uint64_t after = rte_rdtsc();
+
+				poller_spin_moved(spin, after, after - before, moved >= 0);
+				if (moved >= 0) {
+					*cpu = poller_cpu_update(p, *cpu);
+					peer.here = false;
+				}
+				w = poller_spin_work(spin, after, &peer);
+			}
+			if (w == POLLER_WORK_OWNS)
+				channel_spin_own(p->id);
+			break;
+		}
+		// The clock on the first empty pass after work (a wake-up that
+		// found nothing sleeps again at once), then every
+		// POLLER_CLOCK_EVERY passes.
+		if (pass % POLLER_CLOCK_EVERY == 0) {
+			uint64_t now = rte_rdtsc();
+			enum poller_spin_next next = poller_spin_idle(spin, now);
+
+			if (next == POLLER_SPIN_LOOK) {
+				*cpu = poller_cpu_update(p, *cpu);
+				bool known = poller_peer(p, *cpu, true, &peer);
+				if (!poller_spin_look(spin, now, known ? &peer : NULL))
+					next = POLLER_SPIN_SLEEP;
+			}
+			if (next == POLLER_SPIN_SLEEP) {
+				sleep = true;
+				break;
+			}
+		}
+		rte_pause();
+	}
+	rcu_read_unlock();
+	return sleep;
 }
 
 static void *poller_main(void *arg) {
 	struct epoll_event events[POLLER_MAX_EVENTS];
 	struct poller *p = arg;
-	// TSC of the last pass that moved a message (0: none yet), and the end
-	// of the spin window (spin_window_after_work()).
-	uint64_t last_work = 0, spin_until = 0;
+	struct poller_spin spin;
 	char name[16];
+	int cpu;
 
 	server_thread_mark();
 	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
@@ -180,31 +303,13 @@ static void *poller_main(void *arg) {
 			memory_order_release
 		);
 	rcu_register_thread();
+	poller_spin_init(&spin, spin_cycles, burst_cycles);
+	cpu = sched_getcpu();
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
-		bool idle = false;
 		int timeout_ms;
 
-		rcu_read_lock();
-		for (unsigned pass = 0; pass < POLLER_PASSES_PER_LOCK; pass++) {
-			if (channel_poll(p->id, p->req_buf) > 0) {
-				spin_until =
-					spin_window_after_work(&last_work, spin_until, rte_rdtsc());
-				break;
-			}
-			// Past the spin window (or none was open): one pass found
-			// nothing after the last work, so everything that work
-			// made is served. The clock is read on the first empty
-			// pass (a wake-up that found nothing sleeps again at once)
-			// and then every POLLER_CLOCK_EVERY passes.
-			if (pass % POLLER_CLOCK_EVERY == 0 && rte_rdtsc() >= spin_until) {
-				idle = true;
-				break;
-			}
-			rte_pause();
-		}
-		rcu_read_unlock();
-		if (!idle)
+		if (!poller_passes(p, &spin, &cpu))
 			continue;
 
 		// Idle: arm every doorbell, then re-check
@@ -229,11 +334,26 @@ static void *poller_main(void *arg) {
 				LOG(ERR, "poller %u: epoll_wait: %s", p->id, strerror(errno));
 		}
 		atomic_store_explicit(&p->sleeping, false, memory_order_relaxed);
+		// Where we woke up: the scheduler may have moved us while we slept.
+		cpu = sched_getcpu();
 		rcu_read_lock();
-		channel_disarm(p->id);
+		channel_disarm(p->id, cpu);
 		rcu_read_unlock();
 	}
 
+	LOG(DEBUG,
+	    "poller %u: spin stops: here %" PRIu64 ", stalled %" PRIu64 ", thinking %" PRIu64
+	    ", descheduled %" PRIu64 ", gone %" PRIu64 "; moves %" PRIu64 "; rtt %" PRIu64
+	    ", turn %" PRIu64 " cycles",
+	    p->id,
+	    spin.stops[POLLER_STOP_HERE],
+	    spin.stops[POLLER_STOP_STALLED],
+	    spin.stops[POLLER_STOP_THINKING],
+	    spin.stops[POLLER_STOP_DESCHEDULED],
+	    spin.stops[POLLER_STOP_GONE],
+	    spin.moves,
+	    spin.rtt,
+	    spin.turn);
 	rcu_unregister_thread();
 	return NULL;
 }
@@ -282,8 +402,17 @@ int poller_start(unsigned n, unsigned spin_us) {
 
 	if (n == 0 || n > GR_API_SERVER_MAX_POLLERS)
 		return -EINVAL;
+	if (loadavg_fd < 0) {
+		loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+		if (loadavg_fd < 0)
+			LOG(INFO,
+			    "/proc/loadavg: %s: a poller will not spin for a client it woke",
+			    strerror(errno));
+	}
 	spin_cycles = rte_get_tsc_hz() / 1000000 * spin_us;
 	burst_cycles = rte_get_tsc_hz() * POLLER_BURST_NS / 1000000000;
+	cpus_check_cycles = rte_get_tsc_hz() * POLLER_CPUS_CHECK_NS / 1000000000;
+	online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (burst_cycles > spin_cycles)
 		burst_cycles = spin_cycles;
 
@@ -333,4 +462,8 @@ void poller_stop(void) {
 	}
 	n_pollers = 0;
 	atomic_store_explicit(&server_state.poller0_tid, 0, memory_order_release);
+	if (loadavg_fd >= 0) {
+		close(loadavg_fd);
+		loadavg_fd = -1;
+	}
 }

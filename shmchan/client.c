@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -326,10 +327,38 @@ static int lease_lost(const struct shmchan_client *c) {
 	);
 }
 
-// Ring the daemon's doorbell. EAGAIN (counter saturated) means it is
-// readable anyway.
+void shmchan_client_cpu_publish(struct shmchan_client *c, int cpu) {
+	uint32_t hint = cpu >= 0 ? (uint32_t)cpu + 1 : SHMCHAN_CPU_UNKNOWN;
+
+	// Compared with our own copy: the line is the daemon's to read at each
+	// of its flushes, and a store only when the value changes keeps it in
+	// the daemon's cache. Detached: the line may be another client's now.
+	if (hint == c->cpu_published || !lease_held(c))
+		return;
+	c->cpu_published = hint;
+	__atomic_store_n(&c->ctrl->client_cpu, hint, __ATOMIC_RELAXED);
+}
+
+bool shmchan_client_daemon_on(const struct shmchan_client *c, int cpu) {
+	// Two loads of the daemon's line, which it writes when it sleeps, wakes
+	// or migrates: in our cache the rest of the time. A hint: the poller may
+	// have moved since, and the next look corrects it.
+	return cpu >= 0 && __atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED) == (uint32_t)cpu + 1;
+}
+
+int shmchan_client_daemon_cpu(const struct shmchan_client *c) {
+	uint32_t hint = __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED);
+
+	return hint != SHMCHAN_CPU_UNKNOWN && hint <= SHMCHAN_CPU_HINT_MAX ? (int)hint - 1 : -1;
+}
+
+// Ring the daemon's doorbell, telling it first where we run: the poller
+// woken may be put on our CPU, and then should not spin there. EAGAIN
+// (counter saturated) means it is readable anyway.
 static void daemon_doorbell_ring(struct shmchan_client *c) {
 	static const uint64_t one = 1;
+	shmchan_client_cpu_publish(c, sched_getcpu());
 	ssize_t ret = write(c->req_fd, &one, sizeof(one));
 	(void)ret;
 }
@@ -402,9 +431,9 @@ int shmchan_client_enqueue(
 	return 0;
 }
 
-void shmchan_client_flush(struct shmchan_client *c) {
+bool shmchan_client_flush(struct shmchan_client *c) {
 	if (!c->unflushed)
-		return;
+		return false;
 	c->unflushed = false;
 	// Full fence between the enqueues' stores of prod.tail and our load of
 	// daemon_sleeping. The daemon arms with the mirror sequence: store
@@ -415,8 +444,10 @@ void shmchan_client_flush(struct shmchan_client *c) {
 	// x86 too. Once per batch: the fence waits for every store before it
 	// (the cells too) to leave the store buffer.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != 0)
-		daemon_doorbell_ring(c);
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == 0)
+		return false;
+	daemon_doorbell_ring(c);
+	return true;
 }
 
 int shmchan_client_send(

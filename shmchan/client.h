@@ -47,4 +47,7 @@ struct shmchan_client {
 	int resp_fd; // our doorbell (our end of a socketpair): we sleep on it
 	bool unflushed; // enqueued since the last flush
 	uint32_t generation; // of the region when we opened it: our lease
+	// The value of the region's client_cpu we stored last (written only
+	// when it changes; never read back from the region).
+	uint32_t cpu_published;
 };

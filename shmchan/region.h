@@ -3,7 +3,8 @@
 
 // Internal: the byte layout of a channel region, shared by the server side,
 // the client side and the unit tests. Nothing here is a public contract; the
-// layout version (SHMCHAN_LAYOUT_VERSION) changes whenever it changes.
+// layout version (SHMCHAN_LAYOUT_VERSION) changes whenever it changes, a
+// field added in padding included (docs/protocol.md, "The region").
 //
 // Region layout (offsets only, never pointers: the daemon and the client map
 // the region at different addresses):
@@ -68,6 +69,10 @@ _Static_assert(
 #define SHMCHAN_WAIT_REQUEST 1
 #define SHMCHAN_WAIT_ROOM 2
 
+// Values of shmchan_ctrl.daemon_cpu and client_cpu: the CPU number plus
+// one, so that a zeroed control block says "not known".
+#define SHMCHAN_CPU_UNKNOWN 0
+
 // The control block at offset 0 of every region.
 //
 // Who writes what: the setup fields are written by the daemon in
@@ -108,12 +113,28 @@ struct shmchan_ctrl {
 	// own cache line so that the daemon arming it does not invalidate the
 	// line the client writes.
 	alignas(SHMCHAN_CACHE_LINE) uint32_t daemon_sleeping;
+	// The CPU the poller serving this channel last ran on, plus 1
+	// (SHMCHAN_CPU_UNKNOWN: not told yet), written by the daemon when it
+	// changes: after each wake-up of the poller and when it migrates, so
+	// rarely that the line stays in the client's cache. A client whose
+	// wait runs on that CPU while the poller is awake is holding the CPU
+	// its answer needs, and sleeps instead of spinning
+	// (docs/spin-budgets.md).
+	uint32_t daemon_cpu;
 
 	// Need-wakeup flag of the client: non-zero while the client sleeps on the
 	// response doorbell, waiting for a response or for room in the request
 	// ring. Written by the client, read by the daemon after each batch of
 	// messages it moved. Its own cache line, for the same reason.
 	alignas(SHMCHAN_CACHE_LINE) uint32_t client_sleeping;
+	// The CPU the client last waited or rang the daemon from, plus 1
+	// (SHMCHAN_CPU_UNKNOWN: not told), written by the client when it
+	// changes. A hint for the poller's spin: a poller running on that CPU
+	// stops spinning for this client, which cannot run until it does. Any
+	// value is harmless: the daemon only compares it with its own CPU, and
+	// it decides only about the spin that this client's own requests
+	// started.
+	uint32_t client_cpu;
 };
 
 _Static_assert(offsetof(struct shmchan_ctrl, daemon_sleeping) % SHMCHAN_CACHE_LINE == 0, "");

@@ -186,6 +186,8 @@ int shmchan_server_create(
 	// poller first serves it, so the client's first request rings the bell.
 	ctrl->daemon_sleeping = SHMCHAN_WAIT_REQUEST;
 	ctrl->client_sleeping = 0;
+	ctrl->daemon_cpu = SHMCHAN_CPU_UNKNOWN;
+	ctrl->client_cpu = SHMCHAN_CPU_UNKNOWN;
 
 	// The request doorbell: an eventfd the client writes and we only wait
 	// on, with edge-triggered epoll (every client write is a new edge), so
@@ -512,6 +514,34 @@ void shmchan_server_doorbell_mark_room(struct shmchan_server *s) {
 
 void shmchan_server_doorbell_disarm(struct shmchan_server *s) {
 	__atomic_store_n(&s->ctrl->daemon_sleeping, 0, __ATOMIC_RELAXED);
+}
+
+void shmchan_server_cpu_publish(struct shmchan_server *s, int cpu) {
+	uint32_t hint = cpu >= 0 ? (uint32_t)cpu + 1 : SHMCHAN_CPU_UNKNOWN;
+
+	// Compared with our own copy: the line is the client's to read, and a
+	// store only when the value changes keeps it in the client's cache.
+	if (hint == s->cpu_published)
+		return;
+	s->cpu_published = hint;
+	__atomic_store_n(&s->ctrl->daemon_cpu, hint, __ATOMIC_RELAXED);
+}
+
+void shmchan_server_peer(const struct shmchan_server *s, bool tail, struct shmchan_peer *peer) {
+	uint32_t cpu = __atomic_load_n(&s->ctrl->client_cpu, __ATOMIC_RELAXED);
+
+	// Hints, read with plain loads and never checked against anything but
+	// themselves: a value that is no CPU number of this machine is "not
+	// known", and nothing here moves our indices or copies.
+	peer->cpu = cpu != SHMCHAN_CPU_UNKNOWN && cpu <= SHMCHAN_CPU_HINT_MAX ? (int)cpu - 1 : -1;
+	peer->sleeping = __atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) != 0;
+	if (!tail)
+		return;
+	// The client's consumer tail as it is, unchecked (response_tail_load()
+	// checks the value our enqueues use): only compared with the last one
+	// seen, and with what we published.
+	peer->taken = __atomic_load_n(&s->resp.shared->cons.tail, __ATOMIC_RELAXED);
+	peer->all_taken = peer->taken == s->resp.pos;
 }
 
 const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_server *s) {

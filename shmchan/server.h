@@ -55,5 +55,8 @@ struct shmchan_server {
 	// Messages moved (either ring) since the last flush: the client may be
 	// waiting for them or for the room they freed.
 	bool unflushed;
+	// The value of the region's daemon_cpu we stored last (written only
+	// when it changes; never read back from the region).
+	uint32_t cpu_published;
 	struct shmchan_server_stats stats;
 };

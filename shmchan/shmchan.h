@@ -29,7 +29,10 @@
 // response doorbell is the client's end of a one-way Unix stream
 // socketpair, not an eventfd (the daemon rings its own end with
 // send(MSG_DONTWAIT), so no client can make that block).
-#define SHMCHAN_LAYOUT_VERSION 3
+// 4: each side publishes the CPU it runs on beside its need-wakeup flag
+// (daemon_cpu, client_cpu), so that a waiter stops spinning on the CPU its
+// peer needs.
+#define SHMCHAN_LAYOUT_VERSION 4
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
 #define SHMCHAN_CELL_SIZE 16
@@ -235,6 +238,32 @@ void shmchan_server_doorbell_mark_room(struct shmchan_server *);
 
 const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_server *);
 
+// Largest CPU hint taken as a CPU number (its value minus 1): the kernel's
+// limit on CPU numbers (NR_CPUS is at most 8192). A larger one is "not
+// known".
+#define SHMCHAN_CPU_HINT_MAX 8192
+
+// Tell the client which CPU the poller serving the channel runs on (cpu,
+// from sched_getcpu(); -1: not known). A store only when it changed, no
+// system call. Poller thread only.
+void shmchan_server_cpu_publish(struct shmchan_server *, int cpu);
+
+// What the client says about itself, for the poller's spin (hints: a client
+// can write anything there, and only its own service depends on them).
+struct shmchan_peer {
+	int cpu; // the CPU it last waited or rang from, -1 if not known
+	bool sleeping; // its need-wakeup flag is set
+	// With tail: its consumer index of the response ring as it is (not
+	// checked), and whether it equals ours (it took every response).
+	uint32_t taken;
+	bool all_taken;
+};
+
+// Read those hints; with tail, the client's consumer index too (a load of
+// the line the client writes at each receive: only when needed). No system
+// call. Poller thread only.
+void shmchan_server_peer(const struct shmchan_server *, bool tail, struct shmchan_peer *);
+
 // ---- client side ----
 
 // Threads: a shmchan_client belongs to one thread at a time, and every
@@ -291,7 +320,9 @@ int shmchan_client_enqueue(
 // End a batch of enqueues: one full fence, then ring the daemon's doorbell
 // if it sleeps. Does nothing if nothing was enqueued since the last flush.
 // Makes a system call (one eventfd write) only when the daemon sleeps.
-void shmchan_client_flush(struct shmchan_client *);
+// Returns true when it rang: the answers of this batch wait for the
+// daemon's wake-up.
+bool shmchan_client_flush(struct shmchan_client *);
 
 // shmchan_client_enqueue() then, on success, shmchan_client_flush().
 int shmchan_client_send(
@@ -367,6 +398,19 @@ bool shmchan_client_has_response(const struct shmchan_client *);
 // a response is noticed within one look of its publication. Receiving
 // thread.
 unsigned shmchan_client_spin(const struct shmchan_client *, unsigned polls);
+
+// Tell the daemon which CPU the client runs on (cpu, from sched_getcpu();
+// -1: not known): a store only when it changed, and none once the channel
+// is detached. Ringing the daemon's doorbell does it too. No system call.
+// Client thread.
+void shmchan_client_cpu_publish(struct shmchan_client *, int cpu);
+// True when the daemon's poller is awake (not armed to sleep) and last ran
+// on cpu: the client, running there, holds the CPU its answer needs. Two
+// loads, no system call. Any thread.
+bool shmchan_client_daemon_on(const struct shmchan_client *, int cpu);
+// The CPU the daemon's poller last ran on, asleep or awake (-1: not known).
+// One load. Any thread.
+int shmchan_client_daemon_cpu(const struct shmchan_client *);
 int shmchan_client_resp_fd(const struct shmchan_client *);
 // Rings one drain takes at most: far more than a daemon rings while its
 // client sleeps (once per batch), a few system calls.

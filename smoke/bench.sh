@@ -11,10 +11,11 @@
 # the others: 64 B, spinning, memfd, depths x clients), a busy client's round
 # trip beside 0, 16 and 256 idle channels on its poller (alternated rounds),
 # the occasional calls (GR_PING2 after 1 ms, 20 ms, 300 ms and 1 s of
-# silence, shm and socket alternated, from C and from Python), and the system
-# calls of a busy channel counted again under strace.
+# silence, shm and socket alternated, from C and from Python), the loaded
+# host (bench_loaded.sh), and the system calls of a busy channel counted
+# again under strace.
 # Writes every JSON into results/<timestamp>/, a summary.json, the plots
-# (gnuplot), and prints the goals table. About six minutes on 2 CPUs; each
+# (gnuplot), and prints the goals table. About nine minutes on 2 CPUs; each
 # step prints "[n/N elapsed]" and what it measures. A sequencer: what the
 # steps decide (a round measured again, its verdict) and the report are the
 # Python tools' beside it (bench_rounds.py, bench_report.py).
@@ -40,10 +41,7 @@
 # nice -20, as plain nice does not reach across Debian's autogroups).
 set -eEu
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 BUILDDIR" >&2
-	exit 2
-fi
+[ $# = 1 ] || { echo "usage: $0 BUILDDIR" >&2 && exit 2; }
 # Nice value of the benchmark's autogroup with BENCH_PRIORITY=1: the highest.
 AUTOGROUP_NICE=-20
 if [ "${BENCH_PRIORITY:-0}" = 1 ] && [ -z "${BENCH_SETSID:-}" ]; then
@@ -56,9 +54,8 @@ if [ -n "${BENCH_SETSID:-}" ]; then
 		echo "bench: cannot set the autogroup's nice value (root only)" >&2
 fi
 # ping2_perf counts each cell's system calls with the raw_syscalls tracepoint,
-# which needs tracefs: a freshly booted machine may not have it mounted.
-# As root, mount it where the kernel expects it; without it the cells show
-# no counts and the busy channel's goal rests on the strace runs alone.
+# which needs tracefs, maybe not mounted on a fresh boot: as root, mount it;
+# without it the busy channel's goal rests on the strace runs alone.
 TRACEFS=/sys/kernel/tracing
 if [ ! -d "$TRACEFS/events" ] && [ "$(id -u)" = 0 ]; then
 	mount -t tracefs nodev "$TRACEFS" 2>/dev/null ||
@@ -133,6 +130,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	sizes=(64)
 	occasional_rounds=(--gap-rounds 2)
 	HEADLINE_ROUNDS=1
+	LOADED_QUICK=1
 fi
 
 perf=${BENCH_PING2_PERF:-$builddir/smoke/ping2_perf}
@@ -161,9 +159,11 @@ n_steps=0
 # A command that fails where no check expects it still says where.
 trap 'shmt_fail "unexpected failure (status $?) at line $LINENO of $0: $BASH_COMMAND"' ERR
 
-# progress, daemon_check, run_tool, check_output.
+# progress, daemon_check, run_tool, check_output; the loaded host.
 # shellcheck source=smoke/bench_lib.sh
 . smoke/bench_lib.sh
+# shellcheck source=smoke/bench_loaded.sh
+. smoke/bench_loaded.sh
 
 # ---- the references ----
 
@@ -309,10 +309,10 @@ shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples and pairs, the matrix, the cell with both ends sleeping, the idle
 # cost, the pinned cells, the idle channels, the occasional calls (C and
-# Python), the headline's calls, the two strace runs, the report.
+# Python), the headline's calls, the loaded host, the two strace runs, the report.
 n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * (${#goal_specs[@]} + 1) +
 	matrix_cells + 1 + 1 + pinned_cells + shared_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
-	2 + 1 + 2 + 1))
+	2 + 1 + ${#LOADED_SCENARIOS[@]} + 2 + 1))
 memzone_reason=
 
 # What the machine is and was doing: the report says what it ran on and how
@@ -404,8 +404,7 @@ for mode in spinning sleeping; do
 			"$perf" -s "$SHMT_SOCK" -t shm -c 16 --idle "$IDLE_S" -q --json
 		check_output idle "$results/idle.json" "ping2_perf --idle"
 	else
-		# Both ends sleeping: the client's spin budget 0 too, the
-		# like-for-like of a raw eventfd ping-pong.
+		# Both ends sleeping (client spin 0 too): a raw eventfd ping-pong's like.
 		run_cell bothsleep memfd 1 1 64 --spin 0
 	fi
 	daemon_check "the $mode daemon's cells"
@@ -554,6 +553,7 @@ run_tool "bench.py" "$results/headline.json" env \
 check_output headline "$results/headline.json" "bench.py"
 daemon_check "the headline calls"
 stop_daemon
+loaded_all
 
 goal_refs end
 

@@ -3,12 +3,16 @@
 #
 # The verdicts of make bench's report: a goal's verdict against its target,
 # the median of the steady rounds, the busy round trip against the ring
-# ping-pong measured around each of its rounds, and the occasional calls' goal, its
-# stretch and its table.
+# ping-pong measured around each of its rounds, the occasional calls' goal, its
+# stretch and its table, and the loaded host's rows, goals and table.
 
+import json
+import os
+import tempfile
 import unittest
 
 import bench_goals
+import bench_loaded
 import bench_occasional
 from bench_goals import Goals
 
@@ -153,6 +157,92 @@ class OccasionalTest(unittest.TestCase):
         self.assertEqual(body[1], "| C (ping2_perf) | 20 ms | 8 | 120.0 us / 200.0 us | "
                                   "100.0 us / 200.0 us | 1.20 | **no** |")
         self.assertEqual(bench_occasional.table_lines([], None), [])
+
+
+def loaded_folder(d, scenario, order, shm, socket, gaps, others=None, processes=0):
+    # A loaded-host scenario as bench_loaded.sh writes it: two rounds of
+    # each transport (rates shm and socket, lists of two), the occasional
+    # calls ({gap_ms: (shm p50, socket p50)}), the other servers' requests
+    # during each cell (others: requests per second of all of them).
+    def cell(rate):
+        return {"mode": "calls", "calls_per_s": rate, "seconds": 1.0,
+                "latency_ns": {"p50": 1e9 / rate, "p99": 2e9 / rate, "p999": 3e9 / rate,
+                               "max": 4e9 / rate},
+                "client_cpu_ns_per_call": 1.0, "daemon_cpu_ns_per_call": 1.0,
+                "client_syscalls_per_call": None, "daemon_syscalls_per_call": None,
+                "client_vcsw_per_call": 0.0, "daemon_vcsw_per_call": 0.0,
+                "fastest_over_slowest": 1.0}
+    for t, rates in (("shm", shm), ("socket", socket)):
+        for i, rate in enumerate(rates, 1):
+            with open(os.path.join(d, f"loaded-{scenario}-{t}-r{i}.json"), "w") as f:
+                json.dump(cell(rate), f)
+    with open(os.path.join(d, f"loaded-{scenario}-gap.json"), "w") as f:
+        json.dump({"mode": "gap", "seconds": 1.0, "gaps": [
+            {"gap_ms": ms, "rounds": 8, "p50_ratio": a / b,
+             "shm": {"count": 8, "p50": a, "p99": a, "max": a},
+             "socket": {"count": 8, "p50": b, "p99": b, "max": b}}
+            for ms, (a, b) in gaps.items()]}, f)
+    with open(os.path.join(d, f"loaded-{scenario}-host.json"), "w") as f:
+        json.dump({"scenario": scenario, "order": order, "cpus": 2,
+                   "load_processes": processes, "loadavg_start": "1 1 1",
+                   "loadavg_end": "2 2 2", "runnable": [1, 3, 2],
+                   "others": [{"transport": t, "round": 1, "requests": int(others or 0),
+                               "seconds": 1.0} for t in ("shm", "socket")]}, f)
+
+
+class LoadedTest(unittest.TestCase):
+    def test_rows_goals_and_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            loaded_folder(d, "busy-1x", 1, [3e5, 5e5], [4e4, 6e4], {20: (50e3, 100e3),
+                                                                    300: (90e3, 100e3)})
+            loaded_folder(d, "quiet", 0, [1e6, 1e6], [4e4, 4e4], {20: (40e3, 100e3)})
+            loaded_folder(d, "servers-2", 2, [2e5, 2e5], [1e5, 1e5], {20: (120e3, 100e3)},
+                          others=2e6, processes=2)
+            rows = bench_loaded.rows(d)
+        self.assertEqual([r["scenario"] for r in rows], ["quiet", "busy-1x", "servers-2"])
+        busy = rows[1]
+        # The medians of the two rounds, their ratio, the samples' median.
+        self.assertEqual((busy["shm"], busy["socket"], busy["busy_ratio"], busy["runnable"]),
+                         (4e5, 5e4, 8.0, 2))
+        self.assertIsNone(busy["share"])
+        # Each other server's client, against ours: 1 M each, 200 k ours.
+        self.assertEqual((rows[2]["others_per_server"], rows[2]["share"]), (1e6, 0.2))
+        g = Goals()
+        bench_loaded.goals(g, rows)
+        got = {x["goal"]: (x["measured"], x["target"], x["met"]) for x in g.goals}
+        quiet = "loaded host, nothing beside (this run's quiet)"
+        loops = "loaded host, busy and compiler loops"
+        servers = "loaded host, beside other channel servers"
+        self.assertEqual(got[f"{quiet}: busy shm calls/s / socket, the worst scenario"],
+                         (25.0, 25, True))
+        self.assertEqual(got[f"{loops}: busy shm calls/s / socket, the worst scenario"],
+                         (8.0, 3, True))
+        self.assertEqual(
+            got[f"{loops}: occasional shm p50 / socket p50, the worst scenario and gap"],
+            (0.9, 1.0, True))
+        self.assertEqual(got[f"{loops}: the same, stretch"], (0.9, 0.8, False))
+        self.assertEqual(got[f"{servers}: busy shm calls/s / socket, the worst scenario"],
+                         (2.0, 1.5, True))
+        self.assertEqual(got[f"{servers}: the same, stretch"], (2.0, 3, False))
+        self.assertEqual(
+            got[f"{servers}: slowest busy client / fastest (ours, the others' mean)"],
+            (0.2, 0.25, False))
+        self.assertEqual(
+            got[f"{servers}: occasional shm p50 / socket p50, the worst scenario and gap"],
+            (1.2, 1.0, False))
+        lines = bench_loaded.table_lines(rows)
+        # p50s: the median of the rounds' (1e9 / rate each).
+        self.assertIn("| a busy loop per CPU | 2 / 2 | 400.0 k | 50.0 k | 8.0x | 2667 ns / "
+                      "20.8 us | 0.50 (50.0 us / 100.0 us) | 0.90 (90.0 us / 100.0 us) | - |",
+                      lines)
+        self.assertEqual(bench_loaded.table_lines([]), [])
+
+    def test_bad_host_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "loaded-x-host.json"), "w") as f:
+                json.dump({"scenario": "x"}, f)
+            with self.assertRaises(bench_loaded.BadOutput):
+                bench_loaded.rows(d)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@
 # cannot spend, the bench must: retry the round-trip triple once and find
 # it steady; try each depth-32 triple 3 times, then keep it as moved;
 # finish with exit status 0; say so in its progress lines (n of N, elapsed)
-# and in the report, whose machine section comes from lscpu.
+# and in the report, whose machine section comes from lscpu. Its loaded host
+# (one scenario of each kind with BENCH_QUICK) is reported, counts the
+# other server's requests, and leaves no load running.
 # (bench_retry_budget_test.sh: the budget spent.)
 #
 #   bench_moved_refs_test.sh SHMCHAND
@@ -96,7 +98,26 @@ expect(depth["detail"].startswith("**no round with steady references**"),
        "the depth-32 goal does not say that no round was steady")
 PY
 
+# The loaded host: a row per scenario, the stand-in's rates alike on both
+# transports, the other server's client counted; and nothing of the load
+# left (its loops run under bench.sh, so they would show as its children's).
+python3 - "$results/summary.json" <<'PY' || shmt_fail "summary.json: wrong loaded host"
+import json, sys
+rows = {r["scenario"]: r for r in json.load(open(sys.argv[1]))["loaded"]}
+if set(rows) != {"busy-1", "cc-1x", "servers-1"}:
+    sys.exit(f"loaded scenarios {sorted(rows)}")
+if any(r["busy_ratio"] != 1.0 for r in rows.values()):
+    sys.exit(f"busy ratios {[r['busy_ratio'] for r in rows.values()]}")
+if not isinstance(rows["servers-1"]["others_per_server"], (int, float)):
+    sys.exit("the other server's client was not counted")
+PY
+[ -s "$results/loaded-cc.c" ] || shmt_fail "no compiler loop's source"
+left=$(pgrep -f "loaded-cc.c|while :; do :; done|$results" || true)
+[ -z "$left" ] || shmt_fail "the loaded host left processes running: $(ps -o pid,args -p "$left")"
+
 report=$results/report.md
+grep -q '^### Loaded host$' "$report" || shmt_fail "report.md: no loaded host section"
+grep -qF '| 1 busy loop |' "$report" || shmt_fail "report.md: no busy loop row"
 grep -q '| stream-r1 | 3 | 48 / 32 ns | 50 %, 50 %, 50 % | \*\*references moved\*\* (out of tries) |' \
 	"$report" || shmt_fail "report.md: no moved stream-r1 row: $(grep -n stream-r1 "$report")"
 grep -q '| rtt-r1 | 2 | 80 / 80 ns | 50 %, 0 % | steady |' "$report" ||

@@ -18,9 +18,9 @@
 #   bench_report.py RESULTS_DIR STRACE_CALLS_SHORT STRACE_CALLS_LONG
 #
 # The pieces: bench_results.py (loading), bench_rounds.py (the rounds
-# measured side by side), bench_goals.py and bench_occasional.py (the
-# goals), bench_headline.py and bench_tables.py (report.md), bench_plots.py
-# (the plots' data).
+# measured side by side), bench_goals.py, bench_occasional.py and
+# bench_loaded.py (the goals), bench_headline.py and bench_tables.py
+# (report.md), bench_plots.py (the plots' data).
 
 import json
 import os
@@ -32,7 +32,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_goals  # noqa: E402
 import bench_headline  # noqa: E402
+import bench_loaded  # noqa: E402
 import bench_occasional  # noqa: E402
+from bench_check import BadOutput  # noqa: E402
 from bench_plots import sizes_run, write_plot_data  # noqa: E402
 from bench_results import Results  # noqa: E402
 from bench_tables import report_lines  # noqa: E402
@@ -50,7 +52,14 @@ def compute(res):
     bench_goals.sixteen_client_goals(res, g)
     occasional_rows = bench_occasional.rows(res.gaps)
     bench_occasional.goals(g, occasional_rows)
+    try:
+        loaded_rows = bench_loaded.rows(res.dir)
+    except BadOutput as e:
+        print(f"bench_report: bad output: {e}", file=sys.stderr)
+        sys.exit(1)
+    bench_loaded.goals(g, loaded_rows)
     return SimpleNamespace(
+        loaded_rows=loaded_rows,
         goals=g, noise=g.noise(), rtt_rounds=rtt_rounds, cell_rows=res.cell_rows(),
         sizes_run=sizes_run(res), idle_channel_counts=counts, idle_channel_rounds=idle_rounds,
         occasional_rows=occasional_rows,
@@ -82,6 +91,11 @@ def summary(res, v):
         "headline": bench_headline.summary(res.headline, v.occasional_rows, res.idle),
         "occasional": [{k: r[k] for k in ("client", "gap_ms", "rounds", "shm", "socket",
                                           "p50_ratio", "verdict")} for r in v.occasional_rows],
+        "loaded": [{k: r[k] for k in ("scenario", "what", "runnable", "shm", "socket",
+                                      "busy_ratio", "others_per_server", "share")}
+                   | {"occasional_p50_ratio": {str(ms): g["p50_ratio"]
+                                               for ms, g in r["gaps"].items()}}
+                   for r in v.loaded_rows],
     }
 
 
@@ -95,6 +109,7 @@ def main(argv):
     with open(os.path.join(res.dir, "summary.json"), "w") as f:
         json.dump(summary(res, v), f, indent=1)
     write_plot_data(res)
+    bench_loaded.write_plot_data(res.dir, v.loaded_rows)
     report = "\n".join(report_lines(res, v))
     with open(os.path.join(res.dir, "report.md"), "w") as f:
         f.write(report + "\n")

@@ -3,7 +3,8 @@
 #
 # Plots of a make bench run, from the .dat files bench_report.py writes:
 #   gnuplot -e "dir='results/<timestamp>'" smoke/plot.gp
-# throughput.png, latency_cdf.png and cpu_per_call.png land in dir.
+# throughput.png, latency_cdf.png, cpu_per_call.png and (when the loaded host
+# ran) loaded.png land in dir.
 
 if (!exists("dir")) dir = "."
 
@@ -81,3 +82,23 @@ do for [depth in "1 32"] {
 		'' using ($3 * 1e-9) title "daemon" lc rgb "#c0504d"
 }
 unset multiplot
+
+# ---- the loaded host: shm over socket, busy and occasional ----
+if (system("test -s ".dir."/loaded.dat && echo 1") eq "1") {
+	set output dir."/loaded.png"
+	set terminal pngcairo size 1200,500 font ",9" noenhanced
+	set multiplot layout 1,2 title "the loaded host: shared memory over the socket, one client, default options"
+	unset logscale x
+	set key top right
+	set title "calls back to back: shm calls/s / socket calls/s (above 1: shm faster)"
+	set logscale y
+	set format y "%g"
+	set yrange [0.1:*]
+	plot dir."/loaded.dat" using 2:xtic(1) title "busy" lc rgb "#4f81bd"
+	set title "an occasional call: shm p50 / socket p50 (below 1: shm faster)"
+	unset logscale y
+	set yrange [0:*]
+	plot dir."/loaded.dat" using 3:xtic(1) title "after 20 ms" lc rgb "#9bbb59", \
+		'' using 4 title "after 300 ms" lc rgb "#c0504d", 1 with lines dt 2 lc rgb "black" notitle
+	unset multiplot
+}

@@ -9,7 +9,9 @@
 # daemon to have hugepages; without them those rows are left out and the
 # reason shown), one call right after the other and each after 20 ms of
 # silence (ping2_perf --gap: the channel and the socket alternated call by
-# call), print a table, stop the daemon. Takes well under 30 s.
+# call), print a table, stop the daemon. Takes well under 30 s. On a busy
+# host (more tasks ready to run than CPUs besides its own, counted before
+# each measurement) it says so under the table, in one line.
 #
 #   smoke/run.sh BUILDDIR
 set -eu
@@ -41,6 +43,13 @@ RUN_GAP_ROUNDS=25
 [ -x "$perf" ] || shmt_fail "no $perf: build first (make)"
 start_daemon
 
+# The tasks ready to run now, less this reader (procs_running of /proc/stat),
+# one sample before each measurement, when none of this run's spins.
+runnable=()
+runnable_sample() {
+	runnable+=($(($(awk '$1 == "procs_running" { print $2 }' /proc/stat) - 1)))
+}
+
 results=$SHMT_TMPDIR/results
 mkdir "$results"
 shm_reason=
@@ -48,9 +57,11 @@ memzone_reason=
 for req in ping:0 ping2:64; do
 	name=${req%%:*}
 	size=${req#*:}
+	runnable_sample
 	"$perf" -s "$SHMT_SOCK" -t socket -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
 		>"$results/$name-socket.json" ||
 		shmt_fail "ping2_perf -t socket -z $size failed"
+	runnable_sample
 	if [ -z "$shm_reason" ] &&
 		! "$perf" -s "$SHMT_SOCK" -t shm -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
 			>"$results/$name-shm.json" 2>"$results/$name-shm.err"; then
@@ -85,11 +96,12 @@ done
 stop_daemon
 
 python3 - "$results" "$shm_reason" "$memzone_reason" "$RUN_SECONDS" "$RUN_GAP_MS" \
-	"$RUN_GAP_ROUNDS" <<'PY'
+	"$RUN_GAP_ROUNDS" "${runnable[*]}" "$(nproc)" <<'PY'
 import json, os, sys, textwrap
 
 results, shm_reason, memzone_reason = sys.argv[1], sys.argv[2], sys.argv[3]
 seconds, gap_ms, gap_rounds = sys.argv[4], sys.argv[5], sys.argv[6]
+runnable, cpus = sorted(map(int, sys.argv[7].split())), int(sys.argv[8])
 
 def load(name):
     path = os.path.join(results, f"{name}.json")
@@ -133,6 +145,12 @@ if not have_shm:
     print(f"shm: not measured: {shm_reason}")
 elif not have_memzone:
     print(f"memzone: not measured: {memzone_reason}")
+# Busy: other tasks ready to run (the median of the samples) leave fewer
+# CPUs than a busy call needs, its client and the daemon's poller.
+others = runnable[len(runnable) // 2] if runnable else 0
+if others + 2 > cpus:
+    print(f"host busy ({others} other runnable tasks, {cpus} CPUs): all figures lower and "
+          "noisier than on a quiet host")
 
 legend = [
     ("request", "ping: GR_PING, empty request and response; "

@@ -23,8 +23,9 @@
 // Cases after which the daemon may serve on or detach, but never crash:
 //   ring_header          huge size/mask/capacity in both ring headers, then
 //                        valid requests that wrap the rings
-//   sleep_flags          odd values in the need-wakeup flags before each of
-//                        many valid requests (must all be answered)
+//   sleep_flags          odd values in the need-wakeup flags and the CPU
+//                        hint before each of many valid requests (must all
+//                        be answered)
 // Cases of test/shm_hostile.sh:
 //   write_after_detach   detached for a corrupt frame, it waits until the
 //                        daemon unmapped its region, then writes valid and
@@ -556,15 +557,17 @@ static enum outcome case_ring_header(struct hostile *h) {
 	return OUTCOME_SERVED;
 }
 
-// The flags are hints: odd values may cost the daemon a doorbell, nothing
-// more. Each request must be answered.
+// The flags and the client's CPU are hints: odd values may cost the daemon
+// a doorbell, or its spin for this client, nothing more. Each request must
+// be answered.
 static enum outcome case_sleep_flags(struct hostile *h) {
-	static const uint32_t odd[] = {2, 0xffffffffu, 0x80000000u, 0xdeadbeefu, 0x7fffffffu};
+	static const uint32_t odd[] = {2, 0xffffffffu, 0x80000000u, 0xdeadbeefu, 0x7fffffffu, 1};
 	const unsigned n_odd = sizeof(odd) / sizeof(odd[0]);
 
 	for (unsigned i = 0; i < HOSTILE_FLAG_ROUNDS; i++) {
 		__atomic_store_n(&h->ctrl->daemon_sleeping, odd[i % n_odd], __ATOMIC_RELAXED);
 		__atomic_store_n(&h->ctrl->client_sleeping, odd[(i + 1) % n_odd], __ATOMIC_RELAXED);
+		__atomic_store_n(&h->ctrl->client_cpu, odd[(i + 2) % n_odd], __ATOMIC_RELAXED);
 		ping2_round_trip(h, i);
 	}
 	return OUTCOME_SERVED;

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// When a poller spins and when it sleeps: see poller_spin.h. No clock read,
+// no system call, no shared memory here: the poller (poller.c) reads those
+// and passes them in.
+
+#include "poller_spin.h"
+
+#include <stddef.h>
+
+// The weighted means move by 1/2^SPIN_EWMA_SHIFT of each sample's
+// difference: a one-off sample is forgotten within a few dozen.
+#define SPIN_EWMA_SHIFT 3
+// A running client takes an answer within a round trip of its publication
+// (it spins on the index): one that took nothing for this many round trips
+// has lost its CPU, and one that took its answer and sent nothing for as
+// long is thinking, not calling back to back.
+#define QUIET_RTTS 8
+// ... and never less than this many turns of the poller's loop (a client
+// whose round trip is a few turns is still given a few dozen looks).
+#define QUIET_TURNS 16
+// The owner's client is read this many times per quiet time: a stop comes
+// at most a quarter of a quiet time late, and a spin that pays reads the
+// client's index line that seldom.
+#define LOOKS_PER_QUIET 4
+// A turn this many times the mean means the poller did not run for most of
+// it: a turn is a few passes over memory in the cache, and an interrupt
+// of the usual few microseconds stays below it on the hosts measured.
+#define DESCHED_TURNS 64
+
+// The poller moves to another CPU at most once per this many times the
+// cost of its last move: a hundredth of its time at most, whatever a
+// client says about where it runs.
+#define MOVE_COST_RATIO 100
+
+static uint64_t ewma(uint64_t mean, uint64_t sample) {
+	if (mean == 0)
+		return sample;
+	// Signed: the sample may be below the mean.
+	int64_t diff = (int64_t)sample - (int64_t)mean;
+	return (uint64_t)((int64_t)mean + diff / (1 << SPIN_EWMA_SHIFT));
+}
+
+void poller_spin_init(struct poller_spin *s, uint64_t budget, uint64_t burst) {
+	*s = (struct poller_spin){
+		.budget = budget,
+		.burst = burst < budget ? burst : budget,
+	};
+}
+
+uint64_t poller_spin_quiet(const struct poller_spin *s) {
+	uint64_t quiet = QUIET_RTTS * s->rtt;
+
+	if (QUIET_TURNS * s->turn > quiet)
+		quiet = QUIET_TURNS * s->turn;
+	if (quiet == 0)
+		quiet = s->burst;
+	return quiet < s->budget ? quiet : s->budget;
+}
+
+static bool poller_spin_stop(struct poller_spin *s, uint64_t now, enum poller_spin_stop why) {
+	s->stops[why]++;
+	s->until = now;
+	s->kind = POLLER_WINDOW_NONE;
+	return false;
+}
+
+enum poller_spin_work
+poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
+	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
+	enum poller_window kind;
+	uint64_t window;
+
+	if (peer->here && follows && now >= s->until && now >= s->next_move) {
+		// A client calling back to back, which cannot send its next
+		// request before we leave the CPU, and nothing else keeps us
+		// spinning: leave the CPU, for another one. Asked again with
+		// the CPU we moved to. (An occasional call's client gains
+		// nothing from it: we sleep and leave it the CPU at once.)
+		return POLLER_WORK_MOVE;
+	}
+	if (follows)
+		s->rtt = ewma(s->rtt, now - s->last_work);
+	s->last_work = now;
+	// The time since the last clock read was spent working: no turn.
+	s->last_read = 0;
+	if (peer->here) {
+		// Its client cannot send its next request before we leave the
+		// CPU: this work opens nothing (a window another channel's
+		// work opened stays open).
+		return POLLER_WORK_NONE;
+	}
+	if (follows) {
+		kind = POLLER_WINDOW_FOLLOW;
+		window = s->budget;
+	} else if (peer->sleeping && !peer->cpus_busy) {
+		// We rang it: a client calling back to back sends its next
+		// request once it is awake and has its answer. Without this the
+		// two sides wake each other for every call after a hiccup,
+		// whenever the two wake-ups take longer than a budget. Not when
+		// every CPU is taken: the scheduler may then queue the client
+		// on our CPU, and our spin would keep it from running.
+		kind = POLLER_WINDOW_WAKE;
+		window = s->budget;
+	} else {
+		kind = POLLER_WINDOW_BURST;
+		window = s->burst;
+	}
+	if (window == 0 || now + window <= s->until)
+		return POLLER_WORK_NONE;
+	s->until = now + window;
+	s->kind = kind;
+	s->progress = now;
+	s->taken_seen = false;
+	s->next_look = now + poller_spin_quiet(s) / LOOKS_PER_QUIET;
+	return POLLER_WORK_OWNS;
+}
+
+void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool moved) {
+	if (moved)
+		s->moves++;
+	// The cheapest move seen is what a move costs: a dearer one had the
+	// poller descheduled in the middle. A move that failed cost as much to
+	// find out: the same wait.
+	if (cost == 0)
+		cost = 1;
+	if (s->move_cost == 0 || cost < s->move_cost)
+		s->move_cost = cost;
+	s->next_move = now + MOVE_COST_RATIO * s->move_cost;
+}
+
+enum poller_spin_next poller_spin_idle(struct poller_spin *s, uint64_t now) {
+	if (now >= s->until)
+		return POLLER_SPIN_SLEEP;
+	if (s->last_read != 0) {
+		uint64_t turn = now - s->last_read;
+		if (s->turn != 0 && turn > DESCHED_TURNS * s->turn) {
+			// Someone else had our CPU for most of that turn: our
+			// spin took it from them, and will again.
+			poller_spin_stop(s, now, POLLER_STOP_DESCHEDULED);
+			return POLLER_SPIN_SLEEP;
+		}
+		s->turn = ewma(s->turn, turn);
+	}
+	s->last_read = now;
+	if (s->kind == POLLER_WINDOW_BURST || now < s->next_look)
+		return POLLER_SPIN_ON;
+	return POLLER_SPIN_LOOK;
+}
+
+bool poller_spin_look(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
+	uint64_t quiet = poller_spin_quiet(s);
+
+	if (peer == NULL)
+		return poller_spin_stop(s, now, POLLER_STOP_GONE);
+	if (peer->here)
+		return poller_spin_stop(s, now, POLLER_STOP_HERE);
+	s->next_look = now + quiet / LOOKS_PER_QUIET;
+	if (!s->taken_seen || peer->taken != s->taken) {
+		s->taken = peer->taken;
+		s->taken_seen = true;
+		s->progress = now;
+		return true;
+	}
+	if (now - s->progress < quiet)
+		return true;
+	if (s->kind == POLLER_WINDOW_FOLLOW && !peer->all_taken && !peer->sleeping) {
+		// It spins for its answers (it is not asleep) and took none for
+		// a quiet time: it is not running. Its next request cannot come
+		// before it runs again and takes them.
+		return poller_spin_stop(s, now, POLLER_STOP_STALLED);
+	}
+	if (s->kind == POLLER_WINDOW_WAKE && peer->all_taken) {
+		// Woken, it took its answer and sent nothing for a quiet time:
+		// no back-to-back caller. Its next call rings.
+		return poller_spin_stop(s, now, POLLER_STOP_THINKING);
+	}
+	return true;
+}
