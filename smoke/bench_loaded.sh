@@ -231,4 +231,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	. smoke/bench_lib.sh
 	loaded_all
 	python3 smoke/bench_loaded.py "$results"
+	if command -v gnuplot >/dev/null; then
+		gnuplot -e "dir='$results'; loaded_only=1" smoke/plot.gp
+		echo "bench: the plot in $results/loaded.png" >&2
+	fi
 fi

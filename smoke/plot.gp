@@ -7,6 +7,8 @@
 # ran) loaded.png land in dir.
 
 if (!exists("dir")) dir = "."
+# loaded_only=1: the loaded host's plot alone (make bench-loaded).
+if (!exists("loaded_only")) loaded_only = 0
 
 set terminal pngcairo size 1200,700 font ",9" noenhanced
 set style data histogram
@@ -16,72 +18,74 @@ set boxwidth 0.9
 set grid ytics
 set key top right
 
-# ---- calls/s by transport: one panel per daemon mode and payload size ----
-sizes = system("cat ".dir."/sizes.txt")
-set output dir."/throughput.png"
-set multiplot layout 2,words(sizes) title "calls/s, all clients together; red: socket, blue: shm memfd, green: shm memzone\nDxC: D requests in flight per client, C clients"
-set logscale y
-set format y "%.0s%c"
-set yrange [100:*]
-set tmargin 3
-# One legend for all the panels, in the title.
-unset key
-do for [mode in "spinning sleeping"] {
-	do for [size in sizes] {
-		set title sprintf("daemon %s, %s bytes", mode, size)
-		plot dir."/throughput-".mode."-z".size.".dat" \
-			using 2:xtic(1) title "socket" lc rgb "#c0504d", \
-			'' using 3 title "shm memfd" lc rgb "#4f81bd", \
-			'' using 4 title "shm memzone" lc rgb "#9bbb59"
+if (!loaded_only) {
+	# ---- calls/s by transport: one panel per daemon mode and payload size ----
+	sizes = system("cat ".dir."/sizes.txt")
+	set output dir."/throughput.png"
+	set multiplot layout 2,words(sizes) title "calls/s, all clients together; red: socket, blue: shm memfd, green: shm memzone\nDxC: D requests in flight per client, C clients"
+	set logscale y
+	set format y "%.0s%c"
+	set yrange [100:*]
+	set tmargin 3
+	# One legend for all the panels, in the title.
+	unset key
+	do for [mode in "spinning sleeping"] {
+		do for [size in sizes] {
+			set title sprintf("daemon %s, %s bytes", mode, size)
+			plot dir."/throughput-".mode."-z".size.".dat" \
+				using 2:xtic(1) title "socket" lc rgb "#c0504d", \
+				'' using 3 title "shm memfd" lc rgb "#4f81bd", \
+				'' using 4 title "shm memzone" lc rgb "#9bbb59"
+		}
 	}
-}
-unset multiplot
-unset yrange
-unset tmargin
-set key default
+	unset multiplot
+	unset yrange
+	unset tmargin
+	set key default
 
-# ---- latency CDF, one client, one in flight, 64 bytes ----
-set output dir."/latency_cdf.png"
-set terminal pngcairo size 900,550 font ",9" noenhanced
-set style data lines
-set title "round-trip latency, 1 client, 1 in flight, 64 bytes (GR_PING2)"
-set logscale x
-unset logscale y
-set format x "%.0s%cs"
-set format y "%.2f"
-set xlabel "round trip (s)"
-set ylabel "fraction of calls at or below"
-set yrange [0:1]
-set key bottom right
-set grid xtics ytics
-files = system("ls ".dir."/cdf-*.dat")
-# Nanoseconds in the files, seconds on the axis (the %c prefix does the rest).
-plot for [f in files] f using ($1 * 1e-9):2 with steps lw 2 \
-	title f[strlen(dir) + 6 : strlen(f) - 4]
-unset logscale x
-unset xlabel
-unset ylabel
-unset yrange
-set grid noxtics ytics
+	# ---- latency CDF, one client, one in flight, 64 bytes ----
+	set output dir."/latency_cdf.png"
+	set terminal pngcairo size 900,550 font ",9" noenhanced
+	set style data lines
+	set title "round-trip latency, 1 client, 1 in flight, 64 bytes (GR_PING2)"
+	set logscale x
+	unset logscale y
+	set format x "%.0s%cs"
+	set format y "%.2f"
+	set xlabel "round trip (s)"
+	set ylabel "fraction of calls at or below"
+	set yrange [0:1]
+	set key bottom right
+	set grid xtics ytics
+	files = system("ls ".dir."/cdf-*.dat")
+	# Nanoseconds in the files, seconds on the axis (the %c prefix does the rest).
+	plot for [f in files] f using ($1 * 1e-9):2 with steps lw 2 \
+		title f[strlen(dir) + 6 : strlen(f) - 4]
+	unset logscale x
+	unset xlabel
+	unset ylabel
+	unset yrange
+	set grid noxtics ytics
 
-# ---- CPU per call, client and daemon ----
-set output dir."/cpu_per_call.png"
-set terminal pngcairo size 1100,500 font ",9" noenhanced
-set style data histogram
-set style histogram clustered gap 1
-set multiplot layout 1,2 title "CPU time per call, 1 client, 64 bytes"
-set logscale y
-set format y "%.0s%cs"
-set format x "%s"
-set xtics rotate by -30
-set key top right
-do for [depth in "1 32"] {
-	set title sprintf("%s in flight", depth)
-	plot dir."/cpu-d".depth.".dat" \
-		using ($2 * 1e-9):xtic(1) title "client" lc rgb "#4f81bd", \
-		'' using ($3 * 1e-9) title "daemon" lc rgb "#c0504d"
+	# ---- CPU per call, client and daemon ----
+	set output dir."/cpu_per_call.png"
+	set terminal pngcairo size 1100,500 font ",9" noenhanced
+	set style data histogram
+	set style histogram clustered gap 1
+	set multiplot layout 1,2 title "CPU time per call, 1 client, 64 bytes"
+	set logscale y
+	set format y "%.0s%cs"
+	set format x "%s"
+	set xtics rotate by -30
+	set key top right
+	do for [depth in "1 32"] {
+		set title sprintf("%s in flight", depth)
+		plot dir."/cpu-d".depth.".dat" \
+			using ($2 * 1e-9):xtic(1) title "client" lc rgb "#4f81bd", \
+			'' using ($3 * 1e-9) title "daemon" lc rgb "#c0504d"
+	}
+	unset multiplot
 }
-unset multiplot
 
 # ---- the loaded host: shm over socket, busy and occasional ----
 if (system("test -s ".dir."/loaded.dat && echo 1") eq "1") {
