@@ -20,8 +20,10 @@ SHMT_NAME=bench_errors
 shmt_args "SHMCHAND" "$@"
 builddir=$(cd "$(dirname "$SHMT_DAEMON")/.." && pwd)
 smoke=$(cd "$(dirname "$0")" && pwd)
-# Each faulty bench ends within its first 30 steps: well under a minute.
-BENCH_BOUND_S=120
+# Each faulty bench ends within its first 30 steps: well under a minute
+# quiet, but a sanitized daemon on a loaded host took over 120 s once: the
+# bound of the other bench tests.
+BENCH_BOUND_S=300
 
 SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX")
 case_n=0
