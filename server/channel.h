@@ -28,9 +28,12 @@
 // Events moved from a subscriber's backlog into its ring per turn, on top of
 // the responses: a stream of events cannot starve the channel's requests.
 #define CHANNEL_TURN_EVENTS 32
-// Responses kept while the client's response ring is full. The poller stops
-// reading that channel's requests meanwhile, so the backlog only grows by
-// the answers of one request (a stream) and by nothing else.
+// Responses kept while the client's response ring is full, above which the
+// poller reads no more of that channel's requests, as the socket stops
+// reading a connection whose output passed its limit. A request's stream is
+// kept whole however long (a route table's list), so the backlog passes
+// this by the answers of one request at most; a client that takes nothing
+// for CHANNEL_SLOW_LIMIT_MS is detached.
 #define CHANNEL_BACKLOG_MAX_BYTES (4u << 20)
 // A client whose response ring stays full this long has stopped reading: it
 // is detached.

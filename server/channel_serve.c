@@ -144,15 +144,11 @@ static int backlog_push(
 ) {
 	struct backlog_msg *m;
 
-	if (ch->backlog_bytes + sizeof(*m) + hdr->payload_len > CHANNEL_BACKLOG_MAX_BYTES) {
-		channel_fault(
-			ch,
-			FAULT_SLOW,
-			"response backlog over its limit: the client is not reading",
-			NULL
-		);
-		return -ENOBUFS;
-	}
+	// No byte limit here: a request's stream is held whole, however long
+	// (a route table's list), as the socket holds it. The backlog grows
+	// past CHANNEL_BACKLOG_MAX_BYTES by one request's responses at most:
+	// channel_serve() reads no request above it, and a client that takes
+	// nothing for CHANNEL_SLOW_LIMIT_MS is detached (backlog_flush()).
 	m = malloc(sizeof(*m) + hdr->payload_len);
 	if (m == NULL) {
 		channel_fault(ch, FAULT_SLOW, "no memory for the response backlog", NULL);
@@ -341,6 +337,12 @@ static inline bool turn_spent(const struct channel *ch, unsigned requests) {
 	return responses >= CHANNEL_TURN_RESPONSES || ch->turn_bytes >= CHANNEL_TURN_BYTES;
 }
 
+// Whether ch holds back more responses than CHANNEL_BACKLOG_MAX_BYTES: its
+// requests wait until the client takes some.
+static bool backlog_over(const struct channel *ch) {
+	return ch->backlog_bytes > CHANNEL_BACKLOG_MAX_BYTES;
+}
+
 // Poller: serve one channel. Returns messages moved.
 static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	const struct gr_api_request *req = (const void *)buf;
@@ -362,13 +364,17 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	}
 	if (ch->backlog_head != NULL) {
 		moved = backlog_flush(ch);
-		if (ch->backlog_head != NULL)
-			goto flush; // backpressure: read no request until the client drains
+		// Backpressure: above its limit, read no request until the
+		// client drains the backlog (or is detached as slow).
+		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP ||
+		    backlog_over(ch))
+			goto flush;
 	}
 	// Events after the responses held back, before new requests. They do
 	// not count against the turn's responses: a stream of events cannot
 	// starve the channel's requests (a full ring stops both).
-	events = channel_events_flush(ch);
+	if (ch->backlog_head == NULL)
+		events = channel_events_flush(ch);
 	// The turn: requests until they produced its bound of responses or
 	// bytes (each request counts for one response at least, whatever its
 	// handler sent).
@@ -411,7 +417,7 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		}
 		if (api_dispatch_locked(&ch->ctx, req, buf + sizeof(*req)) < 0)
 			break;
-		if (ch->backlog_head != NULL)
+		if (backlog_over(ch))
 			break;
 	}
 	// Cut by its bound with requests left: the poller serves the others
@@ -613,6 +619,10 @@ static bool channel_recheck(struct channel *ch, int *timeout_ms) {
 		// A retry of the backlog: its first send reads the client's
 		// consumer tail again.
 		if (backlog_flush(ch) > 0)
+			return true;
+		// Below its limit the backlog does not hold the requests back
+		// (the client rings for a request whatever its flag says).
+		if (!backlog_over(ch) && shmchan_server_has_request(ch->server))
 			return true;
 		// Wake up in time to apply the slow-client limit.
 		int ms = backlog_deadline_ms(ch);

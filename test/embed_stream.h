@@ -20,7 +20,8 @@
 #define EMBED_STREAM_RELEASE_FILE "stream-release"
 
 // Appends tag to the order of service, then sends responses responses of
-// len bytes each (at most GR_API_MAX_MSG_LEN), then the end.
+// len bytes each (at most GR_API_MAX_MSG_LEN; from 4 bytes on, each starts
+// with its number, a u32 counted from 0), then the end.
 #define EMBED_STREAM_TAGGED GR_MSG_TYPE(EMBED_STREAM_MODULE, 1)
 struct embed_stream_tagged_req {
 	uint8_t tag;

@@ -55,9 +55,13 @@ static struct gr_api_out tagged(const void *request, uint32_t len, struct gr_api
 	if (req->len > GR_API_MAX_MSG_LEN)
 		return gr_api_out(EINVAL, 0, NULL);
 	order_add(req->tag);
-	for (uint32_t i = 0; i < req->responses; i++)
+	for (uint32_t i = 0; i < req->responses; i++) {
+		// Numbered, for the clients that check the order.
+		if (req->len >= sizeof(i))
+			memcpy(payload, &i, sizeof(i));
 		if (gr_api_send(ctx, req->len, payload) < 0)
 			break;
+	}
 	return gr_api_out(0, 0, NULL);
 }
 GR_API_HANDLER(EMBED_STREAM_TAGGED, tagged);
