@@ -9,6 +9,9 @@
 #include "client_priv.h"
 
 #include <gr_api_client.h>
+// request_send is on every call's path: guarded (shmchan_probes.h).
+#define SHMCHAN_PROBES_SEMAPHORES 1
+#include <shmchan_probes.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +19,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+SHMCHAN_PROBE_SEMAPHORE(request_send);
 
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_SEC 1000000000ull
@@ -96,6 +101,8 @@ send_batch(struct gr_api_client *c, uint32_t type, size_t len, const void *data,
 		ret = client_sock_send(c, &hdr, data, len);
 	if (ret < 0)
 		return ret;
+	if (SHMCHAN_PROBE_ON(request_send))
+		SHMCHAN_PROBE(request_send, c, id, type, len, c->transport == GR_API_TRANSPORT_SHM);
 	if (grout_event_req) {
 		c->grout_event_req_id = id;
 		c->grout_event_req_type = type;

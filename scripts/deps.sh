@@ -21,9 +21,10 @@ set -eu
 # (python/shmchan_fast.c) is built with; python3-mesonpy and python3-venv:
 # the test that installs the package with pip into a virtual environment.
 # abigail-tools: abidw and abidiff, of scripts/check-abi.sh and its test.
+# systemtap-sdt-dev: sys/sdt.h, the USDT probes (docs/tracing.md).
 base="make libdpdk-dev dpdk-dev liburcu-dev libevent-dev libcmocka-dev meson ninja-build \
 pkg-config gcc g++ strace procps util-linux python3 python3-dev python3-pytest scdoc \
-python3-mesonpy python3-venv abigail-tools"
+python3-mesonpy python3-venv abigail-tools systemtap-sdt-dev"
 fuzz="clang libclang-rt-14-dev"
 bench="gnuplot-nox"
 # dpkg-buildpackage and what debian/control builds with beyond base

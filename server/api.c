@@ -17,6 +17,8 @@
 #include "api.h"
 #include "config.h"
 
+#include <shmchan_probes.h>
+
 #include <gr_shm.h>
 
 #include <errno.h>
@@ -309,7 +311,10 @@ unsigned api_handler_count(void) {
 
 // Send one response. Caller holds handler_lock.
 static int send_locked(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
-	return ctx->transport->send(ctx, for_id, out);
+	int ret = ctx->transport->send(ctx, for_id, out);
+
+	SHMCHAN_PROBE(response, ctx, for_id, out->status, out->len, ret);
+	return ret;
 }
 
 int api_reject_locked(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) {
@@ -467,6 +472,16 @@ int api_dispatch_locked(
 	uint32_t refused;
 	int ret;
 
+	// On a channel (sock_fd -1) or the socket.
+	SHMCHAN_PROBE(
+		request,
+		ctx,
+		ctx->peer_pid,
+		req->id,
+		req->type,
+		req->payload_len,
+		ctx->sock_fd < 0
+	);
 	if (!ctx->hello_done && req->type != GR_HELLO) {
 		api_fault(ctx, API_FAULT_BEFORE_HELLO, NULL, req->type, 0);
 		return api_reject_locked(ctx, req->id, EPERM);
@@ -493,6 +508,7 @@ int api_dispatch_locked(
 	current_ctx = ctx;
 	out = handler->callback(payload, req->payload_len, ctx);
 	current_ctx = NULL;
+	SHMCHAN_PROBE(dispatch, ctx, req->id, req->type, out.status, out.len);
 	// A response the transport cannot carry is answered with an error, and
 	// so is the end of a stream one of whose responses was refused (unless
 	// the handler ends it with an error of its own): the client learns that

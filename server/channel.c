@@ -39,6 +39,7 @@
 
 #include <gr_shm.h>
 #include <shmchan.h>
+#include <shmchan_probes.h>
 
 #include <rte_cycles.h>
 // Inline rcu_dereference() as channel_serve.c does in every poller pass
@@ -157,6 +158,14 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 						    : GR_SHM_DETACH_CORRUPT,
 	};
 	snprintf(ev.name, sizeof(ev.name), "%s", ch->name);
+	// The reason as the event has it (GR_SHM_DETACH_*), and the text.
+	SHMCHAN_PROBE(
+		channel_detach,
+		ch->name,
+		ch->ctx.peer_pid,
+		ev.reason,
+		prev == CHANNEL_FAULTED ? ch->fault_reason : ""
+	);
 	gr_api_event_publish(GR_SHM_EVENT_CHANNEL_DETACHED, &ev, sizeof(ev));
 	call_rcu(&ch->rcu, channel_free);
 }
@@ -329,6 +338,7 @@ static struct gr_api_out channel_attach(const void *request, uint32_t len, struc
 	cds_list_add_tail_rcu(&ch->poller_node, &poller_channels[ch->poller]);
 	atomic_fetch_add_explicit(&poller_channels_gen[ch->poller], 1, memory_order_release);
 	n_channels++;
+	SHMCHAN_PROBE(channel_attach, ch->name, ctx->peer_pid, backing, ch->poller);
 	// A client can attach, give back and attach again on one connection:
 	// logged outside the handler lock, at a bounded rate, and not at all
 	// past its peer's rate limit of connection lines.

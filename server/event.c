@@ -35,6 +35,7 @@
 
 #include <gr_api.h>
 #include <gr_shm.h>
+#include <shmchan_probes.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -332,6 +333,7 @@ static void sub_give_back(struct event_sub *sub) {
 	atomic_store_explicit(&sub->count, sub->count - 1, memory_order_relaxed);
 	sub->lost++;
 	totals.dropped++;
+	SHMCHAN_PROBE(event_drop, sub->pid, m_type(m), DROP_GIVEN_BACK);
 	sub_note_drops(sub, DROP_GIVEN_BACK);
 	sub_release(sub, m);
 	msg_put(m);
@@ -402,6 +404,7 @@ static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 		sub_note_drops(sub, DROP_BACKLOG_FULL);
 		sub->lost++;
 		totals.dropped++;
+		SHMCHAN_PROBE(event_drop, sub->pid, m_type(m), DROP_BACKLOG_FULL);
 		return;
 	}
 	if (m->backlogs == 0) {
@@ -409,6 +412,7 @@ static void sub_offer(struct event_sub *sub, struct event_msg *m) {
 			sub_note_drops(sub, DROP_MEMORY_FULL);
 			sub->lost++;
 			totals.dropped++;
+			SHMCHAN_PROBE(event_drop, sub->pid, m_type(m), DROP_MEMORY_FULL);
 			// Its backlog may be empty: nothing of its own would
 			// call again.
 			sub_push_lost(sub);
@@ -493,6 +497,7 @@ GR_API_EXPORT int gr_api_event_publish(uint32_t ev_type, const void *payload, ui
 	offer_to_type(t, m, seq, pid);
 	offer_to_type(&type_all, m, seq, pid);
 	pthread_mutex_unlock(&events_lock);
+	SHMCHAN_PROBE(event_publish, ev_type, len, pid, seq);
 	msg_put(m);
 	return 0;
 }

@@ -6,6 +6,8 @@
 #include "config.h"
 #include "poller_spin.h"
 
+#include <shmchan_probes.h>
+
 #include <rte_cycles.h>
 #include <rte_pause.h>
 #include <shmchan.h>
@@ -329,7 +331,9 @@ static void *poller_main(void *arg) {
 		unsigned work = channel_arm(p->id, &timeout_ms);
 		rcu_read_unlock();
 		if (work == 0) {
+			SHMCHAN_PROBE(poller_sleep, p->id, timeout_ms);
 			int n = epoll_wait(p->epfd, events, POLLER_MAX_EVENTS, timeout_ms);
+			SHMCHAN_PROBE(poller_wake, p->id, n);
 			if (n < 0 && errno != EINTR)
 				LOG(ERR, "poller %u: epoll_wait: %s", p->id, strerror(errno));
 		}

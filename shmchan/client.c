@@ -14,6 +14,7 @@
 // needs no EAL and links no DPDK library: built with the ring headers only.
 
 #include "client.h"
+#include "shmchan_probes.h"
 
 #include <rte_pause.h>
 
@@ -360,6 +361,7 @@ static void daemon_doorbell_ring(struct shmchan_client *c) {
 	static const uint64_t one = 1;
 	shmchan_client_cpu_publish(c, sched_getcpu());
 	ssize_t ret = write(c->req_fd, &one, sizeof(one));
+	SHMCHAN_PROBE(daemon_doorbell, c, ret);
 	(void)ret;
 }
 

@@ -11,6 +11,7 @@
 // peer's tail, once per operation, and checks it before use.
 
 #include "server.h"
+#include "shmchan_probes.h"
 
 #include <rte_ring.h>
 
@@ -368,6 +369,7 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	// its end, and only it is left without wake-ups (MSG_NOSIGNAL: no
 	// SIGPIPE). Nothing else can fail on a connected socket of ours.
 	ret = send(s->resp_ring_fd, &ring, sizeof(ring), MSG_DONTWAIT | MSG_NOSIGNAL);
+	SHMCHAN_PROBE(client_doorbell, s, ret);
 	(void)ret;
 }
 
