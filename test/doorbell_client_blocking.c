@@ -43,9 +43,11 @@
 // measures up to this many windows.
 #define VICTIM_MEASURE_MS 1000
 #define VICTIM_WINDOWS 3
-// Slowest round trip allowed to the victim: a blocked poller never answers;
-// a loaded 2-core machine deschedules a healthy one for some milliseconds.
-#define STALL_MAX_MS 50
+// Slowest round trip allowed to the victim: a blocked poller never answers
+// (the victim's ping fails at its timeout); a healthy one on a 2-core machine
+// busy with other work, other channel servers among them, was seen to keep a
+// victim waiting up to 90 ms, its poller sleeping while its CPUs ran others.
+#define STALL_MAX_MS 500
 // Bound of the attacker's wait for the daemon to answer its request, and of
 // the daemon's detach of its channel once it exited.
 #define ATTACK_BOUND_MS 3000
