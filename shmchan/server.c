@@ -537,6 +537,8 @@ void shmchan_server_peer(const struct shmchan_server *s, bool tail, struct shmch
 	// known", and nothing here moves our indices or copies.
 	peer->cpu = cpu != SHMCHAN_CPU_UNKNOWN && cpu <= SHMCHAN_CPU_HINT_MAX ? (int)cpu - 1 : -1;
 	peer->sleeping = __atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) != 0;
+	peer->taken = 0;
+	peer->all_taken = false;
 	if (!tail)
 		return;
 	// The client's consumer tail as it is, unchecked (response_tail_load()

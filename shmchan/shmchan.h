@@ -254,7 +254,8 @@ struct shmchan_peer {
 	int cpu; // the CPU it last waited or rang from, -1 if not known
 	bool sleeping; // its need-wakeup flag is set
 	// With tail: its consumer index of the response ring as it is (not
-	// checked), and whether it equals ours (it took every response).
+	// checked), and whether it equals ours (it took every response);
+	// without, 0 and false.
 	uint32_t taken;
 	bool all_taken;
 };
