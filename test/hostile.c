@@ -112,8 +112,10 @@
 #define HOSTILE_SLOW_BOUND_MS 8000
 // The same for a socket client: SOCK_OUTPUT_STALL_SEC (5 s, server/sock.h).
 #define HOSTILE_SOCK_STALL_BOUND_MS 12000
-// Length of the doorbell flood.
-#define HOSTILE_FLOOD_MS 4000
+// Length of the doorbell flood: two latency probes of 1 s run during it,
+// each a process that starts, connects and attaches, slowly in a sanitized
+// build on a loaded host (4 s was not always enough).
+#define HOSTILE_FLOOD_MS 8000
 // An eventfd counter's largest value: a write of it would saturate an eventfd
 // counter, and block a blocking writer.
 #define HOSTILE_EVENTFD_MAX 0xfffffffffffffffeull
