@@ -90,7 +90,9 @@ static void order_take(struct gr_api_client *c, char *order, size_t cap) {
 	long len = gr_api_client_send_recv_len(c, EMBED_STREAM_ORDER, 0, NULL, &rx);
 
 	CHECK(len >= 0 && (size_t)len < cap, "EMBED_STREAM_ORDER: %ld: %s", len, strerror(errno));
-	memcpy(order, rx, (size_t)len);
+	// None served: an empty payload, which comes as no buffer.
+	if (len > 0)
+		memcpy(order, rx, (size_t)len);
 	order[len] = '\0';
 	free(rx);
 }
