@@ -27,10 +27,16 @@
 // SHMCHAN_PROBE(name, args...): up to 12 integer or pointer arguments.
 #define SHMCHAN_PROBE(...) STAP_PROBEV(shmchan, __VA_ARGS__)
 // The semaphore of probe name, defined once in the file of the probe: its
-// name is what the probe's note refers to, so it must keep it (LTO too).
+// name is what the probe's note refers to, so it must keep it (GCC's LTO
+// too: externally_visible, which clang does not know and needs not).
+#ifdef __clang__
+#define SHMCHAN_PROBE_KEEP_NAME used
+#else
+#define SHMCHAN_PROBE_KEEP_NAME used, externally_visible
+#endif
 #define SHMCHAN_PROBE_SEMAPHORE(name)                                                              \
 	volatile unsigned short shmchan_##name##_semaphore                                         \
-		__attribute__((section(".probes"), used, externally_visible))
+		__attribute__((section(".probes"), SHMCHAN_PROBE_KEEP_NAME))
 #define SHMCHAN_PROBE_ON(name) __builtin_expect(shmchan_##name##_semaphore != 0, 0)
 #else
 #define SHMCHAN_PROBE(...) ((void)0)
