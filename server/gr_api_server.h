@@ -389,7 +389,8 @@ struct gr_api_deferred;
 // Returns the handle, which gr_api_deferred_reply() takes exactly once, or
 // NULL with errno set (logged where it is a misuse): EINVAL (ctx NULL),
 // EPERM (not in the handler serving ctx), EALREADY (this request is
-// deferred already), ENOSPC (a bound above is reached), ENOMEM.
+// deferred already), ENOSPC (a bound above is reached), ECONNRESET (the
+// client is going: answer at once), ENOMEM.
 struct gr_api_deferred *gr_api_defer(struct gr_api_ctx *ctx);
 
 // Answer a deferred request with status and len bytes of payload, copied
