@@ -305,6 +305,10 @@ pid_t api_current_pid(void) {
 	return current_ctx != NULL ? current_ctx->peer_pid : 0;
 }
 
+struct gr_api_ctx *api_current_ctx(void) {
+	return current_ctx;
+}
+
 unsigned api_handler_count(void) {
 	return n_handlers;
 }
@@ -452,6 +456,15 @@ GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *
 		);
 		return ctx == NULL ? -EINVAL : -EPERM;
 	}
+	if (ctx->deferred_now) {
+		api_misuse(
+			API_MISUSE_DEFERRED,
+			"handler %s: gr_api_send() after gr_api_defer(): refused (EPERM), the"
+			" deferred reply ends the stream",
+			ctx->handler->name
+		);
+		return -EPERM;
+	}
 	refused = response_refusal(ctx, &out, "sent");
 	if (refused != 0) {
 		// The stream's end says it to the client (api_dispatch_locked()).
@@ -509,6 +522,21 @@ int api_dispatch_locked(
 	out = handler->callback(payload, req->payload_len, ctx);
 	current_ctx = NULL;
 	SHMCHAN_PROBE(dispatch, ctx, req->id, req->type, out.status, out.len);
+	if (ctx->deferred_now) {
+		// The request stays open: gr_api_deferred_reply() answers it.
+		ctx->deferred_now = false;
+		if (out.status != 0 || out.len > 0)
+			api_misuse(
+				API_MISUSE_DEFERRED,
+				"handler %s returned a response (status %u, %u bytes) after"
+				" gr_api_defer(): not sent, the deferred reply answers",
+				handler->name,
+				out.status,
+				out.len
+			);
+		ret = 0;
+		goto done;
+	}
 	// A response the transport cannot carry is answered with an error, and
 	// so is the end of a stream one of whose responses was refused (unless
 	// the handler ends it with an error of its own): the client learns that
@@ -520,6 +548,7 @@ int api_dispatch_locked(
 		ret = api_reject_locked(ctx, req->id, refused);
 	else
 		ret = send_locked(ctx, req->id, &out);
+done:
 	ctx->handler = NULL;
 	if (!out.borrowed)
 		free(out.payload);

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 struct event_sub;
+struct deferred_client;
 
 // How a transport delivers a response. Called with the handler lock held,
 // from the thread that serves the client (main thread for sockets, a poller
@@ -32,6 +33,10 @@ struct api_transport {
 	// Make the event subscriber of a client (event.h), served by the
 	// client's thread. NULL: the transport carries no event.
 	struct event_sub *(*events_open)(struct gr_api_ctx *);
+	// Deferred replies (deferred.h) were queued for the client: make the
+	// thread that serves it call api_deferred_flush() soon. Any thread,
+	// the deferred lock held: must not block nor call into deferred.c.
+	void (*deferred_wake)(struct gr_api_ctx *);
 };
 
 // What a client did wrong in a request, or did that deserves a line, which
@@ -85,6 +90,11 @@ struct gr_api_ctx {
 	bool hello_done; // GR_HELLO accepted on this client
 	uint32_t api_version; // the version of the last accepted GR_HELLO
 	struct event_sub *events; // made at the first subscribe, freed with the client
+	// Its deferred replies (deferred.h): made at its first gr_api_defer()
+	// by its serving thread, under the deferred lock.
+	struct deferred_client *deferred;
+	bool deferred_closed; // the client is gone (deferred lock)
+	bool deferred_now; // the handler running deferred its request
 	uint32_t req_id; // id of the request being handled (for gr_api_send)
 	const struct gr_api_handler *handler; // the handler running, NULL between requests
 	// The status that ends the stream being answered: 0, or the error of a
@@ -143,6 +153,7 @@ enum api_misuse {
 	API_MISUSE_RESPONSE_NULL, // a response length with no payload
 	API_MISUSE_RESPONSE_FDS, // a response with descriptors
 	API_MISUSE_ARGUMENT, // NULL where a call needs a pointer
+	API_MISUSE_DEFERRED, // gr_api_defer() or its reply where they do not belong
 	API_MISUSES,
 };
 
@@ -153,6 +164,10 @@ enum api_misuse {
 // thread at once, then at most one line per LOG_LIMIT_INTERVAL_MS that
 // counts the others. Any thread; the caller returns the error.
 void api_misuse(enum api_misuse, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// The client whose request the calling thread's handler serves, NULL
+// outside a handler.
+struct gr_api_ctx *api_current_ctx(void);
 
 // Whether the calling thread holds the handler lock: it runs a handler or a
 // transport's send, or took gr_api_server_lock().

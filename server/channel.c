@@ -32,6 +32,7 @@
 #include "api.h"
 #include "channel.h"
 #include "channel_priv.h"
+#include "deferred.h"
 #include "event.h"
 #include "fd_budget.h"
 #include "poller.h"
@@ -76,6 +77,8 @@ static void channel_free(struct rcu_head *head) {
 	// the client's faults: say what is left of them.
 	counters_add_since(&retired, shmchan_server_stats(ch->server), &ch->retired_at);
 	api_faults_log(&ch->ctx, true);
+	// No poller reads its deferred replies any more.
+	api_deferred_release(&ch->ctx);
 	// No poller serves the channel any more: its subscriber can go.
 	event_sub_free(ch->ctx.events);
 	backlog_free(ch);
@@ -115,6 +118,9 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 	struct event_sub *events = __atomic_load_n(&ch->ctx.events, __ATOMIC_ACQUIRE);
 	if (events != NULL)
 		event_unsubscribe_all(events);
+	// Its deferred replies are dropped, and the open ones answer
+	// -ECONNRESET; the poller's last pass may still send what it took.
+	api_deferred_close(&ch->ctx);
 	cds_list_del_rcu(&ch->node);
 	cds_list_del_rcu(&ch->poller_node);
 	// Before call_rcu(): a poller section that still reads the old value

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "channel.h"
 #include "channel_priv.h"
+#include "deferred.h"
 #include "event.h"
 #include "poller.h"
 #include "config.h"
@@ -322,10 +323,17 @@ static unsigned channel_events_flush(struct channel *ch) {
 	return moved;
 }
 
+// Any thread, the deferred lock held: replies were queued for the channel.
+static void channel_deferred_wake(struct gr_api_ctx *ctx) {
+	const struct channel *ch = ctx->priv;
+	poller_wake(ch->poller);
+}
+
 const struct api_transport shm_transport = {
 	.name = "shm",
 	.send = shm_send,
 	.events_open = channel_events_open,
+	.deferred_wake = channel_deferred_wake,
 };
 
 // Whether the turn of ch, which served requests so far, has done its work:
@@ -375,6 +383,13 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	// starve the channel's requests (a full ring stops both).
 	if (ch->backlog_head == NULL)
 		events = channel_events_flush(ch);
+	// Replies its handlers deferred, answered since: before new requests,
+	// and, like events, not counted against the turn.
+	if (api_deferred_pending(&ch->ctx)) {
+		events += api_deferred_flush(&ch->ctx);
+		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+			goto flush;
+	}
 	// The turn: requests until they produced its bound of responses or
 	// bytes (each request counts for one response at least, whatever its
 	// handler sent).
@@ -503,14 +518,14 @@ static bool channel_wants_service(const struct channel *ch) {
 		return false;
 	return ch->backlog_head != NULL ||
 	       (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) ||
-	       shmchan_server_has_request(ch->server);
+	       api_deferred_pending(&ch->ctx) || shmchan_server_has_request(ch->server);
 }
 
 // May ch, which had nothing to do for CHANNEL_PARK_PASSES passes, be parked?
 // Not with responses or events waiting for room: those are retried on every
 // pass.
 static bool channel_may_park(const struct channel *ch) {
-	return ch->served && ch->backlog_head == NULL &&
+	return ch->served && ch->backlog_head == NULL && !api_deferred_pending(&ch->ctx) &&
 	       (ch->ctx.events == NULL || !event_sub_pending(ch->ctx.events));
 }
 
@@ -636,6 +651,9 @@ static bool channel_recheck(struct channel *ch, int *timeout_ms) {
 		// Events queued since the mark, which looked before the fence:
 		// served (or armed for room) on the next pass instead of slept on.
 		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events))
+			return true;
+		// Replies deferred and answered since the mark: the same.
+		if (api_deferred_pending(&ch->ctx))
 			return true;
 		return shmchan_server_has_request(ch->server);
 	}

@@ -17,9 +17,10 @@ header=$3
 map=$4
 
 # Declarations start a line with their return type (or, wrapped, with the
-# name after it); macros, typedefs and static inline helpers do not count.
+# name after it), a struct pointer too; macros, typedefs, struct
+# definitions and static inline helpers do not count.
 declared=$(awk '
-	/^[a-z_]/ && !/^(static|typedef|struct)/ && prev !~ /^static/ { print }
+	/^[a-z_]/ && !/^(static|typedef)/ && !/^struct [a-z_]+ *[{;]/ && prev !~ /^static/ { print }
 	{ prev = $0 }
 ' "$header" | grep -oE '\b(__)?gr_api_[a-z_]+\(' | tr -d '(' | sort -u)
 # nm -D prints a versioned symbol as NAME@@NODE.
@@ -44,7 +45,7 @@ fi
 # Every declaration has a comment right above it, or follows one that has
 # (a group, as gr_api_server_lock() and gr_api_server_unlock()).
 undocumented=$(awk '
-	/^[a-z_].*[ *](__)?gr_api_[a-z_]+\(/ && !/^(static|typedef|struct)/ {
+	/^[a-z_].*[ *](__)?gr_api_[a-z_]+\(/ && !/^(static|typedef)/ && !/^struct [a-z_]+ *[{;]/ {
 		if (prev !~ /^\/\// && !prev_decl)
 			print
 		prev = $0

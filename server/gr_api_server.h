@@ -362,6 +362,54 @@ pid_t gr_api_ctx_pid(const struct gr_api_ctx *ctx);
 uid_t gr_api_ctx_uid(const struct gr_api_ctx *ctx);
 gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx);
 
+// ---- Deferred replies ----
+//
+// A handler that cannot answer at once (it waits for a datapath round trip,
+// an RCU grace period, another thread's work) keeps its request open with
+// gr_api_defer() and returns. The server goes on serving this client and
+// every other; the application answers later, from any thread, with
+// gr_api_deferred_reply(). The client sees nothing but a response that
+// takes longer: responses carry the id of their request, so other requests
+// of the same client may be answered meanwhile.
+
+// Requests one client may hold open at once, and all clients together: a
+// bound on the memory a client can make the application hold by sending
+// requests it defers. Past either, gr_api_defer() fails with ENOSPC and the
+// handler answers at once (EBUSY, or by doing the work synchronously).
+#define GR_API_SERVER_DEFERRED_PER_CLIENT 1024
+#define GR_API_SERVER_DEFERRED_MAX 65536
+
+// A request kept open: what gr_api_deferred_reply() answers.
+struct gr_api_deferred;
+
+// In the handler serving ctx: keep the request it serves open. The
+// handler's own return is then not sent (return gr_api_out(0, 0, NULL); a
+// payload it returns anyway is freed and the misuse logged); responses it
+// sent with gr_api_send() before are kept, and the reply ends the stream.
+// Returns the handle, which gr_api_deferred_reply() takes exactly once, or
+// NULL with errno set (logged where it is a misuse): EINVAL (ctx NULL),
+// EPERM (not in the handler serving ctx), EALREADY (this request is
+// deferred already), ENOSPC (a bound above is reached), ECONNRESET (the
+// client is going: answer at once), ENOMEM.
+struct gr_api_deferred *gr_api_defer(struct gr_api_ctx *ctx);
+
+// Answer a deferred request with status and len bytes of payload, copied
+// before it returns. Any thread, the handler lock held or not, a handler
+// included; never blocks on the client: the thread that serves the client
+// sends the reply at its next turn. The handle is freed whatever it
+// returns. Returns 0 (queued for the client), -ECONNRESET (the client is
+// gone, or the server stopped: nothing sent, nothing left to do), or, the
+// client answered with that status instead (as for a handler's return,
+// logged): -EMSGSIZE (len above GR_API_MAX_MSG_LEN), -EINVAL (payload NULL
+// with len above 0); -ENOMEM (no memory for the payload: the client gets
+// ENOMEM with none); -EINVAL (d NULL, logged: nothing to answer).
+int gr_api_deferred_reply(
+	struct gr_api_deferred *d,
+	uint32_t status,
+	uint32_t len,
+	const void *payload
+);
+
 // ---- Events ----
 
 // Publish an event of type ev_type (of a module of the application's own)

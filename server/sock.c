@@ -363,8 +363,9 @@ static void conn_turn_taken(struct conn *conn) {
 
 // Never under the handler lock: a send that fails closes the connection
 // inside conn_serve(), which frees it after the dispatch.
-static void conn_free(struct conn *conn) {
+void conn_free(struct conn *conn) {
 	conn_turn_taken(conn);
+	conn_replies_forget(conn);
 	api_faults_log(&conn->ctx, true);
 	pthread_mutex_lock(&conns_lock);
 	event_sub_free(conn->ctx.events);

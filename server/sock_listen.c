@@ -209,7 +209,7 @@ int sock_server_init(struct event_base *base, const char *path, mode_t mode, gid
 	}
 	listening.accept_retry = evtimer_new(base, sock_on_accept_retry, NULL);
 	if (listening.accept_retry == NULL || sock_refusals_init() < 0 || sock_turns_init() < 0 ||
-	    sock_log_init() < 0) {
+	    sock_log_init() < 0 || sock_replies_init() < 0) {
 		ret = -ENOMEM;
 		LOG(ERR, "out of memory");
 		goto fail;
@@ -249,6 +249,7 @@ void sock_server_fini(void) {
 		listening.accept_retry = NULL;
 	}
 	conns_close("daemon shutting down");
+	sock_replies_fini();
 	sock_turns_fini();
 	sock_log_fini();
 	sock_refusals_fini();

@@ -70,6 +70,9 @@ struct conn {
 	uint64_t turn_pass; // the pass of the turns due it waits for
 	TAILQ_ENTRY(conn) turn_next;
 	bool serving; // conn_serve() is on the stack: it frees a CLOSED conn
+	// On the list of deferred replies due (sock_replies.c, its lock).
+	bool replies_due;
+	TAILQ_ENTRY(conn) replies_next;
 	bool lease_ended; // ctx.lease_lost was called (written under conns_lock)
 	bool peer_closed; // the client closed its end: EOF, or a socket error
 	// ctx.log_quiet: whether a fault of its client is logged was decided
@@ -134,6 +137,9 @@ void __attribute__((format(printf, 2, 3))) conn_close(struct conn *conn, const c
 // connection, or why it could not be served (out of memory: fd is closed).
 void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start);
 
+// Free a connection closed (CONN_CLOSED) and off the stack of its serve.
+void conn_free(struct conn *conn);
+
 // Close every connection (each logs reason), calling each lease_lost.
 void conns_close(const char *reason);
 
@@ -152,6 +158,23 @@ extern const struct api_transport sock_transport;
 // Move events from the client's backlog to its output while the output
 // holds less than SOCK_EVENT_OUTPUT_MAX. arg: the connection.
 void conn_events_drain(void *arg);
+
+// ---- sock_replies.c ----
+
+// The socket transport's deferred_wake (api.h): put the client's
+// connection on the list of replies due and wake the loop. Any thread.
+void sock_deferred_wake(struct gr_api_ctx *ctx);
+
+// The client of conn is gone: its deferred replies are dropped (the open
+// ones will answer -ECONNRESET) and it leaves the list. conn_free().
+void conn_replies_forget(struct conn *conn);
+
+// The loop's event of the replies due, on sock_base; from the loop's
+// thread. Returns 0 or -errno (not logged: the caller says why).
+int sock_replies_init(void);
+
+// Free that event, once every connection is closed. Idempotent.
+void sock_replies_fini(void);
 
 // ---- sock_log.c ----
 

@@ -8,17 +8,12 @@
 // until SIGTERM or SIGINT, then stops the server and exits 0 if the stop
 // returned 0, 1 otherwise.
 //
-// usage: embed_misuse_app -s SOCK [-- EAL args]
-//
-// The socket side runs on the library's thread; this program's main thread
-// waits for the signal (blocked in every thread, taken with sigwait()).
+// usage: embed_misuse_app -s SOCK [-- EAL args] (embed_app.h)
 
+#include "embed_app.h"
 #include "embed_misuse.h"
 
 #include <gr_api_server.h>
-
-#include <rte_eal.h>
-#include <rte_errno.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -29,9 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-// EAL arguments of ours, the program name among them.
-#define EAL_OWN_ARGS 9
 
 static struct gr_api_out big(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
@@ -98,69 +90,5 @@ static struct gr_api_out lock_misuse(const void *request, uint32_t len, struct g
 GR_API_HANDLER(EMBED_MISUSE_LOCK, lock_misuse);
 
 int main(int argc, char **argv) {
-	char prefix[64], runtime_dir[PATH_MAX], **eal;
-	const char *sock = NULL;
-	struct gr_api_server_conf conf;
-	int i, n = 0, ret, sig;
-	sigset_t stop;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], "-s") != 0 || i + 1 == argc) {
-			fprintf(stderr, "usage: embed_misuse_app -s SOCK [-- EAL args]\n");
-			return EXIT_FAILURE;
-		}
-		sock = argv[++i];
-	}
-	// The user's EAL arguments after ours, and the NULL.
-	eal = calloc(EAL_OWN_ARGS + argc + 1, sizeof(*eal));
-	if (sock == NULL || eal == NULL) {
-		fprintf(stderr, "usage: embed_misuse_app -s SOCK [-- EAL args]\n");
-		free(eal);
-		return EXIT_FAILURE;
-	}
-	// Every thread made from here on (EAL's, the server's) inherits the
-	// blocked signals: only sigwait() takes them.
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-
-	snprintf(prefix, sizeof(prefix), "embed_misuse_app-%d", (int)getpid());
-	eal[n++] = argv[0];
-	eal[n++] = "--no-huge";
-	eal[n++] = "--no-shconf";
-	eal[n++] = "-m";
-	eal[n++] = "64";
-	eal[n++] = "--no-pci";
-	eal[n++] = "--no-telemetry";
-	eal[n++] = "--file-prefix";
-	eal[n++] = prefix;
-	for (i++; i < argc; i++)
-		eal[n++] = argv[i];
-	eal[n] = NULL;
-	if (rte_eal_init(n, eal) < 0) {
-		fprintf(stderr, "embed_misuse_app: EAL init failed: %s\n", rte_strerror(rte_errno));
-		free(eal);
-		return EXIT_FAILURE;
-	}
-	gr_api_server_conf_init(&conf);
-	conf.sock_path = sock;
-	conf.sock_mode = 0600;
-	conf.spin_us = 0;
-	conf.log_type = "embed_misuse_app";
-	ret = gr_api_server_start(&conf);
-	if (ret < 0) {
-		fprintf(stderr, "embed_misuse_app: cannot serve %s: %s\n", sock, strerror(-ret));
-	} else {
-		while (sigwait(&stop, &sig) != 0)
-			;
-		ret = gr_api_server_stop();
-		if (ret < 0)
-			fprintf(stderr, "embed_misuse_app: stop: %s\n", strerror(-ret));
-	}
-	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	rmdir(runtime_dir);
-	free(eal);
-	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return embed_app_main(argc, argv, "embed_misuse_app", NULL);
 }

@@ -7,20 +7,14 @@
 // test/with_daemon.sh runs a daemon: it serves until SIGTERM or SIGINT,
 // then stops the server and exits 0.
 //
-// usage: embed_stream_app -s SOCK [-- EAL args]
-//
-// The socket side runs on the library's thread; this program's main thread
-// waits for the signal (blocked in every thread, taken with sigwait()).
+// usage: embed_stream_app -s SOCK [-- EAL args] (embed_app.h)
 
+#include "embed_app.h"
 #include "embed_stream.h"
 
 #include <gr_api_server.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
-
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,14 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
-// EAL arguments of ours, the program name among them.
-#define EAL_OWN_ARGS 7
 // How long EMBED_STREAM_HOLD holds at most, and how often it looks.
 #define HOLD_MAX_MS 20000
 #define HOLD_POLL_US 1000
 
-// The folder of the socket, where EMBED_STREAM_HOLD's files are.
-static char dir[PATH_MAX];
 // The order of service (handler lock held).
 static uint8_t order[EMBED_STREAM_ORDER_MAX];
 static unsigned n_order;
@@ -74,8 +64,8 @@ static struct gr_api_out hold(const void *request, uint32_t len, struct gr_api_c
 	(void)len;
 	(void)ctx;
 	order_add(req->tag);
-	snprintf(held, sizeof(held), "%s/%s", dir, EMBED_STREAM_HELD_FILE);
-	snprintf(release, sizeof(release), "%s/%s", dir, EMBED_STREAM_RELEASE_FILE);
+	snprintf(held, sizeof(held), "%s/%s", embed_app_dir(), EMBED_STREAM_HELD_FILE);
+	snprintf(release, sizeof(release), "%s/%s", embed_app_dir(), EMBED_STREAM_RELEASE_FILE);
 	f = fopen(held, "w");
 	if (f == NULL)
 		return gr_api_out(errno, 0, NULL);
@@ -105,66 +95,5 @@ static struct gr_api_out order_get(const void *request, uint32_t len, struct gr_
 GR_API_HANDLER(EMBED_STREAM_ORDER, order_get);
 
 int main(int argc, char **argv) {
-	char runtime_dir[PATH_MAX], sock_copy[PATH_MAX], **eal;
-	const char *sock = NULL;
-	struct gr_api_server_conf conf;
-	int i, n = 0, ret, sig;
-	sigset_t stop;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], "-s") != 0 || i + 1 == argc) {
-			fprintf(stderr, "usage: embed_stream_app -s SOCK [-- EAL args]\n");
-			return EXIT_FAILURE;
-		}
-		sock = argv[++i];
-	}
-	// The user's EAL arguments after ours, and the NULL.
-	eal = calloc(EAL_OWN_ARGS + argc + 1, sizeof(*eal));
-	if (sock == NULL || eal == NULL || strlen(sock) >= sizeof(sock_copy)) {
-		fprintf(stderr, "usage: embed_stream_app -s SOCK [-- EAL args]\n");
-		free(eal);
-		return EXIT_FAILURE;
-	}
-	snprintf(sock_copy, sizeof(sock_copy), "%s", sock);
-	snprintf(dir, sizeof(dir), "%s", dirname(sock_copy));
-	// Every thread made from here on (EAL's, the server's) inherits the
-	// blocked signals: only sigwait() takes them.
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-
-	eal[n++] = argv[0];
-	eal[n++] = "--no-huge";
-	eal[n++] = "--no-shconf";
-	eal[n++] = "-m";
-	eal[n++] = "64";
-	eal[n++] = "--no-pci";
-	eal[n++] = "--no-telemetry";
-	for (i++; i < argc; i++)
-		eal[n++] = argv[i];
-	eal[n] = NULL;
-	if (rte_eal_init(n, eal) < 0) {
-		fprintf(stderr, "embed_stream_app: EAL init failed: %s\n", rte_strerror(rte_errno));
-		free(eal);
-		return EXIT_FAILURE;
-	}
-	gr_api_server_conf_init(&conf);
-	conf.sock_path = sock;
-	conf.sock_mode = 0600;
-	conf.spin_us = 0;
-	conf.log_type = "embed_stream_app";
-	ret = gr_api_server_start(&conf);
-	if (ret < 0) {
-		fprintf(stderr, "embed_stream_app: cannot serve %s: %s\n", sock, strerror(-ret));
-	} else {
-		while (sigwait(&stop, &sig) != 0)
-			;
-		gr_api_server_stop();
-	}
-	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	rmdir(runtime_dir);
-	free(eal);
-	return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return embed_app_main(argc, argv, "embed_stream_app", NULL);
 }
