@@ -17,6 +17,7 @@ ImportError there, saying where it looked and how to point at it.
 
 from .constants import *  # noqa: F401,F403 (the request and event types)
 from .events import Event
+from .messages import Message, register_event, register_request
 
 # The names that need the library, and the module of each: imported when
 # first used (PEP 562), so that "import shmchan" works without the library.
@@ -27,7 +28,17 @@ _NEEDS_LIBRARY = {
     "connect": "client",
 }
 
-__all__ = ["AsyncClient", "Client", "Event", "connect", "connect_async"]
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "Event",
+    "Message",
+    "connect",
+    "connect_async",
+    "msg_type",
+    "register_event",
+    "register_request",
+]
 
 
 def __getattr__(name):

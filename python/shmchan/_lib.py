@@ -126,6 +126,11 @@ PROTOTYPES = {
         ctypes.c_int,
         [_handle, ctypes.POINTER(ctypes.POINTER(ApiEvent))],
     ),
+    "gr_api_message_register": (
+        ctypes.c_int,
+        [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_bool],
+    ),
+    "gr_api_message_name": (ctypes.c_char_p, [ctypes.c_uint32]),
     "gr_api_client_fd": (ctypes.c_int, [_handle]),
     "gr_api_client_poll_prepare": (ctypes.c_int, [_handle]),
     "gr_api_client_poll_done": (ctypes.c_int, [_handle]),
@@ -202,6 +207,11 @@ def load_fast():
 
 lib = load()
 fast = load_fast()
+# The request types registered in Python before the library was loaded
+# (shmchan.register_request()) now reach it too.
+from . import messages  # noqa: E402 (after lib: it registers into it)
+
+messages._attach(lib)
 # Named at module level: inside a class, lib.__name would be mangled.
 stream_drain = getattr(lib, "__gr_api_client_stream_drain")
 

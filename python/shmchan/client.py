@@ -9,6 +9,7 @@ import math
 import os
 
 from . import constants as C
+from . import messages
 from .events import Event
 from ._lib import (
     ApiEvent,
@@ -87,6 +88,21 @@ def _payload(data):
     if isinstance(data, bytes):
         return data
     return bytes(data)
+
+
+def _response(msg, data):
+    """The response struct of a registered request, made of its payload;
+    OSError EMSGSIZE for a payload shorter than the struct, as Grout's
+    gr_api_client_recv() answers."""
+    if msg.response is None:
+        return None
+    size = ctypes.sizeof(msg.response)
+    if len(data) < size:
+        raise OSError(
+            errno.EMSGSIZE,
+            f"{msg.name}: a response of {len(data)} bytes, shorter than its {size}-byte struct",
+        )
+    return msg.response.from_buffer_copy(data[:size])
 
 
 def connect(path=None, transport="auto", timeout=None, spin_us=None, version=None):
@@ -259,6 +275,31 @@ class Client:
         if n < 0:
             raise _error(f"request of type {req_type:#x}")
         return self._rx_view[:n].tobytes()
+
+    def request(self, req_type, payload=None, **fields):
+        """A request registered with shmchan.register_request(): its request
+        struct is payload (an instance, or bytes) or is made of the keyword
+        fields; returns the response struct (an instance; None for an empty
+        response), or, for a stream request, an iterator over them (the
+        stream's iterator: see stream()).
+
+        ValueError for a type not registered; TypeError for both a payload
+        and fields, or fields of a request without a struct.
+        """
+        msg = messages.request_message(req_type)
+        if msg is None:
+            raise ValueError(
+                f"request {req_type!r} is not registered (shmchan.register_request())"
+            )
+        if payload is not None and fields:
+            raise TypeError("request() takes a payload or its fields, not both")
+        if payload is None:
+            if msg.request is None and fields:
+                raise TypeError(f"{msg.name} has no request struct: no fields")
+            payload = msg.request(**fields) if msg.request is not None else b""
+        if msg.stream:
+            return (_response(msg, item) for item in self.stream(req_type, payload))
+        return _response(msg, self.call(req_type, payload))
 
     def ping(self):
         """GR_PING: an empty request and answer."""

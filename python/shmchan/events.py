@@ -17,6 +17,7 @@ python/tests/test_layout.py checks the structs against gr_shm.h.
 import ctypes
 
 from . import constants as C
+from . import messages
 
 
 class EventChannel(ctypes.Structure):
@@ -101,7 +102,10 @@ def decode(ev_type, payload):
     without fields (GR_SHM_EVENT_TEST: its payload is free), a type this
     package does not know, or a payload too short for its type's struct."""
     struct, decoder = _DECODERS.get(ev_type, (None, None))
-    if decoder is None or len(payload) < ctypes.sizeof(struct):
+    if decoder is None:
+        # An application's own (shmchan.register_event()), or none.
+        return messages.decode_event(ev_type, payload)
+    if len(payload) < ctypes.sizeof(struct):
         return {}
     return decoder(payload)
 
@@ -111,7 +115,8 @@ class Event:
 
     - ev_type (int) and payload (bytes, the raw payload);
     - type: the name of a known type ("channel-attached", "channel-detached",
-      "lost", "test"), or the type in hex ("0x53488005") for another;
+      "lost", "test"), of one registered with shmchan.register_event(), or
+      the type in hex ("0x53488005") for another;
     - fields: a dict of the decoded payload (see decode()), each also an
       attribute (ev.pid, ev.name, ev.count, ...).
     """
@@ -121,7 +126,9 @@ class Event:
     def __init__(self, ev_type, payload):
         self.ev_type = ev_type
         self.payload = payload
-        self.type = TYPE_NAMES.get(ev_type, f"{ev_type:#010x}")
+        self.type = (
+            TYPE_NAMES.get(ev_type) or messages.event_name(ev_type) or f"{ev_type:#010x}"
+        )
         self.fields = decode(ev_type, payload)
 
     def __getattr__(self, name):
