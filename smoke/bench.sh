@@ -70,6 +70,8 @@ SHMT_DAEMON=$builddir/main/shmchand
 SHMT_LOG_TAIL_LINES=${SHMT_LOG_TAIL_LINES:-20}
 # shellcheck source=test/lib.sh
 . test/lib.sh
+# Hundreds of Python calls: python3 resolved once.
+shmt_python_direct
 
 CELL_S=${BENCH_CELL_S:-1}
 # The pinned 16-client cells, whose fastest/slowest goal compares clients

@@ -26,35 +26,61 @@ smoke=$(cd "$(dirname "$0")" && pwd)
 BENCH_BOUND_S=300
 
 SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX")
+shmt_python_direct
 case_n=0
 
 # expect_failure MESSAGE VAR=VALUE...: bench.sh with stand-ins and the given
 # fault must fail, and its error output must hold MESSAGE (fixed string).
+# Each case runs in the background (the stand-ins mostly wait); the checks
+# come once all have ended (check_cases).
+declare -a case_messages case_faults case_pids
 expect_failure() {
-	local message=$1 dir rc=0 pid
+	local message=$1 dir
 	shift
 	case_n=$((case_n + 1))
 	dir=$SHMT_TMPDIR/case-$case_n
 	mkdir -p "$dir/state"
-	shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 \
-		BENCH_RESULTS="$dir/results" BENCH_REF_BENCH="$smoke/fake_ref_bench.py" \
-		BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
-		BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \
-		FAKE_STATE="$dir/state" "$@" \
-		"$smoke/bench.sh" "$builddir" >"$dir/out" 2>"$dir/err" || rc=$?
-	if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		cat "$dir/err" >&2
-		shmt_fail "$*: bench.sh ended with status $rc, expected a failure"
-	fi
-	if ! grep -qF -- "$message" "$dir/err"; then
-		tail -n 30 "$dir/err" >&2
-		shmt_fail "$*: bench.sh did not say '$message'"
-	fi
-	# The daemon a failed bench started is stopped by its EXIT trap.
-	while read -r pid; do
-		! shmt_running "$pid" || shmt_fail "$*: daemon $pid still runs after the bench failed"
-	done < <(sed -n 's/^bench: daemon .*, pid \([0-9]*\)$/\1/p' "$dir/err")
-	shmt_log "$*: status $rc, '$message'"
+	case_messages[case_n]=$message
+	case_faults[case_n]="$*"
+	(
+		rc=0
+		shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_LOADED_SCENARIOS="quiet" \
+			BENCH_RESULTS="$dir/results" BENCH_REF_BENCH="$smoke/fake_ref_bench.py" \
+			BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
+			BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \
+			FAKE_STATE="$dir/state" "$@" \
+			"$smoke/bench.sh" "$builddir" >"$dir/out" 2>"$dir/err" || rc=$?
+		echo "$rc" >"$dir/rc"
+	) &
+	case_pids[case_n]=$!
+}
+
+# check_cases: wait for every case, then check each as expect_failure says.
+check_cases() {
+	local n dir rc pid message fault
+	for n in "${!case_pids[@]}"; do
+		wait "${case_pids[n]}" || true
+	done
+	for n in "${!case_pids[@]}"; do
+		dir=$SHMT_TMPDIR/case-$n
+		message=${case_messages[n]}
+		fault=${case_faults[n]}
+		rc=$(cat "$dir/rc" 2>/dev/null || echo missing)
+		if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$rc" = 137 ] || [ "$rc" = missing ]; then
+			cat "$dir/err" >&2
+			shmt_fail "$fault: bench.sh ended with status $rc, expected a failure"
+		fi
+		if ! grep -qF -- "$message" "$dir/err"; then
+			tail -n 30 "$dir/err" >&2
+			shmt_fail "$fault: bench.sh did not say '$message'"
+		fi
+		# The daemon a failed bench started is stopped by its EXIT trap.
+		while read -r pid; do
+			! shmt_running "$pid" ||
+				shmt_fail "$fault: daemon $pid still runs after the bench failed"
+		done < <(sed -n 's/^bench: daemon .*, pid \([0-9]*\)$/\1/p' "$dir/err")
+		shmt_log "$fault: status $rc, '$message'"
+	done
 }
 
 expect_failure "bench: FAIL: ref_bench syscall crashed: killed by SIGSEGV" FAKE_REF_CRASH=syscall
@@ -67,6 +93,7 @@ expect_failure "during ping2_perf memfd spinning d32 c1 z64: killed by SIGKILL" 
 	FAKE_PERF_KILL_DAEMON="-t shm -d 32 -c 1"
 # python/bench.py's output without a transport: the report says which file.
 expect_failure "headline.json: no 'c_socket'" FAKE_PERF_BAD="--rounds 1"
+check_cases
 grep -qF "bench: FAIL: the daemon (pid" "$SHMT_TMPDIR/case-5/err" ||
 	shmt_fail "the daemon's death was not reported as such: $(tail -n 5 "$SHMT_TMPDIR/case-5/err")"
 

@@ -26,6 +26,9 @@
 LOADED_SCENARIOS=(quiet busy-1 busy-1x busy-2x cc-1x cc-2x servers-1 servers-2)
 # BENCH_QUICK (bench.sh sets LOADED_QUICK): one scenario of each kind.
 [ "${LOADED_QUICK:-0}" = 0 ] || LOADED_SCENARIOS=(busy-1 cc-1x servers-1)
+# BENCH_LOADED_SCENARIOS: these (space-separated) instead, as the
+# benchmark's self-tests choose the few their stand-ins need.
+[ -z "${BENCH_LOADED_SCENARIOS:-}" ] || read -ra LOADED_SCENARIOS <<<"$BENCH_LOADED_SCENARIOS"
 LOADED_ROUNDS=2
 # The occasional calls: ping2_perf --gap's default rounds (4 s of silence
 # per gap and transport: about 200 calls after 20 ms, 13 after 300 ms).

@@ -33,6 +33,7 @@ RETRY_S=3600
 GOAL_TRIES=3
 
 SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX")
+shmt_python_direct
 mkdir "$SHMT_TMPDIR/state"
 results=$SHMT_TMPDIR/results
 rc=0

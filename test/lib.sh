@@ -189,7 +189,29 @@ shmt_tmpdir() {
 	if [ -z "$SHMT_TMPDIR" ]; then
 		SHMT_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/shmt-$SHMT_NAME.XXXXXX") ||
 			shmt_fail "mktemp failed"
+		shmt_python_direct
 	fi
+}
+
+# python3 resolved once, for a script that calls it many times: a version
+# manager's shim (pyenv's) runs a shell and a lookup at each call, which
+# costs seconds a call on a loaded host. The interpreter it finds goes first
+# on PATH, as python3, in the test's folder; "#!/usr/bin/env python3" finds
+# it too. Does nothing when python3 is not a script.
+shmt_python_direct() {
+	local found real
+	[ -z "${SHMT_PYTHON_DIRECT:-}" ] || return 0
+	SHMT_PYTHON_DIRECT=1
+	found=$(command -v python3) || return 0
+	case $(head -c 4 "$found" 2>/dev/null | od -An -c | tr -d ' ') in
+	177ELF) return 0 ;;
+	esac
+	real=$(python3 -c 'import sys; print(sys.executable)') || return 0
+	[ -x "$real" ] || return 0
+	shmt_tmpdir
+	mkdir -p "$SHMT_TMPDIR/python-bin"
+	ln -sf "$real" "$SHMT_TMPDIR/python-bin/python3"
+	PATH=$SHMT_TMPDIR/python-bin:$PATH
 }
 
 # Free 2 MB pages a daemon with hugepages wants: its own EAL memory takes a
