@@ -116,7 +116,7 @@ static pid_t fill_as(uid_t uid, int result_fd, const int release[2]) {
 		return pid;
 	close(release[1]);
 	struct fill_result r = {0};
-	struct gr_api_client *c;
+	struct gr_api_client *c, *last_shm = NULL;
 	char byte;
 
 	CHECK(setresgid(uid, uid, uid) == 0 && setresuid(uid, uid, uid) == 0,
@@ -127,6 +127,7 @@ static pid_t fill_as(uid_t uid, int result_fd, const int release[2]) {
 	for (unsigned n = 0; n < FILL_MAX && (c = connect_on(GR_API_TRANSPORT_AUTO)) != NULL; n++) {
 		if (gr_api_client_transport(c) == GR_API_TRANSPORT_SHM) {
 			r.on_shm++;
+			last_shm = c;
 			continue;
 		}
 		r.on_socket++;
@@ -134,6 +135,32 @@ static pid_t fill_as(uid_t uid, int result_fd, const int release[2]) {
 			r.attach_enfile = true;
 	}
 	r.last_errno = errno;
+	// The room was a whole number of clients with channels (it depends on
+	// what the daemon held at start): none was left for a connection
+	// without one. Give one channel client back and take one socket
+	// client: the room is then a connection and less than a channel, and
+	// the next client connects but its attach is refused.
+	if (r.on_socket == 0 && r.last_errno == ENFILE && last_shm != NULL) {
+		CHECK(gr_api_client_disconnect(last_shm) == 0, "disconnect: %s", strerror(errno));
+		r.on_shm--;
+		// The daemon counts the channel's descriptors back once it has
+		// freed them, after its grace period: a socket client admitted
+		// before then would take the room of the connection alone.
+		usleep(SETTLE_WAIT_MS * 1000);
+		c = connect_on(GR_API_TRANSPORT_SOCKET);
+		CHECK(c != NULL, "a socket client after a channel client left: %s", strerror(errno)
+		);
+		while ((c = connect_on(GR_API_TRANSPORT_AUTO)) != NULL) {
+			if (gr_api_client_transport(c) == GR_API_TRANSPORT_SHM) {
+				r.on_shm++;
+				continue;
+			}
+			r.on_socket++;
+			if (strstr(gr_api_client_transport_reason(c), strerror(ENFILE)) != NULL)
+				r.attach_enfile = true;
+		}
+		r.last_errno = errno;
+	}
 	CHECK(write(result_fd, &r, sizeof(r)) == sizeof(r), "write: %s", strerror(errno));
 	(void)!read(release[0], &byte, 1);
 	_exit(EXIT_SUCCESS);
