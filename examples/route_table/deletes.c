@@ -47,6 +47,8 @@ struct pending_delete {
 static TAILQ_HEAD(, pending_delete) pending = TAILQ_HEAD_INITIALIZER(pending);
 static struct gr_api_deferred *hold_reply;
 static uint64_t n_pending, n_done, n_freed;
+// Written by the loop outside the lock: atomic.
+static uint64_t n_lost;
 
 static int wake_fd = -1;
 static struct event *wake_event, *check_timer;
@@ -61,6 +63,10 @@ uint64_t deletes_done(void) {
 
 uint64_t nexthops_freed(void) {
 	return n_freed;
+}
+
+uint64_t replies_lost(void) {
+	return __atomic_load_n(&n_lost, __ATOMIC_RELAXED);
 }
 
 // Wake the loop (any thread): a counter add, never blocking.
@@ -162,6 +168,8 @@ reply(struct gr_api_deferred *d,
       const char *what) {
 	int ret = gr_api_deferred_reply(d, status, len, payload);
 
+	if (ret == -ECONNRESET)
+		__atomic_fetch_add(&n_lost, 1, __ATOMIC_RELAXED);
 	if (ret < 0)
 		RT_LOG(NOTICE, "%s answered to no one: %s", what, strerror(-ret));
 }

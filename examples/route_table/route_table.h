@@ -114,3 +114,4 @@ void deletes_fini(void);
 uint64_t deletes_pending(void);
 uint64_t deletes_done(void);
 uint64_t nexthops_freed(void);
+uint64_t replies_lost(void); // the client gone (any thread)

@@ -83,8 +83,11 @@ GR_REQ(ROUTE_TABLE_ROUTE_DEL, struct route_table_prefix, struct route_table_rout
 GR_REQ(ROUTE_TABLE_ROUTE_LOOKUP, struct route_table_prefix, struct route_table_route);
 
 // Every route of a family (or of both, family 0: IPv4 first) as a stream,
-// one struct route_table_route a response, each family in ascending order
-// of address, then of prefix length; ended by an empty response.
+// one struct route_table_route a response, ended by an empty response. In
+// each family, the rib's order: a prefix comes after every prefix it
+// covers, and before those whose addresses are all higher (ascending order
+// of the last address a prefix covers, the longer prefix first); the
+// default route last.
 #define ROUTE_TABLE_ROUTE_LIST GR_MSG_TYPE(ROUTE_TABLE_MODULE, 0x0005)
 struct route_table_route_list_req {
 	uint8_t family; // 0, ROUTE_TABLE_AF_IP4 or ROUTE_TABLE_AF_IP6
@@ -102,6 +105,7 @@ struct route_table_stats_resp {
 	uint64_t deletes_pending; // out of the tables, waiting for their grace period
 	uint64_t deletes_done; // answered after their grace period
 	uint64_t nexthops_freed; // after the grace period of their last route's delete
+	uint64_t replies_lost; // deferred answers (deletes, holds) whose client had left
 	uint64_t lookups; // by the workers, all together
 	uint64_t lookup_hits; // those that found a route and read its nexthop
 	uint64_t nexthop_mismatches; // a nexthop read that was not the route's: never

@@ -332,8 +332,10 @@ static struct gr_api_out route_lookup(const void *request, uint32_t len, struct 
 }
 GR_API_HANDLER(ROUTE_TABLE_ROUTE_LOOKUP, route_lookup);
 
-// One response a route, from the rib, which keeps them in ascending order.
-// Returns 0, or the -errno of gr_api_send() (the client is gone).
+// One response a route, in the rib's order: a walk in post order gives
+// every prefix after those it covers, and the default route, which it
+// leaves out, comes last. Returns 0, or the -errno of gr_api_send() (the
+// client is gone).
 static int list4(struct gr_api_ctx *ctx) {
 	struct rte_rib *rib = rte_fib_get_rib(fib4);
 	struct route_table_route r = {.dest.family = ROUTE_TABLE_AF_IP4};
@@ -352,7 +354,12 @@ static int list4(struct gr_api_ctx *ctx) {
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	node = rte_rib_lookup_exact(rib, 0, 0);
+	if (node == NULL)
+		return 0;
+	rte_rib_get_nh(node, &nh);
+	r = (struct route_table_route){.dest.family = ROUTE_TABLE_AF_IP4, .nh_id = (uint32_t)nh};
+	return gr_api_send(ctx, sizeof(r), &r);
 }
 
 static int list6(struct gr_api_ctx *ctx) {
@@ -372,7 +379,12 @@ static int list6(struct gr_api_ctx *ctx) {
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	node = rte_rib6_lookup_exact(rib, any, 0);
+	if (node == NULL)
+		return 0;
+	rte_rib6_get_nh(node, &nh);
+	r = (struct route_table_route){.dest.family = ROUTE_TABLE_AF_IP6, .nh_id = (uint32_t)nh};
+	return gr_api_send(ctx, sizeof(r), &r);
 }
 
 static struct gr_api_out route_list(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
@@ -415,6 +427,7 @@ static struct gr_api_out stats(const void *request, uint32_t len, struct gr_api_
 	resp->deletes_pending = deletes_pending();
 	resp->deletes_done = deletes_done();
 	resp->nexthops_freed = nexthops_freed();
+	resp->replies_lost = replies_lost();
 	workers_totals(&resp->lookups, &resp->lookup_hits, &resp->nexthop_mismatches);
 	return gr_api_out(0, sizeof(*resp), resp);
 }
