@@ -87,6 +87,21 @@ static void expect_counts(
 	CHECK(s.nexthop_mismatches == 0, "a worker read a freed nexthop");
 }
 
+// Wait until the application's loop has looked at the deletes waiting
+// twice more (a look under way when the delete came may have missed it):
+// a delete it could complete would be complete by then.
+static void wait_grace_checks(struct gr_api_client *c) {
+	struct route_table_stats_resp start, s;
+	unsigned polls = 0;
+
+	rt_stats(c, &start);
+	do {
+		CHECK(polls++ < COMPLETION_POLLS, "the loop never looked at the deletes");
+		usleep(COMPLETION_POLL_US);
+		rt_stats(c, &s);
+	} while (s.grace_checks < start.grace_checks + 2);
+}
+
 static void grace(struct gr_api_client *c) {
 	struct route_table_stats_resp before;
 	struct route_table_route r;
@@ -103,6 +118,8 @@ static void grace(struct gr_api_client *c) {
 	// Answered while the delete waits: the route is out of the table,
 	// its nexthop still there.
 	expect_counts(c, &before, 1, 0, 0);
+	wait_grace_checks(c);
+	expect_counts(c, &before, 1, 0, 0);
 	CHECK(rt_lookup(c, "10.7.1.1", &r) == ENOENT, "the deleted route is out of the table");
 	expect_no_reply(c, id);
 	CHECK(rt_hold(c, false) == 0, "release the workers");
@@ -116,6 +133,8 @@ static void grace(struct gr_api_client *c) {
 	CHECK(rt_hold(c, true) == 0, "hold the workers again");
 	id2 = send_delete(c, "10.8.0.0", 16);
 	id3 = send_delete(c, "2001:db8:9::", 48);
+	expect_counts(c, &before, 2, 1, 1);
+	wait_grace_checks(c);
 	expect_counts(c, &before, 2, 1, 1);
 	expect_no_reply(c, id2);
 	expect_no_reply(c, id3);

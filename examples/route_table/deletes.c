@@ -46,7 +46,7 @@ struct pending_delete {
 // first, the hold waiting for its answer, and the counts.
 static TAILQ_HEAD(, pending_delete) pending = TAILQ_HEAD_INITIALIZER(pending);
 static struct gr_api_deferred *hold_reply;
-static uint64_t n_pending, n_done, n_freed;
+static uint64_t n_pending, n_done, n_freed, n_checks;
 // Written by the loop outside the lock: atomic.
 static uint64_t n_lost;
 
@@ -63,6 +63,10 @@ uint64_t deletes_done(void) {
 
 uint64_t nexthops_freed(void) {
 	return n_freed;
+}
+
+uint64_t grace_checks(void) {
+	return n_checks;
 }
 
 uint64_t replies_lost(void) {
@@ -190,6 +194,8 @@ static void deletes_check(evutil_socket_t fd, short what, void *arg) {
 	if (fd >= 0 && read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		RT_LOG(ERR, "cannot read the loop's wake-up: %s", strerror(errno));
 	gr_api_server_lock();
+	if (!TAILQ_EMPTY(&pending))
+		n_checks++;
 	// Oldest first: tokens grow, so the first that has not ended stops
 	// the walk.
 	while ((del = TAILQ_FIRST(&pending)) != NULL &&

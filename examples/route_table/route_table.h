@@ -114,4 +114,5 @@ void deletes_fini(void);
 uint64_t deletes_pending(void);
 uint64_t deletes_done(void);
 uint64_t nexthops_freed(void);
+uint64_t grace_checks(void);
 uint64_t replies_lost(void); // the client gone (any thread)

@@ -105,6 +105,7 @@ struct route_table_stats_resp {
 	uint64_t deletes_pending; // out of the tables, waiting for their grace period
 	uint64_t deletes_done; // answered after their grace period
 	uint64_t nexthops_freed; // after the grace period of their last route's delete
+	uint64_t grace_checks; // looks of the application's loop at the deletes waiting
 	uint64_t replies_lost; // deferred answers (deletes, holds) whose client had left
 	uint64_t lookups; // by the workers, all together
 	uint64_t lookup_hits; // those that found a route and read its nexthop

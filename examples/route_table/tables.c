@@ -427,6 +427,7 @@ static struct gr_api_out stats(const void *request, uint32_t len, struct gr_api_
 	resp->deletes_pending = deletes_pending();
 	resp->deletes_done = deletes_done();
 	resp->nexthops_freed = nexthops_freed();
+	resp->grace_checks = grace_checks();
 	resp->replies_lost = replies_lost();
 	workers_totals(&resp->lookups, &resp->lookup_hits, &resp->nexthop_mismatches);
 	return gr_api_out(0, sizeof(*resp), resp);
