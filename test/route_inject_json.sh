@@ -3,9 +3,10 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # route_inject feeds examples/route_table on each transport, one route a
-# request and pipelined, and its --json line says what it did: the
-# transport it used, the routes the table gained, a rate. --reference makes
-# the same insertions in its own process, with no server.
+# request and pipelined, and lists it back (--list); its --json line says
+# what it did: the transport it used, the routes the table gained or sent,
+# a rate. --reference makes the same insertions in its own process, with
+# no server.
 #
 #   route_inject_json.sh ROUTE_TABLE_BIN ROUTE_INJECT_BIN
 set -eu
@@ -35,10 +36,16 @@ PY
 start_daemon -r 65536 -R 16384 -p 1000
 line=$(shmt_run_bounded 60 "$inject" -s "$SHMT_SOCK" -n "$count4" -t shm --json) ||
 	shmt_fail "route_inject -t shm failed"
-check_json "$line" transport=shm family=4 count=$count4 installed=$count4 depth=1
+check_json "$line" mode=add transport=shm family=4 count=$count4 installed=$count4 depth=1
 line=$(shmt_run_bounded 60 "$inject" -6 -s "$SHMT_SOCK" -n "$count6" -d 16 -t socket --json) ||
 	shmt_fail "route_inject -6 -t socket -d 16 failed"
 check_json "$line" transport=socket family=6 count=$count6 installed=$count6 depth=16
+# The table listed back, on each transport: every route of the family.
+for transport in shm socket; do
+	line=$(shmt_run_bounded 60 "$inject" -s "$SHMT_SOCK" --list -t $transport --json) ||
+		shmt_fail "route_inject --list -t $transport failed"
+	check_json "$line" mode=list transport=$transport family=4 count=$count4
+done
 # The same routes again: the table has them, and says so.
 if shmt_run_bounded 60 "$inject" -s "$SHMT_SOCK" -n 10 -t shm --json 2>/dev/null; then
 	shmt_fail "route_inject succeeded with routes the table has"

@@ -5,11 +5,12 @@
 // as Grout's route injector does for Grout: nexthops first, then COUNT
 // routes of a real table's prefix lengths (route_gen.h), one request a
 // route, DEPTH of them in flight, on the client library's transport.
-// --reference makes the same insertions into tables of its own process.
+// --reference makes the same insertions into tables of its own process;
+// --list times the stream of every route of the family instead.
 //
 // usage: route_inject [-4|-6] [-s SOCK] [-n COUNT] [-d DEPTH]
 //                     [-t auto|shm|socket] [--seed N] [--json]
-//                     [--reference [-r MAX_ROUTES]]
+//                     [--reference [-r MAX_ROUTES] | --list]
 
 #include "fib_conf.h"
 #include "route_inject.h"
@@ -39,7 +40,7 @@ double inject_now(void) {
 static int usage(int status) {
 	fprintf(stderr,
 		"usage: route_inject [-4|-6] [-s SOCK] [-n COUNT] [-d DEPTH] [-t auto|shm|socket]\n"
-		"                    [--seed N] [--json] [--reference [-r MAX_ROUTES]]\n"
+		"                    [--seed N] [--json] [--reference [-r MAX_ROUTES] | --list]\n"
 		"  -4, -6        IPv4 (default) or IPv6 routes\n"
 		"  -s SOCK       route_table's socket (default %s)\n"
 		"  -n COUNT      routes to add (default %u)\n"
@@ -49,6 +50,7 @@ static int usage(int status) {
 		"  --seed N      order of the prefix lengths; 0 (default) is Grout's\n"
 		"  --json        one line of JSON\n"
 		"  --reference   the same insertions into tables of this process, no server\n"
+		"  --list        list the family's routes instead, and time the stream\n"
 		"  -r N          routes --reference's table holds (default route_table's: %u, "
 		"%u)\n",
 		DEFAULT_SOCK,
@@ -68,10 +70,11 @@ static int number(const char *s, unsigned long long max, unsigned long long *n) 
 }
 
 static int parse(int argc, char **argv, struct inject_opts *o) {
-	enum { OPT_JSON = 256, OPT_REFERENCE, OPT_SEED };
+	enum { OPT_JSON = 256, OPT_REFERENCE, OPT_SEED, OPT_LIST };
 	static const struct option longs[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"reference", no_argument, NULL, OPT_REFERENCE},
+		{"list", no_argument, NULL, OPT_LIST},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -124,6 +127,9 @@ static int parse(int argc, char **argv, struct inject_opts *o) {
 		case OPT_REFERENCE:
 			o->reference = true;
 			break;
+		case OPT_LIST:
+			o->list = true;
+			break;
 		case OPT_SEED:
 			if (number(optarg, UINT64_MAX, &n) < 0)
 				return usage(-1);
@@ -139,10 +145,10 @@ static int parse(int argc, char **argv, struct inject_opts *o) {
 	if (o->max_routes == 0)
 		o->max_routes = o->family == ROUTE_TABLE_AF_IP4 ? FIB4_DEFAULT_MAX_ROUTES
 								: FIB6_DEFAULT_MAX_ROUTES;
-	return optind == argc ? 0 : usage(-1);
+	return optind == argc && !(o->list && o->reference) ? 0 : usage(-1);
 }
 
-static struct gr_api_client *client_connect(const struct inject_opts *o) {
+struct gr_api_client *inject_connect(const struct inject_opts *o) {
 	struct gr_api_client_opts copts = {.transport = GR_API_TRANSPORT_AUTO};
 	struct gr_api_client *c;
 
@@ -250,7 +256,7 @@ static int run_client(
 	uint32_t *installed
 ) {
 	struct route_table_stats_resp before, after;
-	struct gr_api_client *c = client_connect(o);
+	struct gr_api_client *c = inject_connect(o);
 	double start;
 	int ret = -1;
 
@@ -283,7 +289,7 @@ int main(int argc, char **argv) {
 
 	if (parse(argc, argv, &o) < 0)
 		return EXIT_FAILURE;
-	if (!o.json) {
+	if (!o.json && !o.list) {
 		route_gen_init(&gen, o.family, o.seed);
 		printf("injecting %u %s routes over %u nexthops, %u in flight\n",
 		       o.count,
@@ -300,6 +306,9 @@ int main(int argc, char **argv) {
 	if (o.reference) {
 		ret = inject_reference(&o, &seconds);
 		installed = o.count;
+	} else if (o.list) {
+		ret = inject_list(&o, &seconds, &transport, &installed);
+		o.count = installed;
 	} else {
 		ret = run_client(&o, &seconds, &transport, &installed);
 	}
@@ -312,9 +321,11 @@ int main(int argc, char **argv) {
 	}
 	rate = seconds > 0 ? o.count / seconds : 0;
 	if (o.json)
-		printf("{\"tool\": \"route_inject\", \"family\": %u, \"count\": %u, \"depth\": %u, "
+		printf("{\"tool\": \"route_inject\", \"mode\": \"%s\", \"family\": %u, "
+		       "\"count\": %u, \"depth\": %u, "
 		       "\"transport\": \"%s\", \"seed\": %llu, \"nexthops\": %u, "
 		       "\"installed\": %u, \"seconds\": %.6f, \"routes_per_s\": %.1f}\n",
+		       o.list ? "list" : "add",
 		       o.family,
 		       o.count,
 		       o.depth,
@@ -325,6 +336,11 @@ int main(int argc, char **argv) {
 		       seconds,
 		       rate);
 	else
-		printf("total time: %.3fs (%.1f routes/s) over %s\n", seconds, rate, transport);
+		printf("%s: %u routes in %.3fs (%.1f routes/s) over %s\n",
+		       o.list ? "listed" : "added",
+		       o.count,
+		       seconds,
+		       rate,
+		       transport);
 	return EXIT_SUCCESS;
 }

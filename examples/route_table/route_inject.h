@@ -3,7 +3,7 @@
 
 // route_inject: what its files share (route_inject.c: options, the client
 // run and the report; route_inject_reference.c: the same insertions into
-// tables of its own process).
+// tables of its own process; route_inject_list.c: the table listed).
 
 #pragma once
 
@@ -20,6 +20,7 @@ struct inject_opts {
 	const char *transport; // auto, shm or socket
 	bool json;
 	bool reference;
+	bool list; // list the table instead
 	uint64_t seed;
 	uint32_t max_routes; // of --reference's tables
 };
@@ -28,6 +29,21 @@ struct inject_opts {
 // route_table's, in this process; sets *seconds to the insertions' time.
 // Returns 0, or -1 with the reason printed.
 int inject_reference(const struct inject_opts *opts, double *seconds);
+
+struct gr_api_client;
+
+// Connect to opts->sock on opts->transport; NULL with the reason printed.
+struct gr_api_client *inject_connect(const struct inject_opts *opts);
+
+// List the routes of opts->family; sets *seconds to the stream's time,
+// *transport to the one used and *listed to the routes received. Returns
+// 0, or -1 with the reason printed.
+int inject_list(
+	const struct inject_opts *opts,
+	double *seconds,
+	const char **transport,
+	uint32_t *listed
+);
 
 // Seconds of the monotonic clock.
 double inject_now(void);
