@@ -26,8 +26,8 @@
 
 #define DEFAULT_SOCK "/tmp/route_table.sock"
 #define DEFAULT_COUNT 10000
-// Requests in flight at most: a client's share of the server's deferred
-// and ring bounds is far above, this keeps the id ring small.
+// Requests in flight at most: far past what a request ring holds, where
+// more would only wait.
 #define DEPTH_MAX 4096
 
 double inject_now(void) {

@@ -204,7 +204,8 @@ struct nexthop *nexthop_release(uint32_t nh_id) {
 }
 
 void nexthop_free(struct nexthop *nh) {
-	nh->id = NEXTHOP_POISON;
+	// Atomic: a plain store before free() is one the compiler may drop.
+	__atomic_store_n(&nh->id, NEXTHOP_POISON, __ATOMIC_RELAXED);
 	free(nh);
 }
 
