@@ -149,7 +149,10 @@ static int parse(int argc, char **argv, struct inject_opts *o) {
 }
 
 struct gr_api_client *inject_connect(const struct inject_opts *o) {
-	struct gr_api_client_opts copts = {.transport = GR_API_TRANSPORT_AUTO};
+	struct gr_api_client_opts copts = {
+		.transport = GR_API_TRANSPORT_AUTO,
+		.spin_us = GR_API_CLIENT_SPIN_ADAPTIVE, // as gr_api_client_connect()
+	};
 	struct gr_api_client *c;
 
 	if (strcmp(o->transport, "shm") == 0)
