@@ -26,6 +26,11 @@ ROUTES_DEPTHS=(1 32)
 ROUTES_TRANSPORTS=(shm socket)
 # route_table's IPv4 table: the routes and room to spare (its -r).
 ROUTES_TABLE=$((ROUTES_N + ROUTES_N / 4 + 1024))
+# route_table's worker looks routes up in bursts with this pause between
+# them (its -p): a datapath with traffic to spare, which leaves the CPU it
+# shares with the control path on a small host; a worker that spins takes a
+# CPU of its own, which a 2-CPU host cannot give it.
+ROUTES_WORKER_PAUSE_US=${BENCH_ROUTES_WORKER_PAUSE_US:-1000}
 # route_table serves its socket within this bound.
 ROUTES_WAIT_S=30
 routes_app=$builddir/examples/route_table/route_table
@@ -45,7 +50,7 @@ routes_start() {
 	local polls=$((ROUTES_WAIT_S * SHMT_POLLS_PER_S))
 	routes_sock=$SHMT_TMPDIR/route_table.sock
 	rm -f "$routes_sock"
-	shmt_spawn "$routes_app" -s "$routes_sock" -r "$ROUTES_TABLE" -- \
+	shmt_spawn "$routes_app" -s "$routes_sock" -r "$ROUTES_TABLE" -p "$ROUTES_WORKER_PAUSE_US" -- \
 		--file-prefix "$SHMT_PREFIX-routes" >>"$results/routes-app.log" 2>&1
 	routes_pid=$SHMT_SPAWNED
 	until [ -S "$routes_sock" ]; do
