@@ -53,6 +53,7 @@ routes_start() {
 	shmt_spawn "$routes_app" -s "$routes_sock" -r "$ROUTES_TABLE" -p "$ROUTES_WORKER_PAUSE_US" -- \
 		--file-prefix "$SHMT_PREFIX-routes" >>"$results/routes-app.log" 2>&1
 	routes_pid=$SHMT_SPAWNED
+	echo "bench: route_table, pid $routes_pid" >&2
 	until [ -S "$routes_sock" ]; do
 		shmt_running "$routes_pid" ||
 			shmt_fail "route_table died: $(tail -n 3 "$results/routes-app.log")"
