@@ -166,6 +166,8 @@ trap 'shmt_fail "unexpected failure (status $?) at line $LINENO of $0: $BASH_COM
 . smoke/bench_lib.sh
 # shellcheck source=smoke/bench_loaded.sh
 . smoke/bench_loaded.sh
+# shellcheck source=smoke/bench_routes.sh
+. smoke/bench_routes.sh
 
 # ---- the references ----
 
@@ -311,10 +313,11 @@ shared_cells=4
 # Every step: the references (at the start, between the daemons, at the end),
 # the goal triples and pairs, the matrix, the cell with both ends sleeping, the idle
 # cost, the pinned cells, the idle channels, the occasional calls (C and
-# Python), the headline's calls, the loaded host, the two strace runs, the report.
+# Python), the headline's calls, the loaded host, the route table, the two
+# strace runs, the report.
 n_steps=$((${#start_refs[@]} + 2 * ${#goal_ref_specs[@]} + GOAL_ROUNDS * (${#goal_specs[@]} + 1) +
 	matrix_cells + 1 + 1 + pinned_cells + shared_cells + IDLE_CHANNEL_ROUNDS * ${#idle_channel_counts[@]} +
-	2 + 1 + ${#LOADED_SCENARIOS[@]} + 2 + 1))
+	2 + 1 + ${#LOADED_SCENARIOS[@]} + routes_steps + 2 + 1))
 memzone_reason=
 
 # What the machine is and was doing: the report says what it ran on and how
@@ -556,6 +559,7 @@ check_output headline "$results/headline.json" "bench.py"
 daemon_check "the headline calls"
 stop_daemon
 loaded_all
+routes_all
 
 goal_refs end
 

@@ -130,6 +130,16 @@ SCHEMAS = {
         ("ring_ns", _side_ns, "p50, min and max above 0"),
         ("shm_ns", _side_ns, "p50, min and max above 0"),
     ],
+    "routes": [
+        ("tool", lambda v: v == "route_inject", "'route_inject'"),
+        ("mode", lambda v: v in ("add", "list"), "'add' or 'list'"),
+        ("count", _positive, "a number of routes"),
+        ("installed", _non_negative, "a number of routes"),
+        ("depth", _positive, "a depth"),
+        ("transport", lambda v: v in ("shm", "socket", "reference"), "shm, socket or reference"),
+        ("seconds", _positive, "a duration above 0"),
+        ("routes_per_s", _positive, "a rate above 0"),
+    ],
     "gap": [
         ("mode", lambda v: v == "gap", "'gap'"),
         ("seconds", _positive, "a duration above 0"),

@@ -67,9 +67,9 @@ run_tool() {
 
 # The field each kind of output must have, a number: a reference's time per
 # operation, a cell's rate, the idle run's daemon CPU time, the occasional
-# calls' length, the headline's rounds.
+# calls' length, the headline's rounds, the route table's rate.
 declare -A output_key=([ref]=ns_per_op [cell]=calls_per_s [idle]=daemon_cpu_ns [gap]=seconds
-	[headline]=rounds [beside]=ratio_p50)
+	[headline]=rounds [beside]=ratio_p50 [routes]=routes_per_s)
 NUMBER_RE='-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
 
 # check_output KIND FILE WHAT: fail unless FILE is a JSON object with

@@ -37,7 +37,7 @@ shmt_python_direct
 mkdir "$SHMT_TMPDIR/state"
 results=$SHMT_TMPDIR/results
 rc=0
-shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_RESULTS="$results" \
+shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_ROUTES_N=20000 BENCH_RESULTS="$results" \
 	BENCH_RETRY_S="$RETRY_S" BENCH_GOAL_TRIES="$GOAL_TRIES" \
 	BENCH_REF_BENCH="$smoke/fake_ref_bench.py" BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" \
 	BENCH_GAP_PY="$smoke/fake_ping2_perf.py" BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \
@@ -116,7 +116,27 @@ PY
 left=$(pgrep -f "loaded-cc.c|while :; do :; done|$results" || true)
 [ -z "$left" ] || shmt_fail "the loaded host left processes running: $(ps -o pid,args -p "$left")"
 
+# The route table: real route_table and route_inject (20 000 routes), each
+# run whole, its section and goals in the report, no route_table left.
+python3 - "$results/summary.json" <<'PY' || shmt_fail "summary.json: wrong route table"
+import json, sys
+s = json.load(open(sys.argv[1]))
+runs = s["routes"]
+want = {"reference", "shm-d1", "shm-d32", "socket-d1", "socket-d32", "list-shm", "list-socket"}
+if set(runs) != want:
+    sys.exit(f"route runs {sorted(runs)}")
+if any(r["count"] != 20000 or r["routes_per_s"] <= 0 for r in runs.values()):
+    sys.exit(f"route runs {runs}")
+if sum(1 for g in s["goals"] if g["goal"].startswith("route table:")) != 4:
+    sys.exit("not the route table's four goals")
+PY
+while read -r pid; do
+	! shmt_running "$pid" || shmt_fail "route_table $pid still runs after the bench"
+done < <(sed -n 's/^bench: route_table, pid \([0-9]*\)$/\1/p' "$SHMT_TMPDIR/err")
+grep -q '^bench: route_table, pid ' "$SHMT_TMPDIR/err" || shmt_fail "no route_table was run"
+
 report=$results/report.md
+grep -q '^### Route table$' "$report" || shmt_fail "report.md: no route table section"
 grep -q '^### Loaded host$' "$report" || shmt_fail "report.md: no loaded host section"
 grep -qF '| 1 busy loop |' "$report" || shmt_fail "report.md: no busy loop row"
 grep -q '| stream-r1 | 3 | 48 / 32 ns | 50 %, 50 %, 50 % | \*\*references moved\*\* (out of tries) |' \

@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_goals  # noqa: E402
 import bench_headline  # noqa: E402
 import bench_loaded  # noqa: E402
+import bench_routes  # noqa: E402
 import bench_occasional  # noqa: E402
 from bench_check import BadOutput  # noqa: E402
 from bench_plots import sizes_run, write_plot_data  # noqa: E402
@@ -58,8 +59,14 @@ def compute(res):
         print(f"bench_report: bad output: {e}", file=sys.stderr)
         sys.exit(1)
     bench_loaded.goals(g, loaded_rows)
+    try:
+        route_rows = bench_routes.rows(res.dir)
+    except BadOutput as e:
+        print(f"bench_report: bad output: {e}", file=sys.stderr)
+        sys.exit(1)
+    bench_routes.goals(g, route_rows)
     return SimpleNamespace(
-        loaded_rows=loaded_rows,
+        loaded_rows=loaded_rows, route_rows=route_rows,
         goals=g, noise=g.noise(), rtt_rounds=rtt_rounds, cell_rows=res.cell_rows(),
         sizes_run=sizes_run(res), idle_channel_counts=counts, idle_channel_rounds=idle_rounds,
         occasional_rows=occasional_rows,
@@ -96,6 +103,9 @@ def summary(res, v):
                    | {"occasional_p50_ratio": {str(ms): g["p50_ratio"]
                                                for ms, g in r["gaps"].items()}}
                    for r in v.loaded_rows],
+        "routes": {name: {k: r[k] for k in ("count", "depth", "transport", "seconds",
+                                              "routes_per_s")}
+                   for name, r in v.route_rows.items()},
     }
 
 
@@ -110,6 +120,7 @@ def main(argv):
         json.dump(summary(res, v), f, indent=1)
     write_plot_data(res)
     bench_loaded.write_plot_data(res.dir, v.loaded_rows)
+    bench_routes.write_plot_data(res.dir, v.route_rows)
     report = "\n".join(report_lines(res, v))
     with open(os.path.join(res.dir, "report.md"), "w") as f:
         f.write(report + "\n")

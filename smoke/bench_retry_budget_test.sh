@@ -29,7 +29,7 @@ mkdir "$SHMT_TMPDIR/state"
 results=$SHMT_TMPDIR/results
 err=$SHMT_TMPDIR/err
 rc=0
-shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_LOADED_SCENARIOS="quiet" BENCH_RESULTS="$results" \
+shmt_run_bounded "$BENCH_BOUND_S" env BENCH_QUICK=1 BENCH_BUILD=0 BENCH_LOADED_SCENARIOS="quiet" BENCH_ROUTES=0 BENCH_RESULTS="$results" \
 	BENCH_RETRY_S=0 BENCH_REF_BENCH="$smoke/fake_ref_bench.py" \
 	BENCH_PING2_PERF="$smoke/fake_ping2_perf.py" BENCH_GAP_PY="$smoke/fake_ping2_perf.py" \
 	BENCH_PY_BENCH="$smoke/fake_ping2_perf.py" \

@@ -9,6 +9,7 @@
 from bench_format import fmt_ns, fmt_num, fmt_rate, signed_ns
 from bench_headline import table_lines as headline_lines
 from bench_loaded import table_lines as loaded_lines
+from bench_routes import table_lines as route_lines
 from bench_occasional import table_lines as occasional_lines
 from bench_results import median, rtt_ns
 from bench_rounds import TOLERANCE
@@ -294,6 +295,7 @@ def report_lines(res, v):
         section(lines, res, v)
     lines.extend(occasional_lines(v.occasional_rows, v.occasional_backing))
     lines.extend(loaded_lines(v.loaded_rows))
+    lines.extend(route_lines(v.route_rows))
     matrix_lines(lines, res, v)
     tail_lines(lines, res, v)
     return lines

@@ -4,7 +4,7 @@
 # Plots of a make bench run, from the .dat files bench_report.py writes:
 #   gnuplot -e "dir='results/<timestamp>'" smoke/plot.gp
 # throughput.png, latency_cdf.png, cpu_per_call.png and (when the loaded host
-# ran) loaded.png land in dir.
+# and the route table ran) loaded.png and routes.png land in dir.
 
 if (!exists("dir")) dir = "."
 # loaded_only=1: the loaded host's plot alone (make bench-loaded).
@@ -105,4 +105,23 @@ if (system("test -s ".dir."/loaded.dat && echo 1") eq "1") {
 	plot dir."/loaded.dat" using 3:xtic(1) title "after 20 ms" lc rgb "#9bbb59", \
 		'' using 4 title "after 300 ms" lc rgb "#c0504d", 1 with lines dt 2 lc rgb "black" notitle
 	unset multiplot
+}
+
+# ---- the route table: routes/s per run, each transport, and the reference ----
+if (!loaded_only && system("test -s ".dir."/routes.dat && echo 1") eq "1") {
+	set output dir."/routes.png"
+	set terminal pngcairo size 900,500 font ",9" noenhanced
+	set title "route table: routes/s into examples/route_table (log scale)"
+	unset multiplot
+	unset logscale x
+	set logscale y
+	set format y "%g"
+	set yrange [*:*]
+	set style data histograms
+	set style histogram clustered gap 1
+	set style fill solid 0.8 border -1
+	set key top left
+	plot dir."/routes.dat" using 2:xtic(1) title "shm" lc rgb "#4f81bd", \
+		'' using 3 title "socket" lc rgb "#c0504d", \
+		'' using 4 with lines dt 2 lc rgb "black" title "in-process reference (insertions)"
 }
