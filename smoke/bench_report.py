@@ -41,6 +41,19 @@ from bench_results import Results  # noqa: E402
 from bench_tables import report_lines  # noqa: E402
 
 
+def _section_rows(section, folder, g):
+    """The rows of a section of its own (bench_loaded, bench_routes) read
+    from folder, its goals into g; a file that is bad output ends the
+    report, naming it."""
+    try:
+        rows = section.rows(folder)
+    except BadOutput as e:
+        print(f"bench_report: bad output: {e}", file=sys.stderr)
+        sys.exit(1)
+    section.goals(g, rows)
+    return rows
+
+
 def compute(res):
     """Every goal and row of the report, in the order of its tables."""
     g = bench_goals.Goals()
@@ -53,18 +66,8 @@ def compute(res):
     bench_goals.sixteen_client_goals(res, g)
     occasional_rows = bench_occasional.rows(res.gaps)
     bench_occasional.goals(g, occasional_rows)
-    try:
-        loaded_rows = bench_loaded.rows(res.dir)
-    except BadOutput as e:
-        print(f"bench_report: bad output: {e}", file=sys.stderr)
-        sys.exit(1)
-    bench_loaded.goals(g, loaded_rows)
-    try:
-        route_rows = bench_routes.rows(res.dir)
-    except BadOutput as e:
-        print(f"bench_report: bad output: {e}", file=sys.stderr)
-        sys.exit(1)
-    bench_routes.goals(g, route_rows)
+    loaded_rows = _section_rows(bench_loaded, res.dir, g)
+    route_rows = _section_rows(bench_routes, res.dir, g)
     return SimpleNamespace(
         loaded_rows=loaded_rows, route_rows=route_rows,
         goals=g, noise=g.noise(), rtt_rounds=rtt_rounds, cell_rows=res.cell_rows(),
