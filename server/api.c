@@ -16,6 +16,11 @@
 
 #include "api.h"
 #include "config.h"
+#include "trace.h"
+#include "type_stats.h"
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 
 #include <shmchan_probes.h>
 
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The registry: an open-addressing hash table of request types, at most
 // half full, so a lookup ends after one or two probes on average (the first
@@ -37,11 +43,15 @@
 _Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot index");
 
 static const struct gr_api_handler *handlers[HANDLER_SLOTS];
-// Every handler registered, in order, and whether the server's own: the
-// table is rebuilt from it when those are dropped (api_tables_drop()).
+// The index in registered[] of the handler of each slot of handlers[].
+static uint16_t handler_index[HANDLER_SLOTS];
+// Every handler registered, in order, whether the server's own, and its
+// figures: the table is rebuilt from it when those are dropped
+// (api_tables_drop()).
 static struct {
 	const struct gr_api_handler *handler;
 	bool own;
+	struct type_stats stats;
 } registered[GR_API_SERVER_HANDLERS_MAX];
 static unsigned n_handlers;
 // The client whose request this thread's handler serves, NULL outside a
@@ -83,12 +93,13 @@ static unsigned handler_slot(uint32_t request_type) {
 	return (uint32_t)(request_type * 2654435761u) >> (32 - HANDLER_SLOT_BITS);
 }
 
-static void slot_put(const struct gr_api_handler *handler) {
+static void slot_put(const struct gr_api_handler *handler, unsigned index) {
 	unsigned slot = handler_slot(handler->request_type);
 
 	while (handlers[slot] != NULL)
 		slot = (slot + 1) % HANDLER_SLOTS;
 	handlers[slot] = handler;
+	handler_index[slot] = index;
 }
 
 void api_misuse(enum api_misuse kind, const char *fmt, ...) {
@@ -170,9 +181,10 @@ static int register_locked(struct gr_api_handler *handler, bool own) {
 		    GR_API_SERVER_HANDLERS_MAX);
 		return -ENOSPC;
 	}
-	slot_put(handler);
+	slot_put(handler, n_handlers);
 	registered[n_handlers].handler = handler;
 	registered[n_handlers].own = own;
+	memset(&registered[n_handlers].stats, 0, sizeof(registered[n_handlers].stats));
 	n_handlers++;
 	return 0;
 }
@@ -224,7 +236,7 @@ int api_ctor_error(void) {
 static void table_rebuild_locked(void) {
 	memset(handlers, 0, sizeof(handlers));
 	for (unsigned i = 0; i < n_handlers; i++)
-		slot_put(registered[i].handler);
+		slot_put(registered[i].handler, i);
 }
 
 // handler_lock held: drop the server's own handlers registered from index
@@ -288,17 +300,46 @@ GR_API_EXPORT gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx) {
 	return ctx->peer_gid;
 }
 
-const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
+// The slot of request_type's handler in handlers[], -1 if none.
+static int slot_lookup(uint32_t request_type) {
 	const struct gr_api_handler *handler;
 	unsigned slot = handler_slot(request_type);
 
 	// Ends: the table always has empty slots (at most half full).
 	while ((handler = handlers[slot]) != NULL) {
 		if (handler->request_type == request_type)
-			return handler;
+			return (int)slot;
 		slot = (slot + 1) % HANDLER_SLOTS;
 	}
-	return NULL;
+	return -1;
+}
+
+const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
+	int slot = slot_lookup(request_type);
+
+	return slot < 0 ? NULL : handlers[slot];
+}
+
+const struct gr_api_handler *api_handler_at(unsigned i, const struct type_stats **stats) {
+	if (i >= n_handlers)
+		return NULL;
+	*stats = &registered[i].stats;
+	return registered[i].handler;
+}
+
+void api_type_stats_reset(void) {
+	api_lock();
+	for (unsigned i = 0; i < n_handlers; i++)
+		memset(&registered[i].stats, 0, sizeof(registered[i].stats));
+	api_unlock();
+}
+
+void api_type_reply_locked(uint32_t request_type, uint32_t status) {
+	int slot = slot_lookup(request_type);
+
+	// Its handler may be gone since it deferred (a stop dropped it).
+	if (slot >= 0 && status != 0)
+		registered[handler_index[slot]].stats.errors++;
 }
 
 pid_t api_current_pid(void) {
@@ -317,6 +358,7 @@ unsigned api_handler_count(void) {
 static int send_locked(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	int ret = ctx->transport->send(ctx, for_id, out);
 
+	ctx->responses++;
 	SHMCHAN_PROBE(response, ctx, for_id, out->status, out->len, ret);
 	return ret;
 }
@@ -475,15 +517,49 @@ GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
+// Answer req with status before any handler ran, and trace it.
+static int reject_traced(
+	struct gr_api_ctx *ctx,
+	const struct gr_api_request *req,
+	const void *payload,
+	uint32_t status,
+	uint64_t taken
+) {
+	int ret = api_reject_locked(ctx, req->id, status);
+	uint64_t now;
+
+	if (unlikely(trace_recording)) {
+		now = rte_rdtsc();
+		trace_record_locked(
+			ctx,
+			req,
+			payload,
+			status,
+			0,
+			0,
+			taken != 0 ? taken : now,
+			now,
+			now
+		);
+	}
+	return ret;
+}
+
 int api_dispatch_locked(
 	struct gr_api_ctx *ctx,
 	const struct gr_api_request *req,
 	const void *payload
 ) {
+	// When the transport took the request (0: not said, no wait counted).
+	uint64_t taken = ctx->taken_tsc, start, end;
 	const struct gr_api_handler *handler;
+	uint32_t refused = 0, status, flags = 0;
+	struct type_stats *stats;
 	struct gr_api_out out;
-	uint32_t refused;
-	int ret;
+	int ret, slot;
+
+	ctx->taken_tsc = 0;
+	ctx->responses = 0;
 
 	// On a channel (sock_fd -1) or the socket.
 	SHMCHAN_PROBE(
@@ -497,13 +573,15 @@ int api_dispatch_locked(
 	);
 	if (!ctx->hello_done && req->type != GR_HELLO) {
 		api_fault(ctx, API_FAULT_BEFORE_HELLO, NULL, req->type, 0);
-		return api_reject_locked(ctx, req->id, EPERM);
+		return reject_traced(ctx, req, payload, EPERM, taken);
 	}
-	handler = api_handler_lookup(req->type);
-	if (handler == NULL) {
+	slot = slot_lookup(req->type);
+	if (slot < 0) {
 		api_fault(ctx, API_FAULT_UNKNOWN_TYPE, NULL, req->type, 0);
-		return api_reject_locked(ctx, req->id, ENOTSUP);
+		return reject_traced(ctx, req, payload, ENOTSUP, taken);
 	}
+	handler = handlers[slot];
+	stats = &registered[handler_index[slot]].stats;
 	if (req->payload_len < handler->request_len) {
 		api_fault(
 			ctx,
@@ -512,15 +590,22 @@ int api_dispatch_locked(
 			req->payload_len,
 			handler->request_len
 		);
-		return api_reject_locked(ctx, req->id, EMSGSIZE);
+		stats->rejected++;
+		return reject_traced(ctx, req, payload, EMSGSIZE, taken);
 	}
 
 	ctx->req_id = req->id;
 	ctx->handler = handler;
 	ctx->stream_status = 0;
 	current_ctx = ctx;
+	start = rte_rdtsc();
 	out = handler->callback(payload, req->payload_len, ctx);
+	end = rte_rdtsc();
 	current_ctx = NULL;
+	// TSCs of one socket agree; a request taken on another CPU's may read
+	// a little ahead of this one's.
+	if (taken == 0 || taken > start)
+		taken = start;
 	SHMCHAN_PROBE(dispatch, ctx, req->id, req->type, out.status, out.len);
 	if (ctx->deferred_now) {
 		// The request stays open: gr_api_deferred_reply() answers it.
@@ -534,6 +619,8 @@ int api_dispatch_locked(
 				out.status,
 				out.len
 			);
+		flags = GR_SHM_TRACE_DEFERRED;
+		status = 0;
 		ret = 0;
 		goto done;
 	}
@@ -548,7 +635,21 @@ int api_dispatch_locked(
 		ret = api_reject_locked(ctx, req->id, refused);
 	else
 		ret = send_locked(ctx, req->id, &out);
+	status = refused != 0 ? refused : out.status;
 done:
+	type_stats_record(stats, start - taken, end - start, status != 0, flags != 0);
+	if (unlikely(trace_recording))
+		trace_record_locked(
+			ctx,
+			req,
+			payload,
+			status,
+			flags != 0 || refused != 0 ? 0 : out.len,
+			flags,
+			taken,
+			start,
+			end
+		);
 	ctx->handler = NULL;
 	if (!out.borrowed)
 		free(out.payload);
@@ -558,6 +659,8 @@ done:
 int api_dispatch(struct gr_api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
 	int ret;
 
+	// The wait for the handler lock counts as the request's queueing.
+	ctx->taken_tsc = rte_rdtsc();
 	api_lock();
 	ret = api_dispatch_locked(ctx, req, payload);
 	api_unlock();
@@ -617,6 +720,8 @@ static const struct {
 	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
 	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
 	[API_FAULT_ATTACH_FDS] = {RTE_LOG_WARNING, "attaches past the open files limit"},
+	[API_FAULT_TRACE_DENIED] = {RTE_LOG_WARNING, "trace requests refused (EPERM)"},
+	[API_FAULT_TRACE_SET] = {RTE_LOG_NOTICE, "trace switches"},
 };
 
 // Longest detail of one fault (fault_detail()).
@@ -734,7 +839,19 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 			a[1]
 		);
 		break;
+	case API_FAULT_TRACE_DENIED:
+		snprintf(
+			buf,
+			FAULT_DETAIL_LEN,
+			"request type 0x%08x of the API trace refused (EPERM): uid %u is neither"
+			" 0 nor the server's %u",
+			a[0],
+			a[1],
+			(unsigned)geteuid()
+		);
+		break;
 	case API_FAULT_LOG_LEVEL_SET:
+	case API_FAULT_TRACE_SET:
 	case API_FAULT_CHANNEL_ATTACHED:
 	case API_FAULT_CHANNEL_GIVEN_BACK:
 		snprintf(buf, FAULT_DETAIL_LEN, "%s", note->text);

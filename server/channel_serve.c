@@ -410,6 +410,9 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 			break;
 		}
 		requests++;
+		// Taken off the ring: its queueing time (the request's figures)
+		// runs from here, the wait for the handler lock included.
+		ch->ctx.taken_tsc = rte_rdtsc();
 		// The whole turn runs under one hold of the handler lock.
 		if (!locked) {
 			api_lock();
