@@ -26,7 +26,7 @@ static const char *replay_skip(const struct gr_shm_trace_entry *e) {
 	}
 	if (e->flags & GR_SHM_TRACE_REPLY)
 		return NULL;
-	if (!(e->flags & GR_SHM_TRACE_CAPTURED))
+	if (e->req_len > 0 && !(e->flags & GR_SHM_TRACE_CAPTURED))
 		return "payload not captured";
 	if (e->captured_len < e->req_len)
 		return "payload longer than what was captured";
