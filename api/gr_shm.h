@@ -286,7 +286,7 @@ struct gr_shm_type_stats {
 	// The handler's run (deferred: until it returned, not until the reply).
 	uint64_t handle_hist[GR_SHM_HIST_BUCKETS];
 	// From the request taken off the socket or the ring to its handler's
-	// start (the wait for the handler lock included).
+	// start: the wait for the handler lock (0 when it was free).
 	uint64_t queue_hist[GR_SHM_HIST_BUCKETS];
 };
 GR_STATIC_ASSERT(sizeof(struct gr_shm_type_stats) == 616, "no hidden padding");

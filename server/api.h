@@ -106,6 +106,9 @@ struct gr_api_ctx {
 	// or the ring (TSC), for its queueing time; 0: not said. Set by the
 	// transport, consumed by api_dispatch_locked().
 	uint64_t taken_tsc;
+	// Whether taking the handler lock after taken_tsc had to wait (else
+	// the handler's start is taken_tsc: one TSC read fewer per request).
+	bool lock_waited;
 	uint32_t responses; // sent for the request being dispatched (the trace's)
 	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
 	uid_t peer_uid;
@@ -276,6 +279,8 @@ int api_reject(struct gr_api_ctx *, uint32_t for_id, uint32_t status);
 // After api_unlock(), call api_faults_log() for the client served.
 void api_lock(void);
 void api_unlock(void);
+// api_lock(), saying whether it had to wait for another holder.
+bool api_lock_waited(void);
 int api_dispatch_locked(struct gr_api_ctx *, const struct gr_api_request *, const void *payload);
 int api_reject_locked(struct gr_api_ctx *, uint32_t for_id, uint32_t status);
 
