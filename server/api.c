@@ -11,8 +11,8 @@
 // runs under handler_lock, so two handlers never run at once and a handler
 // written for the socket is correct on a channel. Nothing a client can
 // repeat is logged under handler_lock: its faults are counted in its
-// gr_api_ctx and logged after the lock is released (api_faults_log()), at a
-// bounded rate.
+// gr_api_ctx and logged after the lock is released (api_faults_log(),
+// api_fault.c), at a bounded rate.
 
 #include "api.h"
 #include "config.h"
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 // The registry: an open-addressing hash table of request types, at most
 // half full, so a lookup ends after one or two probes on average (the first
@@ -45,6 +44,7 @@ _Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot
 static const struct gr_api_handler *handlers[HANDLER_SLOTS];
 // The index in registered[] of the handler of each slot of handlers[].
 static uint16_t handler_index[HANDLER_SLOTS];
+_Static_assert(GR_API_SERVER_HANDLERS_MAX <= UINT16_MAX + 1, "an index fits handler_index");
 // Every handler registered, in order, whether the server's own, and its
 // figures: the table is rebuilt from it when those are dropped
 // (api_tables_drop()).
@@ -99,7 +99,7 @@ static void slot_put(const struct gr_api_handler *handler, unsigned index) {
 	while (handlers[slot] != NULL)
 		slot = (slot + 1) % HANDLER_SLOTS;
 	handlers[slot] = handler;
-	handler_index[slot] = index;
+	handler_index[slot] = (uint16_t)index;
 }
 
 void api_misuse(enum api_misuse kind, const char *fmt, ...) {
@@ -681,239 +681,4 @@ int api_dispatch(struct gr_api_ctx *ctx, const struct gr_api_request *req, const
 	api_unlock();
 	api_faults_log(ctx, false);
 	return ret;
-}
-
-void api_fault(
-	struct gr_api_ctx *ctx,
-	enum api_fault kind,
-	const char *name,
-	uint32_t arg0,
-	uint32_t arg1
-) {
-	struct api_fault_note *note = &ctx->faults[kind];
-
-	log_limit_count(&note->limit);
-	note->name = name;
-	note->args[0] = arg0;
-	note->args[1] = arg1;
-	ctx->faults_pending = true;
-}
-
-void api_fault_text(struct gr_api_ctx *ctx, enum api_fault kind, const char *fmt, ...) {
-	va_list ap;
-
-	api_fault(ctx, kind, NULL, 0, 0);
-	va_start(ap, fmt);
-	vsnprintf(ctx->faults[kind].text, sizeof(ctx->faults[kind].text), fmt, ap);
-	va_end(ap);
-}
-
-// How each kind is logged: its level, what a summary counts, and the detail
-// of one occurrence.
-static const struct {
-	uint32_t level;
-	const char *what;
-} fault_kinds[API_FAULTS] = {
-	[API_FAULT_BEFORE_HELLO] = {RTE_LOG_INFO, "requests before GR_HELLO"},
-	// Grout clients probe for modules: not worth more than a debug line.
-	[API_FAULT_UNKNOWN_TYPE] = {RTE_LOG_DEBUG, "requests of unknown types"},
-	[API_FAULT_SHORT_PAYLOAD] = {RTE_LOG_INFO, "short-payload requests"},
-	[API_FAULT_HELLO_VERSION] = {RTE_LOG_NOTICE, "hellos of another API version"},
-	[API_FAULT_HELLO_STRING] = {RTE_LOG_NOTICE, "hellos with an unterminated version string"},
-	[API_FAULT_ATTACH_LAYOUT] = {RTE_LOG_NOTICE, "attaches of another layout version"},
-	[API_FAULT_ATTACH_BACKINGS] = {RTE_LOG_NOTICE, "attaches for backings not offered"},
-	[API_FAULT_LOG_LEVEL] = {RTE_LOG_NOTICE, "log level sets of a level out of range"},
-	[API_FAULT_LOG_PATTERN] = {RTE_LOG_NOTICE, "log level sets of a bad pattern"},
-	[API_FAULT_LOG_LEVEL_SET] = {RTE_LOG_INFO, "log level changes"},
-	// Grout clients may ask for it: no more than a line at info.
-	[API_FAULT_LOG_PACKETS] = {RTE_LOG_INFO, "GR_LOG_PACKETS_SET requests"},
-	[API_FAULT_SUBSCRIBE_FRAMING] = {RTE_LOG_NOTICE, "subscribes in the other framing"},
-	[API_FAULT_SUBSCRIBE_LIMIT] = {RTE_LOG_NOTICE, "subscribes past the limit"},
-	[API_FAULT_SUBSCRIBE_CHANNEL] = {RTE_LOG_NOTICE, "subscribes on the socket of a channel"},
-	[API_FAULT_ATTACH_SUBSCRIBED] = {RTE_LOG_NOTICE, "attaches with events on the socket"},
-	[API_FAULT_CHANNEL_ATTACHED] = {RTE_LOG_INFO, "channels attached"},
-	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
-	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
-	[API_FAULT_ATTACH_FDS] = {RTE_LOG_WARNING, "attaches past the open files limit"},
-	[API_FAULT_TRACE_DENIED] = {RTE_LOG_WARNING, "trace requests refused (EPERM)"},
-	[API_FAULT_TRACE_SET] = {RTE_LOG_NOTICE, "trace switches"},
-};
-
-// Longest detail of one fault (fault_detail()).
-#define FAULT_DETAIL_LEN 160
-
-static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_note *note) {
-	const uint32_t *a = note->args;
-
-	switch (kind) {
-	case API_FAULT_BEFORE_HELLO:
-		snprintf(buf, FAULT_DETAIL_LEN, "request type 0x%08x before GR_HELLO", a[0]);
-		break;
-	case API_FAULT_UNKNOWN_TYPE:
-		snprintf(buf, FAULT_DETAIL_LEN, "unknown request type 0x%08x", a[0]);
-		break;
-	case API_FAULT_SHORT_PAYLOAD:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"%s payload is %u bytes, expected at least %u",
-			note->name,
-			a[0],
-			a[1]
-		);
-		break;
-	case API_FAULT_HELLO_VERSION:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"API version %u; the daemon speaks %u, and Grout's %u and %u",
-			a[0],
-			a[1],
-			GR_API_VERSION_GROUT_0_17,
-			GR_API_VERSION_GROUT_MAIN
-		);
-		break;
-	case API_FAULT_HELLO_STRING:
-		snprintf(buf, FAULT_DETAIL_LEN, "version string not NUL-terminated");
-		break;
-	case API_FAULT_ATTACH_LAYOUT:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach refused: layout version %u, ours %u",
-			a[0],
-			a[1]
-		);
-		break;
-	case API_FAULT_ATTACH_BACKINGS:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach refused: asks for backings 0x%x, offered 0x%x%s",
-			a[0],
-			a[1],
-			a[1] & GR_SHM_BACKING_MEMZONE ? "" : " (no memzones offered: memfd only)"
-		);
-		break;
-	case API_FAULT_LOG_LEVEL:
-		snprintf(buf, FAULT_DETAIL_LEN, "log level %u is above %d", a[0], GR_LOG_LEVEL_MAX);
-		break;
-	case API_FAULT_LOG_PATTERN:
-		snprintf(buf, FAULT_DETAIL_LEN, "log pattern not NUL-terminated");
-		break;
-	case API_FAULT_LOG_PACKETS:
-		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: the server has no datapath");
-		break;
-	case API_FAULT_SUBSCRIBE_FRAMING:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"subscribe in the other framing while subscribed: unsubscribe first"
-		);
-		break;
-	case API_FAULT_SUBSCRIBE_LIMIT:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"more than %u subscriptions (%s)",
-			a[0],
-			server_names.event_subs_max
-		);
-		break;
-	case API_FAULT_SUBSCRIBE_CHANNEL:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"subscribe on the socket while a channel is attached: events go over the"
-			" channel"
-		);
-		break;
-	case API_FAULT_ATTACH_SUBSCRIBED:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach while subscribed on the socket: unsubscribe first, or stay on the"
-			" socket"
-		);
-		break;
-	case API_FAULT_MEMZONES_IN_USE:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"all %u memzone channels in use: memfd instead",
-			a[0]
-		);
-		break;
-	case API_FAULT_ATTACH_FDS:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach refused (ENFILE): %u descriptors held for clients, room for %u with"
-			" this one's: stays on the socket",
-			a[0],
-			a[1]
-		);
-		break;
-	case API_FAULT_TRACE_DENIED:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"request type 0x%08x of the API trace refused (EPERM): uid %u is neither"
-			" 0 nor the server's %u",
-			a[0],
-			a[1],
-			(unsigned)geteuid()
-		);
-		break;
-	case API_FAULT_LOG_LEVEL_SET:
-	case API_FAULT_TRACE_SET:
-	case API_FAULT_CHANNEL_ATTACHED:
-	case API_FAULT_CHANNEL_GIVEN_BACK:
-		snprintf(buf, FAULT_DETAIL_LEN, "%s", note->text);
-		break;
-	case API_FAULTS:
-		buf[0] = '\0';
-		break;
-	}
-}
-
-void api_faults_log(struct gr_api_ctx *ctx, bool final) {
-	char detail[FAULT_DETAIL_LEN];
-	bool pending = false;
-	uint64_t now, n;
-
-	if (!ctx->faults_pending)
-		return;
-	now = log_limit_now_ns();
-	for (unsigned kind = 0; kind < API_FAULTS; kind++) {
-		struct api_fault_note *note = &ctx->faults[kind];
-
-		n = log_limit_due(&note->limit, now, final);
-		pending |= note->limit.pending > 0;
-		if (n == 0)
-			continue;
-		fault_detail(detail, kind, note);
-		if (n == 1)
-			rte_log(fault_kinds[kind].level,
-				server_logtype,
-				"%s: %s client pid %d: %s\n",
-				server_log_name,
-				ctx->transport->name,
-				(int)ctx->peer_pid,
-				detail);
-		else
-			rte_log(fault_kinds[kind].level,
-				server_logtype,
-				"%s: %s client pid %d: %" PRIu64 " %s%s%s, the last: %s\n",
-				server_log_name,
-				ctx->transport->name,
-				(int)ctx->peer_pid,
-				n,
-				note->logged ? "more " : "",
-				fault_kinds[kind].what,
-				note->logged ? " suppressed" : "",
-				detail);
-		note->logged = true;
-	}
-	ctx->faults_pending = pending;
 }
