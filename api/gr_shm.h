@@ -259,3 +259,99 @@ GR_EVENT(GR_SHM_EVENT_LOST, struct gr_shm_event_lost);
 // Published by GR_SHM_EVENT_PUBLISH: its payload is the request's.
 #define GR_SHM_EVENT_TEST GR_MSG_TYPE(GR_SHM_MODULE, 0x8004)
 GR_EVENT(GR_SHM_EVENT_TEST, struct gr_empty);
+
+// ---- Per-request-type figures ----
+
+// Buckets of the latency histograms: bucket 0 counts times under 2 ns,
+// bucket b (1..GR_SHM_HIST_BUCKETS - 2) times in [2^b, 2^(b+1)) ns, and the
+// last one everything from 2^(GR_SHM_HIST_BUCKETS - 1) ns (about 2.1 s) on.
+#define GR_SHM_HIST_BUCKETS 32
+// Longest handler name kept (NUL included); a longer one is cut.
+#define GR_SHM_TYPE_NAME_LEN 48
+
+// One response per registered request type, in registration order, then an
+// empty one: what the server did with the requests of that type since it
+// started.
+#define GR_SHM_TYPE_STATS GR_MSG_TYPE(GR_SHM_MODULE, 0x0020)
+struct gr_shm_type_stats {
+	uint32_t type; // the request type
+	uint32_t buckets; // GR_SHM_HIST_BUCKETS
+	char name[GR_SHM_TYPE_NAME_LEN]; // the handler's name
+	uint64_t count; // requests its handler ran for (deferred ones included)
+	uint64_t errors; // of those, answered with a non-zero status
+	uint64_t rejected; // refused before the handler ran (short payload)
+	uint64_t deferred; // of count, kept open by gr_api_defer()
+	uint64_t handle_ns_sum; // the handler's runs, summed
+	uint64_t queue_ns_sum; // the waits before the handler started, summed
+	// The handler's run (deferred: until it returned, not until the reply).
+	uint64_t handle_hist[GR_SHM_HIST_BUCKETS];
+	// From the request taken off the socket or the ring to its handler's
+	// start: the wait for the handler lock (0 when it was free).
+	uint64_t queue_hist[GR_SHM_HIST_BUCKETS];
+};
+GR_STATIC_ASSERT(sizeof(struct gr_shm_type_stats) == 616, "no hidden padding");
+GR_REQ_STREAM(GR_SHM_TYPE_STATS, struct gr_empty, struct gr_shm_type_stats);
+
+// ---- API trace ----
+//
+// A flight recorder of the last requests the server answered, each with
+// its response: on and off at run time, of the size the server was started
+// with. Only a client of uid 0 or of the server's own uid may switch it,
+// switch payload capture, or dump it: others get EPERM.
+
+// GR_SHM_TRACE_SET flags.
+#define GR_SHM_TRACE_ON (1u << 0) // record (else stop recording; what is held stays)
+#define GR_SHM_TRACE_CAPTURE (1u << 1) // keep the first bytes of each request's payload
+#define GR_SHM_TRACE_CLEAR (1u << 2) // forget what is held first
+#define GR_SHM_TRACE_FLAGS (GR_SHM_TRACE_ON | GR_SHM_TRACE_CAPTURE | GR_SHM_TRACE_CLEAR)
+
+// Switch the trace. EINVAL for an unknown flag, ENOTSUP if the server
+// keeps no trace (size 0), ENOMEM, EPERM (see above).
+#define GR_SHM_TRACE_SET GR_MSG_TYPE(GR_SHM_MODULE, 0x0021)
+struct gr_shm_trace_set_req {
+	uint32_t flags; // GR_SHM_TRACE_*
+};
+GR_REQ(GR_SHM_TRACE_SET, struct gr_shm_trace_set_req, struct gr_empty);
+
+// Bytes of a request's payload a trace entry keeps at most.
+#define GR_SHM_TRACE_CAPTURE_LEN 128
+
+// gr_shm_trace_entry.flags.
+#define GR_SHM_TRACE_DEFERRED (1u << 0) // the handler deferred it: status not known yet
+#define GR_SHM_TRACE_REPLY (1u << 1) // a deferred reply, sent later (id: the request's)
+#define GR_SHM_TRACE_CAPTURED (1u << 2) // payload holds captured_len bytes of it
+
+// One request and its response.
+struct gr_shm_trace_entry {
+	uint64_t time_ns; // taken off the socket or ring, ns since the Unix epoch
+	int32_t pid; // the client's, from SO_PEERCRED (0 if unknown)
+	uint32_t transport; // GR_SHM_TRANSPORT_*
+	uint32_t id; // the request's id
+	uint32_t type; // the request's type
+	uint32_t req_len; // its payload's length
+	uint32_t status; // of its last response
+	uint32_t resp_len; // of its last response's payload
+	uint32_t responses; // responses it got (a stream: its items and its end)
+	uint32_t flags; // GR_SHM_TRACE_DEFERRED, _REPLY, _CAPTURED
+	uint32_t captured_len; // bytes of payload kept: min(req_len, GR_SHM_TRACE_CAPTURE_LEN)
+	uint64_t handle_ns; // its handler's run (0: refused before any handler)
+	uint64_t queue_ns; // its wait before the handler started
+	uint8_t payload[GR_SHM_TRACE_CAPTURE_LEN]; // zeros without capture
+};
+GR_STATIC_ASSERT(sizeof(struct gr_shm_trace_entry) == 192, "no hidden padding");
+
+// One response per entry held, the oldest first, then an empty one. The
+// trace's own requests are not recorded. EPERM (see above).
+#define GR_SHM_TRACE_DUMP GR_MSG_TYPE(GR_SHM_MODULE, 0x0022)
+GR_REQ_STREAM(GR_SHM_TRACE_DUMP, struct gr_empty, struct gr_shm_trace_entry);
+
+// The trace's state: anyone the socket admits.
+#define GR_SHM_TRACE_INFO GR_MSG_TYPE(GR_SHM_MODULE, 0x0023)
+struct gr_shm_trace_info {
+	uint32_t flags; // GR_SHM_TRACE_ON, GR_SHM_TRACE_CAPTURE
+	uint32_t size; // entries it holds at most (0: the server keeps no trace)
+	uint64_t recorded; // entries recorded since the server started
+	uint32_t held; // entries held now
+	uint32_t entry_len; // sizeof(struct gr_shm_trace_entry)
+};
+GR_REQ(GR_SHM_TRACE_INFO, struct gr_empty, struct gr_shm_trace_info);

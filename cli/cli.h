@@ -33,6 +33,9 @@ struct cli_command {
 	// Run with argv[0] the command's name. Returns an exit status
 	// (EXIT_SUCCESS or one of sysexits.h).
 	int (*run)(struct cli_opts *, int argc, char **argv);
+	// Its own long options, ended by a zeroed one (NULL: none), each
+	// with its short letter in the optstring given to cli_getopt().
+	const struct option *long_options;
 	struct cli_command *next;
 };
 

@@ -74,6 +74,8 @@ static const struct option shared_options[] = {
 
 // Most characters in a command's optstring with the shared ones.
 #define OPTSTRING_MAX 64
+// Most long options of a command with the shared ones.
+#define LONG_OPTIONS_MAX 16
 #define SHARED_OPTSTRING "s:jh"
 
 int cli_getopt(
@@ -84,13 +86,22 @@ int cli_getopt(
 	const char *optstring,
 	int *status
 ) {
+	struct option longopts[LONG_OPTIONS_MAX + 1];
 	char all[OPTSTRING_MAX];
+	unsigned n = 0;
 	int opt;
 
+	for (unsigned i = 0; shared_options[i].name != NULL; i++)
+		longopts[n++] = shared_options[i];
+	for (unsigned i = 0;
+	     cmd->long_options != NULL && cmd->long_options[i].name != NULL && n < LONG_OPTIONS_MAX;
+	     i++)
+		longopts[n++] = cmd->long_options[i];
+	memset(&longopts[n], 0, sizeof(longopts[n]));
 	// '+': stop at the first argument that is not an option.
 	snprintf(all, sizeof(all), "+" SHARED_OPTSTRING "%s", optstring);
 	for (;;) {
-		opt = getopt_long(argc, argv, all, shared_options, NULL);
+		opt = getopt_long(argc, argv, all, longopts, NULL);
 		switch (opt) {
 		case 's':
 			opts->sock_path = optarg;

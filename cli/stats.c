@@ -2,9 +2,10 @@
 // Copyright (c) 2026 The shmchan authors
 
 // shmchanctl stats: the channel counters of the daemon since it started
-// (GR_SHM_STATS).
+// (GR_SHM_STATS), or with --types the figures of each request type.
 
 #include "cli.h"
+#include "stats_types.h"
 #include "format.h"
 #include "json.h"
 #include "table.h"
@@ -69,11 +70,24 @@ static int stats_table(const struct gr_shm_stats_resp *s) {
 
 static int stats_run(struct cli_opts *opts, int argc, char **argv);
 
+static void stats_help(FILE *f) {
+	fprintf(f,
+		"  -t, --types        per request type: count, errors, handling and queueing "
+		"time\n");
+}
+
+static const struct option stats_options[] = {
+	{"types", no_argument, NULL, 't'},
+	{NULL, 0, NULL, 0},
+};
+
 static struct cli_command stats_cmd = {
 	.name = "stats",
-	.args = "",
+	.args = "[-t]",
 	.summary = "channel counters since the daemon started, channels and memzones in use",
+	.help = stats_help,
 	.run = stats_run,
+	.long_options = stats_options,
 };
 CLI_COMMAND(stats_cmd)
 
@@ -81,9 +95,14 @@ static int stats_run(struct cli_opts *opts, int argc, char **argv) {
 	struct gr_shm_stats_resp stats;
 	int status = EXIT_SUCCESS, err;
 	struct gr_api_client *c;
+	bool types = false;
+	int opt;
 
-	if (cli_getopt(opts, &stats_cmd, argc, argv, "", &status) != -1)
-		return status;
+	while ((opt = cli_getopt(opts, &stats_cmd, argc, argv, "t", &status)) != -1) {
+		if (opt != 't')
+			return status;
+		types = true;
+	}
 	if (optind < argc) {
 		cli_usage(&stats_cmd, stderr);
 		return EX_USAGE;
@@ -91,6 +110,11 @@ static int stats_run(struct cli_opts *opts, int argc, char **argv) {
 	c = cli_connect(opts, GR_API_TRANSPORT_SOCKET, &status);
 	if (c == NULL)
 		return status;
+	if (types) {
+		status = stats_types_run(opts, c);
+		gr_api_client_disconnect(c);
+		return status;
+	}
 	err = cli_request(c, GR_SHM_STATS, &stats, sizeof(stats));
 	gr_api_client_disconnect(c);
 	if (err != 0)

@@ -48,6 +48,7 @@ static const struct gr_api_server_conf_names option_names = {
 	.event_backlog_bytes = "--event-backlog-bytes",
 	.event_memory_bytes = "--event-memory",
 	.event_subs_max = "--event-subscriptions",
+	.trace_size = "--trace-size",
 	.app_version = "the daemon's version",
 };
 

@@ -58,8 +58,8 @@ void usage(const struct gr_api_server_conf *d) {
 	       "                                     hugetlbfs is mounted and writable by this\n"
 	       "                                     user, else off (and it logs why).\n"
 	       "      --telemetry            Run DPDK telemetry and serve /shmchan/info,\n"
-	       "                             /shmchan/clients and /shmchan/stats on its socket\n"
-	       "                             (default off).\n"
+	       "                             /shmchan/clients, /shmchan/stats and\n"
+	       "                             /shmchan/types on its socket (default off).\n"
 	       "      --event-backlog N      Events queued per subscriber before it loses events,\n"
 	       "                             1..%u (default %u).\n"
 	       "      --event-backlog-bytes N\n"
@@ -74,6 +74,10 @@ void usage(const struct gr_api_server_conf *d) {
 	       "                             Event subscriptions one connection may hold,\n"
 	       "                             1..%u (default %u); more are refused with\n"
 	       "                             ENOSPC.\n"
+	       "      --trace-size N         Requests the API trace keeps, the newest,\n"
+	       "                             0..%u (default %u; 0: no trace). Its memory,\n"
+	       "                             192 bytes each, is taken at the first\n"
+	       "                             'shmchanctl trace on'.\n"
 	       "  -v, --verbose              Debug log level.\n"
 	       "  -V, --version              Show the version and exit.\n"
 	       "  -h, --help                 Show this help and exit.\n"
@@ -137,6 +141,8 @@ void usage(const struct gr_api_server_conf *d) {
 	       d->event_memory_bytes,
 	       GR_API_SERVER_EVENT_SUBS_MAX,
 	       d->event_subs_max,
+	       GR_API_SERVER_TRACE_SIZE_MAX,
+	       d->trace_size,
 	       DEFAULT_FILE_PREFIX,
 	       DEFAULT_FILE_PREFIX,
 	       NO_HUGE_MEM_MB,
@@ -216,6 +222,7 @@ enum {
 	OPT_EVENT_MEMORY,
 	OPT_EVENT_SUBSCRIPTIONS,
 	OPT_POLLER_NICE,
+	OPT_TRACE_SIZE,
 };
 
 static const struct option long_options[] = {
@@ -234,6 +241,7 @@ static const struct option long_options[] = {
 	{"event-backlog-bytes", required_argument, NULL, OPT_EVENT_BACKLOG_BYTES},
 	{"event-memory", required_argument, NULL, OPT_EVENT_MEMORY},
 	{"event-subscriptions", required_argument, NULL, OPT_EVENT_SUBSCRIPTIONS},
+	{"trace-size", required_argument, NULL, OPT_TRACE_SIZE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
@@ -459,6 +467,17 @@ int parse_options(int argc, char **argv) {
 			    ) < 0)
 				return -EINVAL;
 			srv->event_subs_max = (unsigned)value;
+			break;
+		case OPT_TRACE_SIZE:
+			if (parse_range(
+				    "--trace-size",
+				    optarg,
+				    0,
+				    GR_API_SERVER_TRACE_SIZE_MAX,
+				    &value
+			    ) < 0)
+				return -EINVAL;
+			srv->trace_size = (unsigned)value;
 			break;
 		case 'v':
 			cfg->verbose = true;

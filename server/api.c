@@ -11,11 +11,16 @@
 // runs under handler_lock, so two handlers never run at once and a handler
 // written for the socket is correct on a channel. Nothing a client can
 // repeat is logged under handler_lock: its faults are counted in its
-// gr_api_ctx and logged after the lock is released (api_faults_log()), at a
-// bounded rate.
+// gr_api_ctx and logged after the lock is released (api_faults_log(),
+// api_fault.c), at a bounded rate.
 
 #include "api.h"
 #include "config.h"
+#include "trace.h"
+#include "type_stats.h"
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 
 #include <shmchan_probes.h>
 
@@ -37,11 +42,16 @@
 _Static_assert(HANDLER_SLOTS == 1u << HANDLER_SLOT_BITS, "the hash yields a slot index");
 
 static const struct gr_api_handler *handlers[HANDLER_SLOTS];
-// Every handler registered, in order, and whether the server's own: the
-// table is rebuilt from it when those are dropped (api_tables_drop()).
+// The index in registered[] of the handler of each slot of handlers[].
+static uint16_t handler_index[HANDLER_SLOTS];
+_Static_assert(GR_API_SERVER_HANDLERS_MAX <= UINT16_MAX + 1, "an index fits handler_index");
+// Every handler registered, in order, whether the server's own, and its
+// figures: the table is rebuilt from it when those are dropped
+// (api_tables_drop()).
 static struct {
 	const struct gr_api_handler *handler;
 	bool own;
+	struct type_stats stats;
 } registered[GR_API_SERVER_HANDLERS_MAX];
 static unsigned n_handlers;
 // The client whose request this thread's handler serves, NULL outside a
@@ -83,12 +93,13 @@ static unsigned handler_slot(uint32_t request_type) {
 	return (uint32_t)(request_type * 2654435761u) >> (32 - HANDLER_SLOT_BITS);
 }
 
-static void slot_put(const struct gr_api_handler *handler) {
+static void slot_put(const struct gr_api_handler *handler, unsigned index) {
 	unsigned slot = handler_slot(handler->request_type);
 
 	while (handlers[slot] != NULL)
 		slot = (slot + 1) % HANDLER_SLOTS;
 	handlers[slot] = handler;
+	handler_index[slot] = (uint16_t)index;
 }
 
 void api_misuse(enum api_misuse kind, const char *fmt, ...) {
@@ -170,9 +181,10 @@ static int register_locked(struct gr_api_handler *handler, bool own) {
 		    GR_API_SERVER_HANDLERS_MAX);
 		return -ENOSPC;
 	}
-	slot_put(handler);
+	slot_put(handler, n_handlers);
 	registered[n_handlers].handler = handler;
 	registered[n_handlers].own = own;
+	memset(&registered[n_handlers].stats, 0, sizeof(registered[n_handlers].stats));
 	n_handlers++;
 	return 0;
 }
@@ -224,7 +236,7 @@ int api_ctor_error(void) {
 static void table_rebuild_locked(void) {
 	memset(handlers, 0, sizeof(handlers));
 	for (unsigned i = 0; i < n_handlers; i++)
-		slot_put(registered[i].handler);
+		slot_put(registered[i].handler, i);
 }
 
 // handler_lock held: drop the server's own handlers registered from index
@@ -288,17 +300,46 @@ GR_API_EXPORT gid_t gr_api_ctx_gid(const struct gr_api_ctx *ctx) {
 	return ctx->peer_gid;
 }
 
-const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
+// The slot of request_type's handler in handlers[], -1 if none.
+static int slot_lookup(uint32_t request_type) {
 	const struct gr_api_handler *handler;
 	unsigned slot = handler_slot(request_type);
 
 	// Ends: the table always has empty slots (at most half full).
 	while ((handler = handlers[slot]) != NULL) {
 		if (handler->request_type == request_type)
-			return handler;
+			return (int)slot;
 		slot = (slot + 1) % HANDLER_SLOTS;
 	}
-	return NULL;
+	return -1;
+}
+
+const struct gr_api_handler *api_handler_lookup(uint32_t request_type) {
+	int slot = slot_lookup(request_type);
+
+	return slot < 0 ? NULL : handlers[slot];
+}
+
+const struct gr_api_handler *api_handler_at(unsigned i, const struct type_stats **stats) {
+	if (i >= n_handlers)
+		return NULL;
+	*stats = &registered[i].stats;
+	return registered[i].handler;
+}
+
+void api_type_stats_reset(void) {
+	api_lock();
+	for (unsigned i = 0; i < n_handlers; i++)
+		memset(&registered[i].stats, 0, sizeof(registered[i].stats));
+	api_unlock();
+}
+
+void api_type_reply_locked(uint32_t request_type, uint32_t status) {
+	int slot = slot_lookup(request_type);
+
+	// Its handler may be gone since it deferred (a stop dropped it).
+	if (slot >= 0 && status != 0)
+		registered[handler_index[slot]].stats.errors++;
 }
 
 pid_t api_current_pid(void) {
@@ -317,6 +358,7 @@ unsigned api_handler_count(void) {
 static int send_locked(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api_out *out) {
 	int ret = ctx->transport->send(ctx, for_id, out);
 
+	ctx->responses++;
 	SHMCHAN_PROBE(response, ctx, for_id, out->status, out->len, ret);
 	return ret;
 }
@@ -329,6 +371,15 @@ int api_reject_locked(struct gr_api_ctx *ctx, uint32_t for_id, uint32_t status) 
 void api_lock(void) {
 	pthread_mutex_lock(&handler_lock);
 	lock_held = true;
+}
+
+bool api_lock_waited(void) {
+	if (pthread_mutex_trylock(&handler_lock) == 0) {
+		lock_held = true;
+		return false;
+	}
+	api_lock();
+	return true;
 }
 
 void api_unlock(void) {
@@ -475,15 +526,49 @@ GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *
 	return send_locked(ctx, ctx->req_id, &out);
 }
 
+// Answer req with status before any handler ran, and trace it.
+static int reject_traced(
+	struct gr_api_ctx *ctx,
+	const struct gr_api_request *req,
+	const void *payload,
+	uint32_t status,
+	uint64_t taken
+) {
+	int ret = api_reject_locked(ctx, req->id, status);
+	uint64_t now;
+
+	if (unlikely(trace_recording)) {
+		now = rte_rdtsc();
+		trace_record_locked(
+			ctx,
+			req,
+			payload,
+			status,
+			0,
+			0,
+			taken != 0 ? taken : now,
+			now,
+			now
+		);
+	}
+	return ret;
+}
+
 int api_dispatch_locked(
 	struct gr_api_ctx *ctx,
 	const struct gr_api_request *req,
 	const void *payload
 ) {
+	// When the transport took the request (0: not said, no wait counted).
+	uint64_t taken = ctx->taken_tsc, start = 0, end;
 	const struct gr_api_handler *handler;
+	uint32_t refused = 0, status, flags = 0;
+	struct type_stats *stats;
 	struct gr_api_out out;
-	uint32_t refused;
-	int ret;
+	int ret, slot;
+
+	ctx->taken_tsc = 0;
+	ctx->responses = 0;
 
 	// On a channel (sock_fd -1) or the socket.
 	SHMCHAN_PROBE(
@@ -497,13 +582,15 @@ int api_dispatch_locked(
 	);
 	if (!ctx->hello_done && req->type != GR_HELLO) {
 		api_fault(ctx, API_FAULT_BEFORE_HELLO, NULL, req->type, 0);
-		return api_reject_locked(ctx, req->id, EPERM);
+		return reject_traced(ctx, req, payload, EPERM, taken);
 	}
-	handler = api_handler_lookup(req->type);
-	if (handler == NULL) {
+	slot = slot_lookup(req->type);
+	if (slot < 0) {
 		api_fault(ctx, API_FAULT_UNKNOWN_TYPE, NULL, req->type, 0);
-		return api_reject_locked(ctx, req->id, ENOTSUP);
+		return reject_traced(ctx, req, payload, ENOTSUP, taken);
 	}
+	handler = handlers[slot];
+	stats = &registered[handler_index[slot]].stats;
 	if (req->payload_len < handler->request_len) {
 		api_fault(
 			ctx,
@@ -512,15 +599,28 @@ int api_dispatch_locked(
 			req->payload_len,
 			handler->request_len
 		);
-		return api_reject_locked(ctx, req->id, EMSGSIZE);
+		stats->rejected++;
+		return reject_traced(ctx, req, payload, EMSGSIZE, taken);
 	}
 
 	ctx->req_id = req->id;
 	ctx->handler = handler;
 	ctx->stream_status = 0;
 	current_ctx = ctx;
+	// Two TSC reads per request: the handler's start is the request's
+	// taking when the lock was free (the checks between take a few ns,
+	// counted as handling), a read of its own only after a wait for it.
+	if (taken == 0 || ctx->lock_waited)
+		start = rte_rdtsc();
+	else
+		start = taken;
 	out = handler->callback(payload, req->payload_len, ctx);
+	end = rte_rdtsc();
 	current_ctx = NULL;
+	// TSCs of one socket agree; a request taken on another CPU's may read
+	// a little ahead of this one's.
+	if (taken == 0 || taken > start)
+		taken = start;
 	SHMCHAN_PROBE(dispatch, ctx, req->id, req->type, out.status, out.len);
 	if (ctx->deferred_now) {
 		// The request stays open: gr_api_deferred_reply() answers it.
@@ -534,6 +634,8 @@ int api_dispatch_locked(
 				out.status,
 				out.len
 			);
+		flags = GR_SHM_TRACE_DEFERRED;
+		status = 0;
 		ret = 0;
 		goto done;
 	}
@@ -548,7 +650,21 @@ int api_dispatch_locked(
 		ret = api_reject_locked(ctx, req->id, refused);
 	else
 		ret = send_locked(ctx, req->id, &out);
+	status = refused != 0 ? refused : out.status;
 done:
+	type_stats_record(stats, start - taken, end - start, status != 0, flags != 0);
+	if (unlikely(trace_recording))
+		trace_record_locked(
+			ctx,
+			req,
+			payload,
+			status,
+			flags != 0 || refused != 0 ? 0 : out.len,
+			flags,
+			taken,
+			start,
+			end
+		);
 	ctx->handler = NULL;
 	if (!out.borrowed)
 		free(out.payload);
@@ -558,230 +674,11 @@ done:
 int api_dispatch(struct gr_api_ctx *ctx, const struct gr_api_request *req, const void *payload) {
 	int ret;
 
-	api_lock();
+	// The wait for the handler lock counts as the request's queueing.
+	ctx->taken_tsc = rte_rdtsc();
+	ctx->lock_waited = api_lock_waited();
 	ret = api_dispatch_locked(ctx, req, payload);
 	api_unlock();
 	api_faults_log(ctx, false);
 	return ret;
-}
-
-void api_fault(
-	struct gr_api_ctx *ctx,
-	enum api_fault kind,
-	const char *name,
-	uint32_t arg0,
-	uint32_t arg1
-) {
-	struct api_fault_note *note = &ctx->faults[kind];
-
-	log_limit_count(&note->limit);
-	note->name = name;
-	note->args[0] = arg0;
-	note->args[1] = arg1;
-	ctx->faults_pending = true;
-}
-
-void api_fault_text(struct gr_api_ctx *ctx, enum api_fault kind, const char *fmt, ...) {
-	va_list ap;
-
-	api_fault(ctx, kind, NULL, 0, 0);
-	va_start(ap, fmt);
-	vsnprintf(ctx->faults[kind].text, sizeof(ctx->faults[kind].text), fmt, ap);
-	va_end(ap);
-}
-
-// How each kind is logged: its level, what a summary counts, and the detail
-// of one occurrence.
-static const struct {
-	uint32_t level;
-	const char *what;
-} fault_kinds[API_FAULTS] = {
-	[API_FAULT_BEFORE_HELLO] = {RTE_LOG_INFO, "requests before GR_HELLO"},
-	// Grout clients probe for modules: not worth more than a debug line.
-	[API_FAULT_UNKNOWN_TYPE] = {RTE_LOG_DEBUG, "requests of unknown types"},
-	[API_FAULT_SHORT_PAYLOAD] = {RTE_LOG_INFO, "short-payload requests"},
-	[API_FAULT_HELLO_VERSION] = {RTE_LOG_NOTICE, "hellos of another API version"},
-	[API_FAULT_HELLO_STRING] = {RTE_LOG_NOTICE, "hellos with an unterminated version string"},
-	[API_FAULT_ATTACH_LAYOUT] = {RTE_LOG_NOTICE, "attaches of another layout version"},
-	[API_FAULT_ATTACH_BACKINGS] = {RTE_LOG_NOTICE, "attaches for backings not offered"},
-	[API_FAULT_LOG_LEVEL] = {RTE_LOG_NOTICE, "log level sets of a level out of range"},
-	[API_FAULT_LOG_PATTERN] = {RTE_LOG_NOTICE, "log level sets of a bad pattern"},
-	[API_FAULT_LOG_LEVEL_SET] = {RTE_LOG_INFO, "log level changes"},
-	// Grout clients may ask for it: no more than a line at info.
-	[API_FAULT_LOG_PACKETS] = {RTE_LOG_INFO, "GR_LOG_PACKETS_SET requests"},
-	[API_FAULT_SUBSCRIBE_FRAMING] = {RTE_LOG_NOTICE, "subscribes in the other framing"},
-	[API_FAULT_SUBSCRIBE_LIMIT] = {RTE_LOG_NOTICE, "subscribes past the limit"},
-	[API_FAULT_SUBSCRIBE_CHANNEL] = {RTE_LOG_NOTICE, "subscribes on the socket of a channel"},
-	[API_FAULT_ATTACH_SUBSCRIBED] = {RTE_LOG_NOTICE, "attaches with events on the socket"},
-	[API_FAULT_CHANNEL_ATTACHED] = {RTE_LOG_INFO, "channels attached"},
-	[API_FAULT_CHANNEL_GIVEN_BACK] = {RTE_LOG_INFO, "channels given back"},
-	[API_FAULT_MEMZONES_IN_USE] = {RTE_LOG_NOTICE, "attaches with every memzone in use"},
-	[API_FAULT_ATTACH_FDS] = {RTE_LOG_WARNING, "attaches past the open files limit"},
-};
-
-// Longest detail of one fault (fault_detail()).
-#define FAULT_DETAIL_LEN 160
-
-static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_note *note) {
-	const uint32_t *a = note->args;
-
-	switch (kind) {
-	case API_FAULT_BEFORE_HELLO:
-		snprintf(buf, FAULT_DETAIL_LEN, "request type 0x%08x before GR_HELLO", a[0]);
-		break;
-	case API_FAULT_UNKNOWN_TYPE:
-		snprintf(buf, FAULT_DETAIL_LEN, "unknown request type 0x%08x", a[0]);
-		break;
-	case API_FAULT_SHORT_PAYLOAD:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"%s payload is %u bytes, expected at least %u",
-			note->name,
-			a[0],
-			a[1]
-		);
-		break;
-	case API_FAULT_HELLO_VERSION:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"API version %u; the daemon speaks %u, and Grout's %u and %u",
-			a[0],
-			a[1],
-			GR_API_VERSION_GROUT_0_17,
-			GR_API_VERSION_GROUT_MAIN
-		);
-		break;
-	case API_FAULT_HELLO_STRING:
-		snprintf(buf, FAULT_DETAIL_LEN, "version string not NUL-terminated");
-		break;
-	case API_FAULT_ATTACH_LAYOUT:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach refused: layout version %u, ours %u",
-			a[0],
-			a[1]
-		);
-		break;
-	case API_FAULT_ATTACH_BACKINGS:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach refused: asks for backings 0x%x, offered 0x%x%s",
-			a[0],
-			a[1],
-			a[1] & GR_SHM_BACKING_MEMZONE ? "" : " (no memzones offered: memfd only)"
-		);
-		break;
-	case API_FAULT_LOG_LEVEL:
-		snprintf(buf, FAULT_DETAIL_LEN, "log level %u is above %d", a[0], GR_LOG_LEVEL_MAX);
-		break;
-	case API_FAULT_LOG_PATTERN:
-		snprintf(buf, FAULT_DETAIL_LEN, "log pattern not NUL-terminated");
-		break;
-	case API_FAULT_LOG_PACKETS:
-		snprintf(buf, FAULT_DETAIL_LEN, "GR_LOG_PACKETS_SET: the server has no datapath");
-		break;
-	case API_FAULT_SUBSCRIBE_FRAMING:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"subscribe in the other framing while subscribed: unsubscribe first"
-		);
-		break;
-	case API_FAULT_SUBSCRIBE_LIMIT:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"more than %u subscriptions (%s)",
-			a[0],
-			server_names.event_subs_max
-		);
-		break;
-	case API_FAULT_SUBSCRIBE_CHANNEL:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"subscribe on the socket while a channel is attached: events go over the"
-			" channel"
-		);
-		break;
-	case API_FAULT_ATTACH_SUBSCRIBED:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach while subscribed on the socket: unsubscribe first, or stay on the"
-			" socket"
-		);
-		break;
-	case API_FAULT_MEMZONES_IN_USE:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"all %u memzone channels in use: memfd instead",
-			a[0]
-		);
-		break;
-	case API_FAULT_ATTACH_FDS:
-		snprintf(
-			buf,
-			FAULT_DETAIL_LEN,
-			"attach refused (ENFILE): %u descriptors held for clients, room for %u with"
-			" this one's: stays on the socket",
-			a[0],
-			a[1]
-		);
-		break;
-	case API_FAULT_LOG_LEVEL_SET:
-	case API_FAULT_CHANNEL_ATTACHED:
-	case API_FAULT_CHANNEL_GIVEN_BACK:
-		snprintf(buf, FAULT_DETAIL_LEN, "%s", note->text);
-		break;
-	case API_FAULTS:
-		buf[0] = '\0';
-		break;
-	}
-}
-
-void api_faults_log(struct gr_api_ctx *ctx, bool final) {
-	char detail[FAULT_DETAIL_LEN];
-	bool pending = false;
-	uint64_t now, n;
-
-	if (!ctx->faults_pending)
-		return;
-	now = log_limit_now_ns();
-	for (unsigned kind = 0; kind < API_FAULTS; kind++) {
-		struct api_fault_note *note = &ctx->faults[kind];
-
-		n = log_limit_due(&note->limit, now, final);
-		pending |= note->limit.pending > 0;
-		if (n == 0)
-			continue;
-		fault_detail(detail, kind, note);
-		if (n == 1)
-			rte_log(fault_kinds[kind].level,
-				server_logtype,
-				"%s: %s client pid %d: %s\n",
-				server_log_name,
-				ctx->transport->name,
-				(int)ctx->peer_pid,
-				detail);
-		else
-			rte_log(fault_kinds[kind].level,
-				server_logtype,
-				"%s: %s client pid %d: %" PRIu64 " %s%s%s, the last: %s\n",
-				server_log_name,
-				ctx->transport->name,
-				(int)ctx->peer_pid,
-				n,
-				note->logged ? "more " : "",
-				fault_kinds[kind].what,
-				note->logged ? " suppressed" : "",
-				detail);
-		note->logged = true;
-	}
-	ctx->faults_pending = pending;
 }

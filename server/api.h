@@ -66,6 +66,8 @@ enum api_fault {
 	API_FAULT_CHANNEL_GIVEN_BACK, // text: which (done)
 	API_FAULT_MEMZONES_IN_USE, // args: memzone channels in the pool
 	API_FAULT_ATTACH_FDS, // args: descriptors held for clients, the room for this one's
+	API_FAULT_TRACE_DENIED, // args: the request type, the client's uid
+	API_FAULT_TRACE_SET, // text: what changed (done)
 	API_FAULTS,
 };
 
@@ -100,6 +102,14 @@ struct gr_api_ctx {
 	// The status that ends the stream being answered: 0, or the error of a
 	// response of it that gr_api_send() refused.
 	uint32_t stream_status;
+	// When the transport took the request being dispatched off the socket
+	// or the ring (TSC), for its queueing time; 0: not said. Set by the
+	// transport, consumed by api_dispatch_locked().
+	uint64_t taken_tsc;
+	// Whether taking the handler lock after taken_tsc had to wait (else
+	// the handler's start is taken_tsc: one TSC read fewer per request).
+	bool lock_waited;
+	uint32_t responses; // sent for the request being dispatched (the trace's)
 	pid_t peer_pid; // from SO_PEERCRED, 0 if unknown
 	uid_t peer_uid;
 	gid_t peer_gid;
@@ -191,6 +201,19 @@ const struct gr_api_handler *api_handler_lookup(uint32_t request_type);
 // Handlers registered so far.
 unsigned api_handler_count(void);
 
+struct type_stats;
+
+// The i-th handler registered (in order) and its figures (*stats), NULL
+// past the last. Under the handler lock.
+const struct gr_api_handler *api_handler_at(unsigned i, const struct type_stats **stats);
+
+// Forget the figures of every type (a server's start). Takes the lock.
+void api_type_stats_reset(void);
+
+// A deferred reply to a request of request_type went out with status:
+// counted as an error of its type if not 0. Handler lock held.
+void api_type_reply_locked(uint32_t request_type, uint32_t status);
+
 // The server's own handlers of one file: gr_api_server_start() registers
 // them and gr_api_server_stop() drops them again. Not registered by
 // constructors: a program that links the static library would leave out
@@ -205,7 +228,8 @@ struct api_handler_table {
 // The tables of the server's own handlers (handlers_*.c, channel.c,
 // channel_stats.c).
 extern const struct api_handler_table handlers_main, handlers_log, handlers_echo, handlers_clients,
-	handlers_channel, handlers_channel_stats, handlers_event;
+	handlers_channel, handlers_channel_stats, handlers_event, handlers_type_stats,
+	handlers_trace;
 
 // Register a table of the server's own handlers. Returns 0, or the error of
 // gr_api_server_handler_register() for the first that fails (logged),
@@ -255,6 +279,8 @@ int api_reject(struct gr_api_ctx *, uint32_t for_id, uint32_t status);
 // After api_unlock(), call api_faults_log() for the client served.
 void api_lock(void);
 void api_unlock(void);
+// api_lock(), saying whether it had to wait for another holder.
+bool api_lock_waited(void);
 int api_dispatch_locked(struct gr_api_ctx *, const struct gr_api_request *, const void *payload);
 int api_reject_locked(struct gr_api_ctx *, uint32_t for_id, uint32_t status);
 

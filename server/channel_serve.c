@@ -410,10 +410,15 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 			break;
 		}
 		requests++;
+		// Taken off the ring: its queueing time (the request's figures)
+		// runs from here, the wait for the handler lock included.
+		ch->ctx.taken_tsc = rte_rdtsc();
 		// The whole turn runs under one hold of the handler lock.
 		if (!locked) {
-			api_lock();
+			ch->ctx.lock_waited = api_lock_waited();
 			locked = true;
+		} else {
+			ch->ctx.lock_waited = false;
 		}
 		// From here on only the private copy in buf is read.
 		if ((size_t)len < sizeof(*req) || req->payload_len != len - sizeof(*req)) {

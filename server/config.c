@@ -48,6 +48,8 @@
 // own clients hold at most a few dozen (its FRR plugin 14 on two
 // connections, grcli one GR_EVENT_ALL); 256 leaves a controller ample room.
 #define DEFAULT_EVENT_SUBS 256
+// 1024 entries of the API trace: 192 KiB once switched on.
+#define DEFAULT_TRACE_SIZE 1024
 #define DEFAULT_LOG_TYPE "gr_api_server"
 
 _Static_assert(GR_API_SERVER_NICE_OFF == GR_SHM_POLLER_NICE_OFF, "one value on the wire");
@@ -86,6 +88,7 @@ GR_API_EXPORT void gr_api_server_conf_init(struct gr_api_server_conf *conf) {
 		.event_backlog_bytes = DEFAULT_EVENT_BACKLOG_BYTES,
 		.event_memory_bytes = DEFAULT_EVENT_MEMORY_BYTES,
 		.event_subs_max = DEFAULT_EVENT_SUBS,
+		.trace_size = DEFAULT_TRACE_SIZE,
 		.log_type = DEFAULT_LOG_TYPE,
 	};
 }
@@ -246,6 +249,7 @@ int server_conf_set(const struct gr_api_server_conf *conf) {
 		1,
 		GR_API_SERVER_EVENT_SUBS_MAX
 	);
+	ok &= in_range(server_names.trace_size, conf->trace_size, 0, GR_API_SERVER_TRACE_SIZE_MAX);
 	ok &= copy_string(
 		server_names.sock_path,
 		strings.sock_path,

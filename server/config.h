@@ -40,7 +40,8 @@
 	X(event_backlog_bytes)                                                                     \
 	X(event_memory_bytes)                                                                      \
 	X(event_subs_max)                                                                          \
-	X(app_version)
+	X(app_version)                                                                             \
+	X(trace_size)
 
 // What the log calls each setting: the application's name for it, or
 // "conf.<field>". Written by server_conf_set() before any thread of the

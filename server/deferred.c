@@ -12,6 +12,7 @@
 
 #include "deferred.h"
 #include "config.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@ struct gr_api_deferred {
 	struct deferred_client *dc;
 	struct gr_api_deferred *next; // in dc's done list
 	uint32_t req_id;
+	uint32_t req_type; // for its type's figures and the trace
 	// The error of a response of its stream gr_api_send() refused before
 	// gr_api_defer(): what a reply of status 0 ends the stream with.
 	uint32_t stream_status;
@@ -101,6 +103,7 @@ GR_API_EXPORT struct gr_api_deferred *gr_api_defer(struct gr_api_ctx *ctx) {
 	if (err == 0) {
 		d->dc = dc;
 		d->req_id = ctx->req_id;
+		d->req_type = ctx->handler->request_type;
 		d->stream_status = ctx->stream_status;
 		dc->refs++;
 		dc->open++;
@@ -227,6 +230,10 @@ unsigned api_deferred_flush(struct gr_api_ctx *ctx) {
 		// the rest are dropped.
 		if (!failed && ctx->transport->send(ctx, d->req_id, &out) < 0)
 			failed = true;
+		// Its handler's run was counted when it returned.
+		api_type_reply_locked(d->req_type, d->status);
+		if (trace_recording)
+			trace_reply_locked(ctx, d->req_id, d->req_type, d->status, d->len);
 		handle_free(d);
 		n++;
 	}

@@ -60,6 +60,9 @@ struct event_base;
 #define GR_API_SERVER_EVENT_BACKLOG_BYTES_MAX ((size_t)1 << 30)
 #define GR_API_SERVER_EVENT_MEMORY_BYTES_MAX ((size_t)1 << 36)
 #define GR_API_SERVER_EVENT_SUBS_MAX (1u << 16)
+// Entries of the API trace at most: 12 MiB of them (192 bytes each,
+// struct gr_shm_trace_entry), which a dump still streams whole.
+#define GR_API_SERVER_TRACE_SIZE_MAX 65536
 // Descriptors the server may hold at most for its clients (each connection
 // with a memfd channel, held memzones, and a spare for refused connections
 // and attaches in progress). An application that wants every client served
@@ -93,6 +96,7 @@ struct gr_api_server_conf_names {
 	const char *event_memory_bytes;
 	const char *event_subs_max;
 	const char *app_version;
+	const char *trace_size;
 };
 
 // The server's configuration. gr_api_server_conf_init() fills the
@@ -152,6 +156,10 @@ struct gr_api_server_conf {
 	// How the log names these settings (above); NULL (the default): by
 	// their fields' names. Copied at start.
 	const struct gr_api_server_conf_names *names;
+	// Entries the API trace keeps (GR_SHM_TRACE_SET, api/gr_shm.h), the
+	// newest, 0..GR_API_SERVER_TRACE_SIZE_MAX; 0: no trace. Allocated when
+	// the trace is first switched on, 192 bytes each. Default 1024.
+	unsigned trace_size;
 };
 
 // Fill conf with the defaults. Any thread; no system call. NULL: does

@@ -17,6 +17,8 @@
 #include "poller.h"
 #include "sock.h"
 #include "telemetry.h"
+#include "trace.h"
+#include "type_stats.h"
 
 #include <rte_cycles.h>
 
@@ -64,6 +66,8 @@ static const struct api_handler_table *const own_handlers[] = {
 	&handlers_channel_stats,
 	&handlers_clients,
 	&handlers_echo,
+	&handlers_type_stats,
+	&handlers_trace,
 };
 
 // Constructor priority of the reservation of the server's own request
@@ -87,6 +91,7 @@ static void modules_stop(void) {
 	channel_module_fini();
 	event_module_fini();
 	api_tables_drop();
+	trace_fini();
 }
 
 // Start every module on base, from the thread that will run its loop.
@@ -95,6 +100,8 @@ static int modules_start(struct event_base *base) {
 	int ret;
 
 	srv.loop_thread = pthread_self();
+	tsc_clock_init();
+	api_type_stats_reset();
 	for (unsigned i = 0; i < sizeof(own_handlers) / sizeof(own_handlers[0]); i++) {
 		ret = api_table_register(own_handlers[i]);
 		if (ret < 0)

@@ -17,6 +17,7 @@
 #include "telemetry.h"
 
 #include "api.h"
+#include "type_stats.h"
 
 #include <gr_shm.h>
 
@@ -190,6 +191,124 @@ static int tel_clients(const char *cmd, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+// Types /shmchan/types lists, for the same 16 KiB (shmchanctl stats
+// --types lists them all).
+#define TELEMETRY_TYPES_MAX 64
+
+// Every registered type's figures, in a malloc'ed array of *n. Returns 0 or
+// -ENOMEM.
+static int types_collect(struct gr_shm_type_stats **out, unsigned *n) {
+	const struct gr_api_handler *handler;
+	const struct type_stats *s;
+	unsigned i;
+
+	api_lock();
+	*out = calloc(api_handler_count() + 1, sizeof(**out));
+	for (i = 0; *out != NULL && (handler = api_handler_at(i, &s)) != NULL; i++)
+		type_stats_fill(&(*out)[i], s, handler->request_type, handler->name);
+	api_unlock();
+	*n = i;
+	return *out != NULL ? 0 : -ENOMEM;
+}
+
+// One type's figures, with its histograms (params: its name, or its
+// number, 0x5348... or decimal).
+static int tel_type_one(
+	const struct gr_shm_type_stats *t,
+	unsigned n,
+	const char *params,
+	struct rte_tel_data *d
+) {
+	struct rte_tel_data *handle, *queue;
+	unsigned long type;
+	char *end;
+	unsigned i;
+
+	type = strtoul(params, &end, 0);
+	for (i = 0; i < n; i++)
+		if (strcmp(t[i].name, params) == 0 || (*end == '\0' && t[i].type == type))
+			break;
+	if (i == n)
+		return -EINVAL;
+	t = &t[i];
+	handle = tel_column(RTE_TEL_U64_VAL);
+	queue = tel_column(RTE_TEL_U64_VAL);
+	if (handle == NULL || queue == NULL) {
+		rte_tel_data_free(handle);
+		rte_tel_data_free(queue);
+		return -ENOMEM;
+	}
+	for (unsigned b = 0; b < GR_SHM_HIST_BUCKETS; b++) {
+		rte_tel_data_add_array_u64(handle, t->handle_hist[b]);
+		rte_tel_data_add_array_u64(queue, t->queue_hist[b]);
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", t->name);
+	rte_tel_data_add_dict_u64(d, "type", t->type);
+	rte_tel_data_add_dict_u64(d, "count", t->count);
+	rte_tel_data_add_dict_u64(d, "errors", t->errors);
+	rte_tel_data_add_dict_u64(d, "rejected", t->rejected);
+	rte_tel_data_add_dict_u64(d, "deferred", t->deferred);
+	rte_tel_data_add_dict_u64(d, "handle_ns_sum", t->handle_ns_sum);
+	rte_tel_data_add_dict_u64(d, "queue_ns_sum", t->queue_ns_sum);
+	rte_tel_data_add_dict_container(d, "handle_hist_log2_ns", handle, 0);
+	rte_tel_data_add_dict_container(d, "queue_hist_log2_ns", queue, 0);
+	return 0;
+}
+
+// Without params: a column per figure, an entry per type in registration
+// order (no histograms: /shmchan/types,NAME gives a type's).
+static int tel_types(const char *cmd, const char *params, struct rte_tel_data *d) {
+	struct rte_tel_data *cols[7];
+	struct gr_shm_type_stats *t;
+	unsigned n, shown, c;
+	int ret;
+
+	(void)cmd;
+	ret = types_collect(&t, &n);
+	if (ret < 0)
+		return ret;
+	if (params != NULL && params[0] != '\0') {
+		ret = tel_type_one(t, n, params, d);
+		free(t);
+		return ret;
+	}
+	cols[0] = tel_column(RTE_TEL_STRING_VAL);
+	for (c = 1; c < 7; c++)
+		cols[c] = tel_column(RTE_TEL_U64_VAL);
+	for (c = 0; c < 7; c++)
+		if (cols[c] == NULL)
+			break;
+	if (c < 7) {
+		for (c = 0; c < 7; c++)
+			rte_tel_data_free(cols[c]);
+		free(t);
+		return -ENOMEM;
+	}
+	shown = n < TELEMETRY_TYPES_MAX ? n : TELEMETRY_TYPES_MAX;
+	for (unsigned i = 0; i < shown; i++) {
+		rte_tel_data_add_array_string(cols[0], t[i].name);
+		rte_tel_data_add_array_u64(cols[1], t[i].type);
+		rte_tel_data_add_array_u64(cols[2], t[i].count);
+		rte_tel_data_add_array_u64(cols[3], t[i].errors);
+		rte_tel_data_add_array_u64(cols[4], t[i].rejected);
+		rte_tel_data_add_array_u64(cols[5], t[i].handle_ns_sum);
+		rte_tel_data_add_array_u64(cols[6], t[i].queue_ns_sum);
+	}
+	free(t);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "types", n);
+	rte_tel_data_add_dict_u64(d, "shown", shown);
+	rte_tel_data_add_dict_container(d, "name", cols[0], 0);
+	rte_tel_data_add_dict_container(d, "type", cols[1], 0);
+	rte_tel_data_add_dict_container(d, "count", cols[2], 0);
+	rte_tel_data_add_dict_container(d, "errors", cols[3], 0);
+	rte_tel_data_add_dict_container(d, "rejected", cols[4], 0);
+	rte_tel_data_add_dict_container(d, "handle_ns_sum", cols[5], 0);
+	rte_tel_data_add_dict_container(d, "queue_ns_sum", cols[6], 0);
+	return 0;
+}
+
 int telemetry_init(void) {
 	// DPDK telemetry has no unregister: the endpoints stay from the first
 	// start on, and answer with what is there (no server: /shmchan/info
@@ -207,6 +326,10 @@ int telemetry_init(void) {
 		 tel_clients,
 		 "clients of the server: pid, uid, transport, counts"},
 		{"/shmchan/stats", tel_stats, "the server's channel counters since start"},
+		{"/shmchan/types",
+		 tel_types,
+		 "per request type: count, errors, handling and queueing time; ,NAME: its "
+		 "log2 histograms"},
 	};
 	int ret;
 
@@ -224,6 +347,8 @@ int telemetry_init(void) {
 		}
 	}
 	registered = true;
-	LOG(INFO, "telemetry endpoints /shmchan/info, /shmchan/clients, /shmchan/stats");
+	LOG(INFO,
+	    "telemetry endpoints /shmchan/info, /shmchan/clients, /shmchan/stats, "
+	    "/shmchan/types");
 	return 0;
 }

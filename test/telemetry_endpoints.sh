@@ -9,6 +9,9 @@
 #   /shmchan/clients  a live channel client (test/ping2_loop.c), with its
 #                     pid and backing;
 #   /shmchan/stats    one channel attached, requests counted;
+#   /shmchan/types    GR_PING2 (the client's) counted; /shmchan/types,GR_PING2
+#                     and /shmchan/types,0xcafe1988 its histograms, which
+#                     add up to its count;
 # and dpdk-telemetry.py itself, when installed, answers /shmchan/info. A
 # daemon without --telemetry has no telemetry socket (the default).
 #
@@ -54,7 +57,7 @@ assert hello["pid"] == daemon_pid, hello
 
 def query(cmd):
     s.send(cmd.encode())
-    return json.loads(s.recv(max_len))[cmd]
+    return json.loads(s.recv(max_len))[cmd.split(",")[0]]
 
 info = query("/shmchan/info")
 assert info["pid"] == daemon_pid and info["version"] != "", info
@@ -67,6 +70,16 @@ assert clients["channel"][i].startswith("shmc-"), clients
 assert clients["requests"][i] > 0, clients
 stats = query("/shmchan/stats")
 assert stats["channels"] == 1 and stats["requests"] > 0, stats
+types = query("/shmchan/types")
+assert types["types"] == types["shown"] == len(types["name"]) > 0, types
+i = types["name"].index("GR_PING2")
+assert types["type"][i] == 0xcafe1988 and types["count"][i] > 0, types
+for param in ("GR_PING2", "0xcafe1988"):
+    one = query("/shmchan/types," + param)
+    assert one["name"] == "GR_PING2" and one["count"] > 0, one
+    assert len(one["handle_hist_log2_ns"]) == 32, one
+    assert sum(one["handle_hist_log2_ns"]) == one["count"], one
+    assert sum(one["queue_hist_log2_ns"]) == one["count"], one
 print("telemetry endpoints: ok")
 ' "$sock" "$SHMT_PID" "$shm_pid" || shmt_fail "telemetry endpoints"
 
