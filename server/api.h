@@ -12,6 +12,7 @@
 #include "log_limit.h"
 
 #include <gr_api.h>
+#include <gr_shm.h>
 
 #include <errno.h>
 #include <stdbool.h>
@@ -133,7 +134,7 @@ void api_faults_log(struct gr_api_ctx *, bool final);
 enum api_misuse {
 	API_MISUSE_LOCK, // gr_api_server_lock() where it would wait for itself
 	API_MISUSE_UNLOCK, // gr_api_server_unlock() of a lock not taken
-	API_MISUSE_REGISTER, // a handler registered with the handler lock held
+	API_MISUSE_REGISTER, // a handler (un)registered, a module named, with the lock held
 	API_MISUSE_START, // gr_api_server_start() where it would wait for itself
 	API_MISUSE_STOP, // gr_api_server_stop() where it would wait for itself
 	API_MISUSE_STOP_THREAD, // stop off the thread of conf.base's loop
@@ -176,6 +177,16 @@ const struct gr_api_handler *api_handler_lookup(uint32_t request_type);
 // Handlers registered so far.
 unsigned api_handler_count(void);
 
+// One handler of the registry, and whether it is one of the server's own.
+struct api_handler_entry {
+	const struct gr_api_handler *handler;
+	bool own;
+};
+
+// Copy the registry into entries (at most max), in the order of
+// registration. Returns how many. Under the handler lock.
+unsigned api_handlers_copy(struct api_handler_entry *entries, unsigned max);
+
 // The server's own handlers of one file: gr_api_server_start() registers
 // them and gr_api_server_stop() drops them again. Not registered by
 // constructors: a program that links the static library would leave out
@@ -190,7 +201,12 @@ struct api_handler_table {
 // The tables of the server's own handlers (handlers_*.c, channel.c,
 // channel_stats.c).
 extern const struct api_handler_table handlers_main, handlers_log, handlers_echo, handlers_clients,
-	handlers_channel, handlers_channel_stats, handlers_event;
+	handlers_channel, handlers_channel_stats, handlers_event, handlers_types, handlers_info;
+
+// The name an application gave its module (gr_api_server_module_name()),
+// the server's own modules' ("main", "shm"), or "" if none: copied into
+// name, GR_SHM_MODULE_NAME_LEN bytes. Under the handler lock.
+void api_module_name_get(uint16_t module, char name[GR_SHM_MODULE_NAME_LEN]);
 
 // Register a table of the server's own handlers. Returns 0, or the error of
 // gr_api_server_handler_register() for the first that fails (logged),

@@ -64,6 +64,8 @@ static const struct api_handler_table *const own_handlers[] = {
 	&handlers_channel_stats,
 	&handlers_clients,
 	&handlers_echo,
+	&handlers_info,
+	&handlers_types,
 };
 
 // Constructor priority of the reservation of the server's own request
