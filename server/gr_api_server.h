@@ -70,6 +70,12 @@ struct event_base;
 // it (ENFILE), keeping room for root's.
 #define GR_API_SERVER_FDS_MAX (GR_API_SERVER_MAX_CLIENTS * 6 + 256 + 128 + 32)
 
+// The default socket's name, in the application's EAL runtime folder
+// (/run/dpdk/<file prefix>/ for root, $XDG_RUNTIME_DIR/dpdk/<file prefix>/
+// else), beside DPDK telemetry's socket: each application, and each file
+// prefix, has its own, and none takes shmchand's GR_API_DEFAULT_SOCK_PATH.
+#define GR_API_SERVER_SOCK_NAME "gr_api.sock"
+
 // Longest name of a setting in struct gr_api_server_conf_names.
 #define GR_API_SERVER_CONF_NAME_MAX 47
 
@@ -103,7 +109,9 @@ struct gr_api_server_conf_names {
 struct gr_api_server_conf {
 	// The Unix socket: a path (never abstract, at most 107 bytes), its
 	// permissions, and its group or GR_API_SERVER_GID_KEEP. Default
-	// GR_API_DEFAULT_SOCK_PATH, 0660, GR_API_SERVER_GID_KEEP.
+	// NULL: GR_API_SERVER_SOCK_NAME in the application's EAL runtime
+	// folder (rte_eal_get_runtime_dir(), resolved at start), 0660,
+	// GR_API_SERVER_GID_KEEP.
 	const char *sock_path;
 	mode_t sock_mode;
 	gid_t sock_gid;
@@ -164,10 +172,12 @@ void gr_api_server_conf_init(struct gr_api_server_conf *conf);
 // EAL nor an event loop, for an application to make before rte_eal_init()
 // so that a start that would fail creates nothing: the path is valid, no
 // other server answers there, it is a socket or nothing; a stale socket
-// file (nobody listens) is removed. Registers conf->log_type and logs why
-// it refuses. Any thread; connect(), unlink(). Returns 0, -EINVAL (conf or
-// its path NULL, a path empty, abstract or too long, a log type empty or
-// too long), -EADDRINUSE (another server answers there), -EEXIST (not a
+// file (nobody listens) is removed. The default path (sock_path NULL) has
+// nothing to check before EAL: the runtime folder is EAL's, and its file
+// prefix's lock keeps another primary out of it. Registers conf->log_type
+// and logs why it refuses. Any thread; connect(), unlink(). Returns 0,
+// -EINVAL (conf NULL, a path empty, abstract or too long, a log type empty
+// or too long), -EADDRINUSE (another server answers there), -EEXIST (not a
 // socket) or another -errno of connect() or unlink().
 int gr_api_server_socket_check(const struct gr_api_server_conf *conf);
 

@@ -212,10 +212,16 @@ GR_API_EXPORT int gr_api_server_socket_check(const struct gr_api_server_conf *co
 
 	if (ret < 0)
 		return ret;
-	if (conf == NULL || conf->sock_path == NULL) {
-		LOG(ERR, "no socket path");
+	if (conf == NULL) {
+		LOG(ERR, "no configuration");
 		return -EINVAL;
 	}
+	// Its lines name the settings as the application's users know them.
+	if (!server_names_set(conf->names))
+		return -EINVAL;
+	// The default: in EAL's runtime folder, not known before EAL.
+	if (conf->sock_path == NULL)
+		return 0;
 	return sock_server_check(conf->sock_path);
 }
 

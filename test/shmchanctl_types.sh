@@ -16,7 +16,9 @@
 #               unregistered by the application (ENOTSUP);
 #   bad input   an unknown type name, odd hex, a bad digit, an unreadable
 #               or too long file, a bad number: a clear error and its
-#               exit status, before anything is sent.
+#               exit status, before anything is sent;
+#   the log     of the application: the server library's lines never call
+#               it a daemon.
 #
 #   shmchanctl_types.sh APP_BIN SHMCHANCTL_BIN VERSION
 set -eu
@@ -148,4 +150,19 @@ expect "$EX_USAGE" "^Usage: shmchanctl .*call" call
 expect "$EX_USAGE" "^Usage: shmchanctl .*call" call GR_PING 00 00
 expect "$EX_USAGE" "-t takes auto, shm or socket" call -t udp GR_PING
 
+# What the server logs about clients, in the words of an application:
+# a hello of another version (EBADMSG, which shmchanctl takes for a broken
+# protocol) and a client on a channel when the server stops.
+hello=$(printf '63000000%0264d' 0)
+expect 76 "Bad message" call GR_HELLO "$hello"
+shmt_log_wait 10 "API version 99; the server speaks" || shmt_fail "no line about the hello"
+shmt_spawn "$ctl" -s "$SHMT_SOCK" ping -t shm -i 1
+pinger=$SHMT_SPAWNED
+shmt_log_wait 10 "attached: pid $pinger " || shmt_fail "the pinger attached no channel"
 stop_daemon
+wait "$pinger" || true
+grep -q "closed: server stopping" "$SHMT_LOG" || shmt_fail "no line about the stop"
+grep -q "detached: lease closed by the server" "$SHMT_LOG" || shmt_fail "no detach line"
+if grep -i daemon "$SHMT_LOG"; then
+	shmt_fail "the server library's log says 'daemon' in an application"
+fi
