@@ -107,6 +107,9 @@ GR_REQ_STREAM(GR_SHM_CHANNEL_LIST, struct gr_empty, struct gr_shm_channel_info);
 #define GR_SHM_INFO_POLLER_NICE (1u << 2)
 // event_subs_max and event_memory_bytes are filled.
 #define GR_SHM_INFO_EVENT_BOUNDS (1u << 3)
+// program and server_version are filled (a server without it sends
+// neither).
+#define GR_SHM_INFO_PROGRAM (1u << 4)
 // poller_nice_wanted when the daemon leaves its pollers' nice value alone.
 #define GR_SHM_POLLER_NICE_OFF INT32_MAX
 struct gr_shm_daemon_info {
@@ -145,14 +148,21 @@ struct gr_shm_daemon_info {
 	uint32_t event_subs_max;
 	uint32_t reserved2; // zero
 	uint64_t event_memory_bytes;
+	// Which program serves (GR_SHM_INFO_PROGRAM): its name, as the
+	// kernel knows it (shmchand, or the application that embeds the
+	// server library), and the server library's release. version above
+	// is the application's own (empty when it gives none).
+	char program[GR_SHM_VERSION_LEN];
+	char server_version[GR_SHM_VERSION_LEN];
 };
 // The first release's 80 bytes keep their layout, and so do the 168, the
-// 184 and the 192 of the next ones; the rest is appended.
+// 184, the 192 and the 208 of the next ones; the rest is appended.
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, version) == 80, "fields appended only");
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, max_conn_per_pid) == 168, "appended only");
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, poller_nice) == 184, "appended only");
 GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, event_subs_max) == 192, "appended only");
-GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 208, "no hidden padding");
+GR_STATIC_ASSERT(offsetof(struct gr_shm_daemon_info, program) == 208, "appended only");
+GR_STATIC_ASSERT(sizeof(struct gr_shm_daemon_info) == 272, "no hidden padding");
 GR_REQ(GR_SHM_DAEMON_INFO, struct gr_empty, struct gr_shm_daemon_info);
 
 // Echo a payload of any size from 0 to GR_API_MAX_MSG_LEN (benchmarks).
@@ -192,6 +202,32 @@ struct gr_shm_client_info {
 	struct gr_shm_counters channel_counters;
 };
 GR_REQ_STREAM(GR_SHM_CLIENT_LIST, struct gr_empty, struct gr_shm_client_info);
+
+// The request types the server serves: one response per type, in the
+// order of their values, then an empty one. Served by the server library
+// itself, so that any client (shmchanctl types, shmchanctl call) learns
+// what any application that embeds it serves, its own types and the
+// server's alike. At most GR_API_SERVER_HANDLERS_MAX (256) responses.
+#define GR_SHM_TYPE_LIST GR_MSG_TYPE(GR_SHM_MODULE, 0x000a)
+// Longest name of a request type and of a module, NUL included: a longer
+// one is cut.
+#define GR_SHM_TYPE_NAME_LEN 64
+#define GR_SHM_MODULE_NAME_LEN 32
+// gr_shm_type_info.flags: served by the server library itself (Grout's
+// main module, the shm module), not by the application.
+#define GR_SHM_TYPE_SERVER (1u << 0)
+struct gr_shm_type_info {
+	uint32_t type; // GR_MSG_TYPE(module, id)
+	uint32_t request_len; // shortest payload accepted: shorter gets EMSGSIZE
+	uint32_t flags; // GR_SHM_TYPE_*
+	uint32_t reserved; // zero
+	char name[GR_SHM_TYPE_NAME_LEN]; // the handler's, as the code names it
+	// The module's (type >> 16), as the application names it; "" when it
+	// gives none.
+	char module[GR_SHM_MODULE_NAME_LEN];
+};
+GR_STATIC_ASSERT(sizeof(struct gr_shm_type_info) == 112, "no hidden padding");
+GR_REQ_STREAM(GR_SHM_TYPE_LIST, struct gr_empty, struct gr_shm_type_info);
 
 // ---- Events ----
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// shmchanctl info: who the daemon is, how it runs, and its limits
+// shmchanctl info: which program serves (shmchand or an application that
+// embeds the server library), how it runs, and its limits
 // (GR_SHM_DAEMON_INFO).
 
 #include "cli.h"
@@ -48,6 +49,10 @@ static void info_json(const struct gr_shm_daemon_info *info) {
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
 	json_string(&j, "version", info->version);
+	if (info->flags & GR_SHM_INFO_PROGRAM) {
+		json_string(&j, "program", info->program);
+		json_string(&j, "server_version", info->server_version);
+	}
 	json_i64(&j, "pid", info->pid);
 	json_u64(&j, "uptime_ms", info->uptime_ms);
 	json_u64(&j, "start_time", info->start_time);
@@ -106,8 +111,16 @@ static int info_table(const struct gr_shm_daemon_info *info) {
 		return EX_OSERR;
 	if (start != 0 && gmtime_r(&start, &tm) != NULL)
 		strftime(started, sizeof(started), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	if (info->flags & GR_SHM_INFO_PROGRAM) {
+		table_cell(t, "program");
+		table_cell(t, "%s", info->program);
+	}
 	table_cell(t, "version");
 	table_cell(t, "%s", info->version[0] != '\0' ? info->version : "unknown");
+	if (info->flags & GR_SHM_INFO_PROGRAM) {
+		table_cell(t, "server library");
+		table_cell(t, "%s", info->server_version);
+	}
 	table_cell(t, "pid");
 	table_cell(t, "%d", info->pid);
 	table_cell(t, "uptime");
@@ -218,6 +231,8 @@ static int info_run(struct cli_opts *opts, int argc, char **argv) {
 		return cli_fail(opts, "GR_SHM_DAEMON_INFO on", -err);
 	info.version[sizeof(info.version) - 1] = '\0';
 	info.file_prefix[sizeof(info.file_prefix) - 1] = '\0';
+	info.program[sizeof(info.program) - 1] = '\0';
+	info.server_version[sizeof(info.server_version) - 1] = '\0';
 	if (opts->json) {
 		info_json(&info);
 		return EXIT_SUCCESS;

@@ -242,6 +242,9 @@ int main(int argc, char **argv) {
 	conf.app_version = "embed_table 1.0";
 	conf.base = library_thread ? NULL : base;
 	ret = gr_api_server_handler_register(&table_get_handler);
+	// What shmchanctl types calls the module of its requests.
+	if (ret == 0)
+		ret = gr_api_server_module_name(EMBED_TABLE_MODULE, "embed_table");
 	if (ret == 0)
 		ret = gr_api_server_start(&conf);
 	if (ret < 0) {

@@ -12,8 +12,10 @@
 // and dispatch (server/api.c), and every handler (server/handlers_*.c, the
 // event requests of server/handlers_event.c among them, the channel handlers:
 // attach (server/channel.c), stats and channel list (server/channel_stats.c),
-// with a poller running, and shmchand's own main/handlers_info.c). EAL runs without hugepages and without shared files, so
-// attach creates memfd channels; the descriptors it passes are received and closed here.
+// with a poller running, the program's info (server/handlers_info.c) and the
+// type list (server/handlers_types.c)). EAL runs without hugepages and
+// without shared files, so attach creates memfd channels; the descriptors
+// it passes are received and closed here.
 //
 // The harness reads every response the daemon writes and checks its framing
 // (a 12-byte header, a payload within GR_API_MAX_MSG_LEN); the daemon must
@@ -22,8 +24,6 @@
 // Grout's rule: after Grout's GR_EVENT_SUBSCRIBE, raw 16-byte-header events
 // mix with the responses and the stream cannot be parsed, so an input that
 // holds that request type anywhere is read without the framing check.
-
-#include "shmchand.h"
 
 #include <gr_api_server.h>
 
@@ -46,11 +46,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-// Defined by main.c, which the harness does not link (main/handlers_info.c
-// reads them).
-struct shmchand_config shmchand_config;
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // Turns of the event loop one input may take: each serves at least one
 // request or flushes output, so a legal input ends far sooner. More is a hang.

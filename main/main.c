@@ -135,6 +135,9 @@ int main(int argc, char **argv) {
 		}
 	}
 	gr_api_server_conf_init(srv);
+	// The system daemon's own path, where its clients look by default,
+	// not the library's default in EAL's runtime folder.
+	srv->sock_path = GR_API_DEFAULT_SOCK_PATH;
 	srv->log_type = "shmchand";
 	srv->app_version = SHMCHAN_VERSION;
 	srv->names = &option_names;
@@ -143,6 +146,7 @@ int main(int argc, char **argv) {
 		struct gr_api_server_conf defaults;
 
 		gr_api_server_conf_init(&defaults);
+		defaults.sock_path = GR_API_DEFAULT_SOCK_PATH;
 		usage(&defaults);
 		return EXIT_SUCCESS;
 	}

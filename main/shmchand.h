@@ -32,10 +32,6 @@ struct shmchand_config {
 
 extern struct shmchand_config shmchand_config;
 
-// What GR_SHM_DAEMON_INFO answers: the daemon's version, and what the
-// server runs with (gr_api_server_info_get()). Any thread.
-void shmchand_daemon_info(const struct gr_api_server_info *server, struct gr_shm_daemon_info *info);
-
 extern int shmchand_logtype;
 
 // A log line reads as a sentence after "shmchand: "; the function that

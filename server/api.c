@@ -139,6 +139,8 @@ static const struct gr_api_handler *reserved_lookup(uint32_t request_type) {
 	return NULL;
 }
 
+static void table_rebuild_locked(void);
+
 // handler_lock held.
 static int register_locked(struct gr_api_handler *handler, bool own) {
 	const struct gr_api_handler *other;
@@ -205,6 +207,69 @@ GR_API_EXPORT int gr_api_server_handler_register(struct gr_api_handler *handler)
 	ret = register_locked(handler, false);
 	api_unlock();
 	return ret;
+}
+
+// handler_lock held: the index of the handler of request_type in
+// registered[], or -1.
+static int registered_index(uint32_t request_type) {
+	for (unsigned i = 0; i < n_handlers; i++)
+		if (registered[i].handler->request_type == request_type)
+			return (int)i;
+	return -1;
+}
+
+GR_API_EXPORT int gr_api_server_handler_unregister(uint32_t request_type) {
+	const struct gr_api_handler *own;
+	int i, ret = 0;
+
+	if (lock_held) {
+		api_misuse(
+			API_MISUSE_REGISTER,
+			"gr_api_server_handler_unregister(0x%08x) %s: refused (EDEADLK)",
+			request_type,
+			api_lock_holder()
+		);
+		return -EDEADLK;
+	}
+	own = reserved_lookup(request_type);
+	if (own != NULL) {
+		LOG(ERR,
+		    "request type 0x%08x is %s, which the server serves itself: not"
+		    " unregistered (EPERM)",
+		    request_type,
+		    own->name);
+		return -EPERM;
+	}
+	api_lock();
+	i = registered_index(request_type);
+	if (i < 0) {
+		ret = -ENOENT;
+	} else {
+		// Keep the order of registration: the type list reads it.
+		memmove(&registered[i],
+			&registered[i + 1],
+			(n_handlers - (unsigned)i - 1) * sizeof(registered[0]));
+		n_handlers--;
+		// Open addressing: a slot emptied in place would cut the probe
+		// chains that pass through it.
+		table_rebuild_locked();
+	}
+	api_unlock();
+	if (ret == -ENOENT)
+		LOG(ERR,
+		    "gr_api_server_handler_unregister(0x%08x): no handler of that type (ENOENT)",
+		    request_type);
+	return ret;
+}
+
+unsigned api_handlers_copy(struct api_handler_entry *entries, unsigned max) {
+	unsigned n = n_handlers < max ? n_handlers : max;
+
+	for (unsigned i = 0; i < n; i++) {
+		entries[i].handler = registered[i].handler;
+		entries[i].own = registered[i].own;
+	}
+	return n;
 }
 
 GR_API_EXPORT void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler) {

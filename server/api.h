@@ -12,6 +12,7 @@
 #include "log_limit.h"
 
 #include <gr_api.h>
+#include <gr_shm.h>
 
 #include <errno.h>
 #include <stdbool.h>
@@ -153,7 +154,7 @@ void api_faults_log(struct gr_api_ctx *, bool final);
 enum api_misuse {
 	API_MISUSE_LOCK, // gr_api_server_lock() where it would wait for itself
 	API_MISUSE_UNLOCK, // gr_api_server_unlock() of a lock not taken
-	API_MISUSE_REGISTER, // a handler registered with the handler lock held
+	API_MISUSE_REGISTER, // a handler (un)registered, a module named, with the lock held
 	API_MISUSE_START, // gr_api_server_start() where it would wait for itself
 	API_MISUSE_STOP, // gr_api_server_stop() where it would wait for itself
 	API_MISUSE_STOP_THREAD, // stop off the thread of conf.base's loop
@@ -213,6 +214,15 @@ void api_type_stats_reset(void);
 // A deferred reply to a request of request_type went out with status:
 // counted as an error of its type if not 0. Handler lock held.
 void api_type_reply_locked(uint32_t request_type, uint32_t status);
+// One handler of the registry, and whether it is one of the server's own.
+struct api_handler_entry {
+	const struct gr_api_handler *handler;
+	bool own;
+};
+
+// Copy the registry into entries (at most max), in the order of
+// registration. Returns how many. Under the handler lock.
+unsigned api_handlers_copy(struct api_handler_entry *entries, unsigned max);
 
 // The server's own handlers of one file: gr_api_server_start() registers
 // them and gr_api_server_stop() drops them again. Not registered by
@@ -229,7 +239,12 @@ struct api_handler_table {
 // channel_stats.c).
 extern const struct api_handler_table handlers_main, handlers_log, handlers_echo, handlers_clients,
 	handlers_channel, handlers_channel_stats, handlers_event, handlers_type_stats,
-	handlers_trace;
+	handlers_trace, handlers_types, handlers_info;
+
+// The name an application gave its module (gr_api_server_module_name()),
+// the server's own modules' ("main", "shm"), or "" if none: copied into
+// name, GR_SHM_MODULE_NAME_LEN bytes. Under the handler lock.
+void api_module_name_get(uint16_t module, char name[GR_SHM_MODULE_NAME_LEN]);
 
 // Register a table of the server's own handlers. Returns 0, or the error of
 // gr_api_server_handler_register() for the first that fails (logged),

@@ -99,7 +99,7 @@ static void fault_detail(char *buf, enum api_fault kind, const struct api_fault_
 		snprintf(
 			buf,
 			FAULT_DETAIL_LEN,
-			"API version %u; the daemon speaks %u, and Grout's %u and %u",
+			"API version %u; the server speaks %u, and Grout's %u and %u",
 			a[0],
 			a[1],
 			GR_API_VERSION_GROUT_0_17,

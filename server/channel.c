@@ -154,7 +154,7 @@ static void channel_end(struct channel *ch, enum channel_end_how how) {
 		    ch->name,
 		    (int)ch->ctx.peer_pid,
 		    prev == CHANNEL_FAULTED ? ch->fault_reason
-		    : how == END_CUT	    ? "lease closed by the daemon"
+		    : how == END_CUT	    ? "lease closed by the server"
 					    : "lease closed");
 	struct gr_shm_event_channel_detached ev = {
 		.pid = ch->ctx.peer_pid,

@@ -75,7 +75,7 @@ GR_API_EXPORT void gr_api_server_conf_init(struct gr_api_server_conf *conf) {
 	if (conf == NULL)
 		return;
 	*conf = (struct gr_api_server_conf){
-		.sock_path = GR_API_DEFAULT_SOCK_PATH,
+		.sock_path = NULL, // GR_API_SERVER_SOCK_NAME in EAL's runtime folder
 		.sock_mode = DEFAULT_SOCK_MODE,
 		.sock_gid = GR_API_SERVER_GID_KEEP,
 		.shm_enabled = true,
@@ -190,7 +190,14 @@ static const char *eal_file_prefix(void) {
 	return slash != NULL ? slash + 1 : "";
 }
 
+bool server_names_set(const struct gr_api_server_conf_names *names) {
+	return names_set(names);
+}
+
 int server_conf_set(const struct gr_api_server_conf *conf) {
+	// One byte more than a socket path holds: a runtime folder too long
+	// for it is refused by copy_string(), not cut.
+	char default_sock_path[sizeof(strings.sock_path) + 1];
 	bool ok;
 
 	if (conf == NULL) {
@@ -200,8 +207,15 @@ int server_conf_set(const struct gr_api_server_conf *conf) {
 	if (!names_set(conf->names))
 		return -EINVAL;
 	if (conf->sock_path == NULL) {
-		LOG(ERR, "no socket path (%s)", server_names.sock_path);
-		return -EINVAL;
+		// The application's own folder: its socket is found beside its
+		// telemetry's, and never collides with another application's.
+		snprintf(
+			default_sock_path,
+			sizeof(default_sock_path),
+			"%s/%s",
+			rte_eal_get_runtime_dir(),
+			GR_API_SERVER_SOCK_NAME
+		);
 	}
 	// Each check logs on its own: every mistake is named at once.
 	ok = in_range(server_names.pollers, conf->pollers, 1, GR_API_SERVER_MAX_POLLERS);
@@ -254,7 +268,7 @@ int server_conf_set(const struct gr_api_server_conf *conf) {
 		server_names.sock_path,
 		strings.sock_path,
 		sizeof(strings.sock_path),
-		conf->sock_path
+		conf->sock_path != NULL ? conf->sock_path : default_sock_path
 	);
 	ok &= copy_string(
 		server_names.file_prefix,

@@ -80,6 +80,11 @@ extern char server_log_name[SERVER_LOG_TYPE_LEN];
 // is wrong. Returns 0 or -EINVAL.
 int server_conf_set(const struct gr_api_server_conf *conf);
 
+// Take the application's names of the settings (NULL: the fields'), for
+// the lines logged before a start (gr_api_server_socket_check()). Returns
+// false (logged) for a name too long.
+bool server_names_set(const struct gr_api_server_conf_names *names);
+
 // Register conf's log type (or the default) as server_logtype. With
 // pick_level, at a start: its level is what EAL's --log-level options say
 // for it, else INFO, the first time (a later start keeps what was set

@@ -29,9 +29,11 @@
 
 #include <gr_api.h>
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -71,6 +73,12 @@ struct event_base;
 // it (ENFILE), keeping room for root's.
 #define GR_API_SERVER_FDS_MAX (GR_API_SERVER_MAX_CLIENTS * 6 + 256 + 128 + 32)
 
+// The default socket's name, in the application's EAL runtime folder
+// (/run/dpdk/<file prefix>/ for root, $XDG_RUNTIME_DIR/dpdk/<file prefix>/
+// else), beside DPDK telemetry's socket: each application, and each file
+// prefix, has its own, and none takes shmchand's GR_API_DEFAULT_SOCK_PATH.
+#define GR_API_SERVER_SOCK_NAME "gr_api.sock"
+
 // Longest name of a setting in struct gr_api_server_conf_names.
 #define GR_API_SERVER_CONF_NAME_MAX 47
 
@@ -105,7 +113,9 @@ struct gr_api_server_conf_names {
 struct gr_api_server_conf {
 	// The Unix socket: a path (never abstract, at most 107 bytes), its
 	// permissions, and its group or GR_API_SERVER_GID_KEEP. Default
-	// GR_API_DEFAULT_SOCK_PATH, 0660, GR_API_SERVER_GID_KEEP.
+	// NULL: GR_API_SERVER_SOCK_NAME in the application's EAL runtime
+	// folder (rte_eal_get_runtime_dir(), resolved at start), 0660,
+	// GR_API_SERVER_GID_KEEP.
 	const char *sock_path;
 	mode_t sock_mode;
 	gid_t sock_gid;
@@ -170,10 +180,12 @@ void gr_api_server_conf_init(struct gr_api_server_conf *conf);
 // EAL nor an event loop, for an application to make before rte_eal_init()
 // so that a start that would fail creates nothing: the path is valid, no
 // other server answers there, it is a socket or nothing; a stale socket
-// file (nobody listens) is removed. Registers conf->log_type and logs why
-// it refuses. Any thread; connect(), unlink(). Returns 0, -EINVAL (conf or
-// its path NULL, a path empty, abstract or too long, a log type empty or
-// too long), -EADDRINUSE (another server answers there), -EEXIST (not a
+// file (nobody listens) is removed. The default path (sock_path NULL) has
+// nothing to check before EAL: the runtime folder is EAL's, and its file
+// prefix's lock keeps another primary out of it. Registers conf->log_type
+// and logs why it refuses. Any thread; connect(), unlink(). Returns 0,
+// -EINVAL (conf NULL, a path empty, abstract or too long, a log type empty
+// or too long), -EADDRINUSE (another server answers there), -EEXIST (not a
 // socket) or another -errno of connect() or unlink().
 int gr_api_server_socket_check(const struct gr_api_server_conf *conf);
 
@@ -347,6 +359,107 @@ int gr_api_server_handler_register(struct gr_api_handler *handler);
 // What GR_API_HANDLER calls: gr_api_server_handler_register(), and the
 // first failure kept for gr_api_server_start().
 void __gr_api_server_handler_register_ctor(struct gr_api_handler *handler);
+
+// Remove the application's handler of request_type: requests of that type
+// get ENOTSUP from then on, on every transport, and the handler's struct
+// is the application's again once this returns (no thread runs it: it
+// takes the handler lock). Any thread, before, during or after a server's
+// run; never in a handler nor with the handler lock held. Returns 0, or,
+// logged: -EPERM (a type the server serves itself), -ENOENT (no handler
+// of that type), -EDEADLK (in a handler, or with the handler lock held).
+int gr_api_server_handler_unregister(uint32_t request_type);
+
+// Module names: GR_SHM_TYPE_LIST (shmchanctl types) shows each request
+// type with its module's name. The server names its own ("main" for
+// Grout's 0xcafe, "shm" for GR_SHM_MODULE); an application names its
+// modules with gr_api_server_module_name(), or leaves them unnamed (an
+// empty name, shown by number). At most GR_API_SERVER_MODULE_NAMES_MAX
+// modules are named: a module serves one handler at least, and the
+// registry holds GR_API_SERVER_HANDLERS_MAX.
+#define GR_API_SERVER_MODULE_NAMES_MAX GR_API_SERVER_HANDLERS_MAX
+
+// Name module (the upper 16 bits of its request types) name: 1 to 31
+// letters, digits, '_', '-' or '.', copied; a module named again takes the
+// new name, and NULL removes its name. Any thread, before or after
+// gr_api_server_start(); takes the handler lock, so never in a handler nor
+// with the lock held. Returns 0, or, logged: -EPERM (one of the server's
+// own modules), -EINVAL (a name empty, too long or of other characters),
+// -ENOSPC (GR_API_SERVER_MODULE_NAMES_MAX named already), -EDEADLK (in a
+// handler, or with the handler lock held).
+int gr_api_server_module_name(uint16_t module, const char *name);
+
+// ---- Payloads with a trailing array ----
+//
+// A request or response of a header and a count of items after it:
+//
+//	struct route_list { uint32_t n; struct route routes[]; };
+//
+// is valid only when its length is exactly sizeof(struct route_list) +
+// n * sizeof(struct route). These check that without reading past the
+// payload and without overflow, whatever the client wrote in n.
+
+// 0 if len bytes hold exactly a header of hdr_len bytes and n items of
+// item_len bytes, else -EINVAL (shorter than the header, a count that
+// disagrees with the length, however large). No system call; never reads
+// memory.
+static inline int gr_api_array_check(uint32_t len, size_t hdr_len, uint64_t n, size_t item_len) {
+	if (len < hdr_len)
+		return -EINVAL;
+	if (item_len == 0)
+		return len == hdr_len ? 0 : -EINVAL;
+	// Divide, never multiply: n * item_len may overflow any width.
+	if ((len - hdr_len) % item_len != 0 || (len - hdr_len) / item_len != n)
+		return -EINVAL;
+	return 0;
+}
+
+// gr_api_array_check() of the request req (a pointer to the header
+// struct) of len bytes, whose field count holds the number of items of its
+// flexible array member items. The count is read only once len covers the
+// header. A handler answers EINVAL when it is not 0:
+//
+//	if (GR_API_REQ_ARRAY_CHECK(req, len, n, routes) < 0)
+//		return gr_api_out(EINVAL, 0, NULL);
+#define GR_API_REQ_ARRAY_CHECK(req, len, count, items)                                             \
+	gr_api_array_check(                                                                        \
+		(len),                                                                             \
+		sizeof(*(req)),                                                                    \
+		(len) >= sizeof(*(req)) ? (uint64_t)(req)->count : 0,                              \
+		sizeof((req)->items[0])                                                            \
+	)
+
+// A zeroed payload of a header of hdr_len bytes and n items of item_len
+// bytes, malloc'ed for a handler to return (gr_api_out(0, *len, p)), its
+// length in *len. Any thread; no lock. Returns it, or NULL with errno
+// EMSGSIZE (above GR_API_MAX_MSG_LEN, n huge included: the server could
+// not send it) or ENOMEM.
+static inline void *gr_api_array_alloc(size_t hdr_len, uint64_t n, size_t item_len, uint32_t *len) {
+	void *payload;
+
+	if (hdr_len > GR_API_MAX_MSG_LEN ||
+	    (item_len > 0 && n > (GR_API_MAX_MSG_LEN - hdr_len) / item_len)) {
+		errno = EMSGSIZE;
+		return NULL;
+	}
+	*len = (uint32_t)(hdr_len + n * item_len);
+	payload = calloc(1, *len > 0 ? *len : 1);
+	if (payload == NULL)
+		errno = ENOMEM;
+	return payload;
+}
+
+// gr_api_array_alloc() for resp, a pointer to a header struct with the
+// flexible array member items: resp is set to the payload (NULL on
+// failure, errno set) and len to its length. The caller sets the count.
+#ifdef __cplusplus
+#define GR_API_RESP_ARRAY_ALLOC(resp, n, items, len)                                               \
+	((resp) = static_cast<decltype(resp)>(                                                     \
+		 gr_api_array_alloc(sizeof(*(resp)), (n), sizeof((resp)->items[0]), &(len))        \
+	 ))
+#else
+#define GR_API_RESP_ARRAY_ALLOC(resp, n, items, len)                                               \
+	((resp) = gr_api_array_alloc(sizeof(*(resp)), (n), sizeof((resp)->items[0]), &(len)))
+#endif
 
 // Send one response of a stream from inside a handler: status 0, the id of
 // the request being handled, payload copied before it returns. The

@@ -56,6 +56,45 @@ int main(void) {
 	return gr_api_server_handler_register(&explicit_set);
 }
 C
+# A request and a response with a trailing array, through the helpers.
+cat >"$tmp/array.c" <<'C'
+#include <gr_api_server.h>
+
+struct test_sums_req {
+	uint32_t n;
+	uint32_t values[];
+};
+struct test_sums_resp {
+	uint32_t n;
+	uint64_t sums[];
+};
+
+struct gr_api_out test_sums(const void *request, uint32_t len, struct gr_api_ctx *ctx);
+
+struct gr_api_out test_sums(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
+	const struct test_sums_req *req = (const struct test_sums_req *)request;
+	struct test_sums_resp *resp;
+	uint32_t resp_len;
+
+	(void)ctx;
+	if (GR_API_REQ_ARRAY_CHECK(req, len, n, values) < 0)
+		return gr_api_out(EINVAL, 0, NULL);
+	if (GR_API_RESP_ARRAY_ALLOC(resp, req->n, sums, resp_len) == NULL)
+		return gr_api_out((uint32_t)errno, 0, NULL);
+	resp->n = req->n;
+	return gr_api_out(0, resp_len, resp);
+}
+C
+check c c11 "$tmp/array.c" "the trailing array helpers" "$cc"
+if [ -n "$cxx" ]; then
+	# A flexible array member is an extension of C++: not -pedantic.
+	if ! "$cxx" -x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$api" -I"$server" \
+		"$tmp/array.c" 2>"$tmp/err"; then
+		echo "the trailing array helpers do not compile as C++17:" >&2
+		cat "$tmp/err" >&2
+		exit 1
+	fi
+fi
 check c c11 "$tmp/alone.c" gr_api_server.h "$cc"
 check c c11 "$tmp/handler.c" "a handler" "$cc"
 langs="C11"

@@ -131,7 +131,7 @@ void poller_wake(unsigned id) {
 
 // Give the calling poller thread the nice value asked for (config.c: a
 // server must not lose its CPUs to the clients that spin waiting for it).
-// Without the right to, the thread keeps the daemon's, and the log says
+// Without the right to, the thread keeps the process's, and the log says
 // why: the daemon still serves, only slower on CPUs it shares.
 static void poller_set_nice(const struct poller *p, int32_t nice) {
 	if (nice == GR_API_SERVER_NICE_OFF)
@@ -141,7 +141,7 @@ static void poller_set_nice(const struct poller *p, int32_t nice) {
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0) {
 		LOG(WARNING,
 		    "poller %u: cannot take nice %d (%s; needs CAP_SYS_NICE or RLIMIT_NICE): it "
-		    "keeps the daemon's, and shares its CPU with spinning clients as their equal",
+		    "keeps the process's, and shares its CPU with spinning clients as their equal",
 		    p->id,
 		    nice,
 		    strerror(errno));
@@ -438,7 +438,7 @@ int poller_start(unsigned n, unsigned spin_us) {
 		n_pollers = i + 1;
 	}
 	if (server_conf.poller_nice == GR_API_SERVER_NICE_OFF)
-		LOG(INFO, "%u poller(s), spin budget %u us, the daemon's nice", n, spin_us);
+		LOG(INFO, "%u poller(s), spin budget %u us, the process's nice", n, spin_us);
 	else
 		LOG(INFO,
 		    "%u poller(s), spin budget %u us, nice %d",

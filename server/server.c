@@ -68,6 +68,8 @@ static const struct api_handler_table *const own_handlers[] = {
 	&handlers_echo,
 	&handlers_type_stats,
 	&handlers_trace,
+	&handlers_info,
+	&handlers_types,
 };
 
 // Constructor priority of the reservation of the server's own request
@@ -217,10 +219,16 @@ GR_API_EXPORT int gr_api_server_socket_check(const struct gr_api_server_conf *co
 
 	if (ret < 0)
 		return ret;
-	if (conf == NULL || conf->sock_path == NULL) {
-		LOG(ERR, "no socket path");
+	if (conf == NULL) {
+		LOG(ERR, "no configuration");
 		return -EINVAL;
 	}
+	// Its lines name the settings as the application's users know them.
+	if (!server_names_set(conf->names))
+		return -EINVAL;
+	// The default: in EAL's runtime folder, not known before EAL.
+	if (conf->sock_path == NULL)
+		return 0;
 	return sock_server_check(conf->sock_path);
 }
 

@@ -158,9 +158,9 @@ static const char *refusal_reason(enum refusal_why why) {
 		);
 		return reason;
 	case REFUSE_FDS:
-		return "the daemon's open files limit leaves no room for it (the rest is root's)";
+		return "the server's open files limit leaves no room for it (the rest is root's)";
 	default:
-		return "the daemon holds all the connections it serves";
+		return "the server holds all the connections it serves";
 	}
 }
 

@@ -100,8 +100,9 @@ static int sock_remove_stale(const struct sockaddr_un *addr) {
 	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 || errno == EAGAIN) {
 		close(fd);
 		LOG(ERR,
-		    "another daemon answers on %s; stop it or choose another socket path (-s)",
-		    addr->sun_path);
+		    "another server answers on %s; stop it or choose another socket path (%s)",
+		    addr->sun_path,
+		    server_names.sock_path);
 		return -EADDRINUSE;
 	}
 	err = errno;
@@ -248,7 +249,7 @@ void sock_server_fini(void) {
 		event_free(listening.accept_retry);
 		listening.accept_retry = NULL;
 	}
-	conns_close("daemon shutting down");
+	conns_close("server stopping");
 	sock_replies_fini();
 	sock_turns_fini();
 	sock_log_fini();

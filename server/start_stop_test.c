@@ -11,7 +11,8 @@
 // asked of an EAL without hugepages, each said in a line that names the
 // setting as the application calls it (the field by default). A handler
 // for a request type the server serves itself is refused at registration,
-// the server stopped or not, and later starts serve as usual.
+// the server stopped or not, and later starts serve as usual. By default
+// the socket is in the application's EAL runtime folder.
 
 #include "log_capture_test.h"
 
@@ -145,6 +146,38 @@ static void serve_once(struct event_base *base) {
 	assert_int_equal(entries("/proc/self/task"), threads);
 	assert_int_equal(entries("/proc/self/fd"), fds);
 	assert_int_equal(gr_api_server_stop(), 0); // again: nothing to do
+}
+
+// The default socket: in the application's EAL runtime folder, never
+// shmchand's path; nothing to check before EAL.
+static void default_socket_in_runtime_dir(void **state) {
+	char expected[sizeof(sock_path)], test_path[sizeof(sock_path)];
+	struct gr_api_server_conf conf;
+	struct gr_api_server_info info;
+
+	(void)state;
+	gr_api_server_conf_init(&conf);
+	assert_null(conf.sock_path);
+	conf.sock_mode = 0600;
+	conf.spin_us = 0;
+	conf.log_type = "start_stop_test";
+	assert_int_equal(gr_api_server_socket_check(&conf), 0);
+	snprintf(
+		expected,
+		sizeof(expected),
+		"%s/" GR_API_SERVER_SOCK_NAME,
+		rte_eal_get_runtime_dir()
+	);
+	assert_int_equal(gr_api_server_start(&conf), 0);
+	assert_int_equal(gr_api_server_info_get(&info), 0);
+	assert_string_equal(info.conf.sock_path, expected);
+	assert_string_not_equal(info.conf.sock_path, GR_API_DEFAULT_SOCK_PATH);
+	memcpy(test_path, sock_path, sizeof(test_path));
+	memcpy(sock_path, expected, sizeof(sock_path));
+	client_served(NULL);
+	assert_int_equal(gr_api_server_stop(), 0);
+	assert_int_equal(access(expected, F_OK), -1);
+	memcpy(sock_path, test_path, sizeof(sock_path));
 }
 
 static void library_thread_then_own_base_then_library_thread(void **state) {
@@ -310,6 +343,7 @@ int main(void) {
 		cmocka_unit_test(bad_conf_starts_nothing),
 		cmocka_unit_test(failed_start_undone),
 		cmocka_unit_test(own_type_refused_at_registration),
+		cmocka_unit_test(default_socket_in_runtime_dir),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

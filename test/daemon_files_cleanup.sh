@@ -106,7 +106,7 @@ shmt_log "SIGTERM: nothing left"
 start_daemon "${hugepages[@]}"
 probe_prefix=shmt-$SHMT_NAME-$$-socket
 probe_daemon socket "$SHMT_SOCK" "$probe_prefix"
-want="another daemon answers on $SHMT_SOCK; stop it or choose another socket path (-s)"
+want="another server answers on $SHMT_SOCK; stop it or choose another socket path (-s/--socket)"
 grep -qF "$want" "$probe_out" || shmt_fail "socket: no '$want' in: $(cat "$probe_out")"
 grep -q "EAL" "$probe_out" && shmt_fail "socket: the daemon ran EAL init: $(cat "$probe_out")"
 expect_none "$probe_prefix" socket

@@ -9,8 +9,8 @@
 #   ping2_perf, the unit, the options file and the man pages; each library
 #   package its library under its soname, with a symbols file; the
 #   development package the headers, both .so links and static libraries,
-#   the .pc files and gr_api_client(3); python3-shmchan the package and
-#   its C module;
+#   the .pc files, gr_api_client(3) and gr_api_server(3); python3-shmchan
+#   the package and its C module;
 # - the dependencies dpkg-shlibdeps found: the client library needs libc
 #   alone, the server library DPDK, liburcu and libevent, the daemon the
 #   server library, the Python package the client library of its version;
@@ -93,7 +93,7 @@ expect_files libgr-api-dev /usr/include/shmchan/gr_api.h /usr/include/shmchan/gr
 	"/usr/lib/$multiarch/libgr_api_client.so" "/usr/lib/$multiarch/libgr_api_server.so" \
 	"/usr/lib/$multiarch/libgr_api_client.a" "/usr/lib/$multiarch/libgr_api_server.a" \
 	"/usr/lib/$multiarch/pkgconfig/gr_api_client.pc" "/usr/lib/$multiarch/pkgconfig/gr_api_server.pc" \
-	/usr/share/man/man3/gr_api_client.3.gz
+	/usr/share/man/man3/gr_api_client.3.gz /usr/share/man/man3/gr_api_server.3.gz
 expect_files python3-shmchan /usr/lib/python3/dist-packages/shmchan/__init__.py
 ls "$root"/usr/lib/python3/dist-packages/_shmchan_fast.*.so >/dev/null 2>&1 ||
 	shmt_fail "python3-shmchan has no _shmchan_fast"

@@ -4,8 +4,8 @@
 // examples/embed_table, an application on libgr_api_server, served on the
 // transport asked for: its own requests (set, get, their errors), the
 // dispatch rules the library applies to them (short payload), the
-// library's own requests beside them (GR_PING2, the shm module's stats) and
-// not the daemon's (GR_SHM_DAEMON_INFO), its change events, those of its
+// library's own requests beside them (GR_PING2, the shm module's stats, the
+// program's info: GR_SHM_DAEMON_INFO), its change events, those of its
 // handlers and those its own loop's timer publishes, and where the socket
 // side runs: on the application's thread, or on the library's thread
 // ("gr-api-server"), as the mode says.
@@ -127,10 +127,30 @@ static unsigned expect_change(struct gr_api_client *c, const char *key, uint64_t
 	return 0;
 }
 
+// GR_SHM_TYPE_LIST lists type, named name, in the module "embed_table".
+static void type_listed(struct gr_api_client *c, uint32_t type, const char *name) {
+	struct gr_shm_type_info info;
+	unsigned found = 0;
+	long id, len;
+
+	id = gr_api_client_send(c, GR_SHM_TYPE_LIST, 0, NULL);
+	CHECK(id > 0, "send GR_SHM_TYPE_LIST: %s", strerror(errno));
+	while ((len = gr_api_client_recv_into(c, (uint32_t)id, &info, sizeof(info))) > 0) {
+		CHECK(len == (long)sizeof(info), "GR_SHM_TYPE_LIST: a response of %ld bytes", len);
+		if (info.type == type)
+			found += strcmp(info.name, name) == 0 &&
+				 strcmp(info.module, "embed_table") == 0;
+	}
+	CHECK(len == 0, "GR_SHM_TYPE_LIST: %s", strerror(errno));
+	CHECK(found == 1, "GR_SHM_TYPE_LIST: %s listed %u times in module embed_table", name, found
+	);
+}
+
 int main(int argc, char **argv) {
 	uint8_t ping[GR_PING2_LEN], echo[GR_PING2_LEN];
 	const char short_set[8] = "alpha";
 	struct gr_shm_stats_resp stats;
+	struct gr_shm_daemon_info info;
 	struct gr_api_client *c;
 	bool own_thread;
 	pid_t daemon;
@@ -161,7 +181,7 @@ int main(int argc, char **argv) {
 	      "short set: %s",
 	      strerror(errno));
 
-	// The library's own requests, beside them; not the daemon's.
+	// The library's own requests, beside them.
 	for (unsigned i = 0; i < sizeof(ping); i++)
 		ping[i] = (uint8_t)(i * 5 + 1);
 	CHECK(gr_api_client_send_recv_into(c, GR_PING2, sizeof(ping), ping, echo, sizeof(echo)) ==
@@ -175,10 +195,23 @@ int main(int argc, char **argv) {
 	CHECK(stats.channels == (gr_api_client_transport(c) == GR_API_TRANSPORT_SHM ? 1u : 0u),
 	      "%u channels",
 	      stats.channels);
-	CHECK(gr_api_client_send_recv_into(c, GR_SHM_DAEMON_INFO, 0, NULL, NULL, 0) < 0 &&
-		      errno == ENOTSUP,
-	      "GR_SHM_DAEMON_INFO is shmchand's, not the library's: %s",
+	// The library serves it for any application: the program's name and
+	// version, not shmchand's.
+	CHECK(gr_api_client_send_recv_into(c, GR_SHM_DAEMON_INFO, 0, NULL, &info, sizeof(info)) ==
+		      sizeof(info),
+	      "GR_SHM_DAEMON_INFO: %s",
 	      strerror(errno));
+	CHECK(info.pid == daemon && (info.flags & GR_SHM_INFO_PROGRAM) &&
+		      strcmp(info.program, "embed_table") == 0 &&
+		      strcmp(info.version, "embed_table 1.0") == 0,
+	      "GR_SHM_DAEMON_INFO: pid %d, program '%.31s', version '%.31s'",
+	      info.pid,
+	      info.program,
+	      info.version);
+
+	// Its types, listed by the library with its module's name.
+	type_listed(c, EMBED_TABLE_GET, "EMBED_TABLE_GET");
+	type_listed(c, EMBED_TABLE_SET, "EMBED_TABLE_SET");
 
 	// Events: a handler's change, then the application's own timer's.
 	event_subscribe(c, EMBED_TABLE_EVENT_CHANGED, false);

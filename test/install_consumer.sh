@@ -68,7 +68,8 @@ for f in sbin/shmchand bin/shmchanctl include/shmchan/gr_api.h include/shmchan/g
 	[ -e "$root/$f" ] || shmt_fail "not installed: $f"
 done
 if [ -e "$build_root/docs/man/shmchand.8" ]; then
-	for f in man8/shmchand.8 man1/shmchanctl.1 man1/ping2_perf.1 man3/gr_api_client.3; do
+	for f in man8/shmchand.8 man1/shmchanctl.1 man1/ping2_perf.1 man3/gr_api_client.3 \
+		man3/gr_api_server.3; do
 		[ -s "$root/share/man/$f" ] || shmt_fail "not installed: share/man/$f"
 	done
 fi

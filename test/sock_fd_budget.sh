@@ -62,6 +62,6 @@ shmt_run_bounded "$run_timeout_s" "$test_bin" "$SHMT_SOCK" "$SHMT_PID" fill "$ot
 	shmt_fail "the daemon ran out of descriptors: $(grep -m 1 "accept: .*; retrying in" "$SHMT_LOG")"
 shmt_log_wait 1 "attach refused (ENFILE)" ||
 	shmt_fail "the daemon does not say why it refused the attaches"
-shmt_log_wait 1 "uid $other_uid (Too many open files in system): the daemon's open files limit" ||
+shmt_log_wait 1 "uid $other_uid (Too many open files in system): the server's open files limit" ||
 	shmt_fail "the daemon does not say why it refused the connections"
 stop_daemon

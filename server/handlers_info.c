@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// GR_SHM_DAEMON_INFO: the daemon's version, pid and start, with what the
-// server library runs with.
+// GR_SHM_DAEMON_INFO: which program serves (its name, pid, version and
+// start) and what the server library runs with. Served by the library
+// itself, so that shmchanctl info works against any application that
+// embeds it.
 
-#include "shmchand.h"
+// program_invocation_short_name.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 
-#include <gr_api_server.h>
-#include <gr_shm.h>
+#include "api.h"
+#include "handlers_info.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,10 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void shmchand_daemon_info(
-	const struct gr_api_server_info *server,
-	struct gr_shm_daemon_info *info
-) {
+void server_daemon_info(const struct gr_api_server_info *server, struct gr_shm_daemon_info *info) {
 	const struct gr_api_server_conf *conf = &server->conf;
 
 	memset(info, 0, sizeof(*info));
@@ -27,7 +29,13 @@ void shmchand_daemon_info(
 	info->poller_spin_us = conf->spin_us;
 	info->backings = server->backings;
 	snprintf(info->file_prefix, sizeof(info->file_prefix), "%s", conf->file_prefix);
-	snprintf(info->version, sizeof(info->version), "%s", SHMCHAN_VERSION);
+	// The application's version (shmchand's is the project's).
+	snprintf(
+		info->version,
+		sizeof(info->version),
+		"%s",
+		conf->app_version != NULL ? conf->app_version : ""
+	);
 	info->uptime_ms = server->uptime_ms;
 	info->start_time = server->start_time;
 	// Memzones are offered exactly when the daemon has hugepages.
@@ -54,6 +62,9 @@ void shmchand_daemon_info(
 	info->flags |= GR_SHM_INFO_EVENT_BOUNDS;
 	info->event_subs_max = conf->event_subs_max;
 	info->event_memory_bytes = conf->event_memory_bytes;
+	info->flags |= GR_SHM_INFO_PROGRAM;
+	snprintf(info->program, sizeof(info->program), "%s", program_invocation_short_name);
+	snprintf(info->server_version, sizeof(info->server_version), "%s", SHMCHAN_VERSION);
 }
 
 // Main thread or poller, under the handler lock.
@@ -71,8 +82,11 @@ static struct gr_api_out daemon_info(const void *request, uint32_t len, struct g
 	info = malloc(sizeof(*info));
 	if (info == NULL)
 		return gr_api_out(ENOMEM, 0, NULL);
-	shmchand_daemon_info(&server, info);
+	server_daemon_info(&server, info);
 	return gr_api_out(0, sizeof(*info), info);
 }
 
-GR_API_HANDLER(GR_SHM_DAEMON_INFO, daemon_info);
+static struct gr_api_handler handlers_info_array[] = {
+	GR_API_HANDLER_INIT(GR_SHM_DAEMON_INFO, daemon_info),
+};
+API_HANDLER_TABLE(handlers_info, handlers_info_array);

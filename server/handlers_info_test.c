@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// GR_SHM_DAEMON_INFO reports the daemon's version and start, and what the
-// server library runs with: its configuration, the backings it offers, its
-// limits and the pollers' nice value, each field from the right source.
+// GR_SHM_DAEMON_INFO reports the program's name, version and start, and
+// what the server library runs with: its configuration, the backings it
+// offers, its limits and the pollers' nice value, each field from the right
+// source.
 
-#include "shmchand.h"
+#include "handlers_info.h"
 
 #include <gr_shm.h>
 
@@ -16,10 +17,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-// Normally defined by main.c, which this test does not link.
-struct shmchand_config shmchand_config;
-int shmchand_logtype = RTE_LOGTYPE_USER1;
 
 // A server's info as gr_api_server_info_get() fills it, every field told
 // apart from the others.
@@ -57,7 +54,7 @@ static void info_reports_config(void **state) {
 	struct gr_shm_daemon_info info;
 
 	(void)state;
-	shmchand_daemon_info(&s, &info);
+	server_daemon_info(&s, &info);
 	assert_int_equal(info.pid, getpid());
 	assert_int_equal(info.pollers, 3);
 	assert_int_equal(info.poller_spin_us, 77);
@@ -75,14 +72,17 @@ static void info_reports_version_uptime_limits(void **state) {
 	s.conf.memzones = true;
 	s.conf.telemetry = true;
 	s.start_time = 1700000000;
-	shmchand_daemon_info(&s, &info);
-	assert_string_equal(info.version, SHMCHAN_VERSION);
+	s.conf.app_version = "7.1-app";
+	server_daemon_info(&s, &info);
+	assert_string_equal(info.version, "7.1-app");
+	assert_string_equal(info.program, "server_handlers_info_test");
+	assert_string_equal(info.server_version, SHMCHAN_VERSION);
 	assert_int_equal(info.uptime_ms, 5042);
 	assert_int_equal(info.start_time, 1700000000);
 	assert_int_equal(
 		info.flags,
 		GR_SHM_INFO_HUGEPAGES | GR_SHM_INFO_TELEMETRY | GR_SHM_INFO_POLLER_NICE |
-			GR_SHM_INFO_EVENT_BOUNDS
+			GR_SHM_INFO_EVENT_BOUNDS | GR_SHM_INFO_PROGRAM
 	);
 	assert_int_equal(info.memzone_channels, 7);
 	assert_int_equal(info.max_clients, 1001);
@@ -103,8 +103,14 @@ static void info_reports_version_uptime_limits(void **state) {
 
 	s.conf.memzones = false;
 	s.conf.telemetry = false;
-	shmchand_daemon_info(&s, &info);
-	assert_int_equal(info.flags, GR_SHM_INFO_POLLER_NICE | GR_SHM_INFO_EVENT_BOUNDS);
+	s.conf.app_version = NULL;
+	server_daemon_info(&s, &info);
+	assert_int_equal(
+		info.flags,
+		GR_SHM_INFO_POLLER_NICE | GR_SHM_INFO_EVENT_BOUNDS | GR_SHM_INFO_PROGRAM
+	);
+	// An application that gives no version: none, not the library's.
+	assert_string_equal(info.version, "");
 }
 
 // The pollers' nice value: what the first poller runs at, as the server
@@ -114,12 +120,12 @@ static void info_reports_poller_nice(void **state) {
 	struct gr_shm_daemon_info info;
 
 	(void)state;
-	shmchand_daemon_info(&s, &info);
+	server_daemon_info(&s, &info);
 	assert_true(info.flags & GR_SHM_INFO_POLLER_NICE);
 	assert_int_equal(info.poller_nice, 7);
 	assert_int_equal(info.poller_nice_wanted, -20);
 	s.conf.poller_nice = GR_API_SERVER_NICE_OFF;
-	shmchand_daemon_info(&s, &info);
+	server_daemon_info(&s, &info);
 	assert_int_equal(info.poller_nice_wanted, GR_SHM_POLLER_NICE_OFF);
 }
 
