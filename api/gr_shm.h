@@ -303,7 +303,7 @@ GR_EVENT(GR_SHM_EVENT_TEST, struct gr_empty);
 // last one everything from 2^(GR_SHM_HIST_BUCKETS - 1) ns (about 2.1 s) on.
 #define GR_SHM_HIST_BUCKETS 32
 // Longest handler name kept (NUL included); a longer one is cut.
-#define GR_SHM_TYPE_NAME_LEN 48
+#define GR_SHM_TYPE_STATS_NAME_LEN 48
 
 // One response per registered request type, in registration order, then an
 // empty one: what the server did with the requests of that type since it
@@ -312,7 +312,7 @@ GR_EVENT(GR_SHM_EVENT_TEST, struct gr_empty);
 struct gr_shm_type_stats {
 	uint32_t type; // the request type
 	uint32_t buckets; // GR_SHM_HIST_BUCKETS
-	char name[GR_SHM_TYPE_NAME_LEN]; // the handler's name
+	char name[GR_SHM_TYPE_STATS_NAME_LEN]; // the handler's name
 	uint64_t count; // requests its handler ran for (deferred ones included)
 	uint64_t errors; // of those, answered with a non-zero status
 	uint64_t rejected; // refused before the handler ran (short payload)
