@@ -156,6 +156,11 @@ expect "$EX_USAGE" "-t takes auto, shm or socket" call -t udp GR_PING
 hello=$(printf '63000000%0264d' 0)
 expect 76 "Bad message" call GR_HELLO "$hello"
 shmt_log_wait 10 "API version 99; the server speaks" || shmt_fail "no line about the hello"
+# The lines of a uid's connections are logged 10 per 5 s interval (the
+# server's SOCK_LOG_BURST and SOCK_LOG_INTERVAL_MS), and the calls above
+# made dozens: the pinger waits for a new interval, so that its attach and
+# its end at the stop are logged whatever the pace of the calls was.
+sleep 6
 shmt_spawn "$ctl" -s "$SHMT_SOCK" ping -t shm -i 1
 pinger=$SHMT_SPAWNED
 shmt_log_wait 10 "attached: pid $pinger " || shmt_fail "the pinger attached no channel"
