@@ -86,3 +86,17 @@ check_output() {
 	# shellcheck disable=SC2034 # for bench.sh's steps
 	output_value=${BASH_REMATCH[1]}
 }
+
+# serving_wait PID SOCK LOG WHAT BOUND_S: wait until the server WHAT (PID,
+# its output in LOG) serves SOCK; fail, saying so, if it dies first or does
+# not serve it within BOUND_S seconds.
+serving_wait() {
+	local pid=$1 sock=$2 log=$3 what=$4 bound=$5
+	local polls=$((bound * SHMT_POLLS_PER_S))
+	until [ -S "$sock" ]; do
+		shmt_running "$pid" || shmt_fail "$what died: $(tail -n 3 "$log")"
+		[ "$polls" -gt 0 ] || shmt_fail "$what did not serve $sock in $bound s"
+		polls=$((polls - 1))
+		sleep "$SHMT_POLL_S"
+	done
+}

@@ -92,15 +92,8 @@ loaded_start() {
 			shmt_spawn "$SHMT_DAEMON" -s "$sock" --hugepages off -- \
 				--file-prefix "$SHMT_PREFIX-other$i" >"$results/loaded-other-$i.log" 2>&1
 			loaded_pids+=("$SHMT_SPAWNED")
-			local polls=$((LOADED_SERVER_WAIT_S * SHMT_POLLS_PER_S))
-			until [ -S "$sock" ]; do
-				shmt_running "$SHMT_SPAWNED" ||
-					shmt_fail "other server $i died: $(tail -n 3 "$results/loaded-other-$i.log")"
-				[ "$polls" -gt 0 ] ||
-					shmt_fail "other server $i did not serve $sock in $LOADED_SERVER_WAIT_S s"
-				polls=$((polls - 1))
-				sleep "$SHMT_POLL_S"
-			done
+			serving_wait "$SHMT_SPAWNED" "$sock" "$results/loaded-other-$i.log" \
+				"other server $i" "$LOADED_SERVER_WAIT_S"
 			loaded_socks+=("$sock")
 			shmt_spawn "$perf" -s "$sock" -t shm -T 3600 -w 0 -q --no-syscall-count \
 				--no-stamps

@@ -50,7 +50,6 @@ fi
 
 # routes_start: a fresh route_table on its own socket and file prefix.
 routes_start() {
-	local polls=$((ROUTES_WAIT_S * SHMT_POLLS_PER_S))
 	routes_sock=$SHMT_TMPDIR/route_table.sock
 	rm -f "$routes_sock"
 	shmt_spawn "$routes_app" -s "$routes_sock" -r "$ROUTES_TABLE" -R "$ROUTES_TABLE6" \
@@ -58,13 +57,7 @@ routes_start() {
 		--file-prefix "$SHMT_PREFIX-routes" >>"$results/routes-app.log" 2>&1
 	routes_pid=$SHMT_SPAWNED
 	echo "bench: route_table, pid $routes_pid" >&2
-	until [ -S "$routes_sock" ]; do
-		shmt_running "$routes_pid" ||
-			shmt_fail "route_table died: $(tail -n 3 "$results/routes-app.log")"
-		[ "$polls" -gt 0 ] || shmt_fail "route_table did not serve $routes_sock in $ROUTES_WAIT_S s"
-		polls=$((polls - 1))
-		sleep "$SHMT_POLL_S"
-	done
+	serving_wait "$routes_pid" "$routes_sock" "$results/routes-app.log" route_table "$ROUTES_WAIT_S"
 }
 
 # routes_stop: stop it by PID, and fail if it died meanwhile.
