@@ -15,9 +15,11 @@
 #include <rte_pause.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -57,8 +59,43 @@ struct shm_spin {
 	uint64_t budget_ns; // of this wait (client_spin_budget()), from the first read
 	// The wait says nothing of the round trip (client_spin_turn()): it
 	// left its CPU to the poller, or was descheduled.
-	bool disturbed;
+	bool disturbed; // It slept at once, its requests having woken the daemon on a busy
+	// host (client_spin_wake_sleep()): its sleep is learnt, but it is no
+	// sample of the daemon's wake-up, which the spin would have delayed.
+	bool at_once;
 };
+
+// client_cpus_busy() of the library: the fourth field of /proc/loadavg,
+// "R/T", R the runnable tasks (running or waiting for a CPU), against the
+// online CPUs.
+static bool shm_cpus_busy_loadavg(struct gr_api_client *c) {
+	uint64_t now = client_clock_ns();
+	if (c->cpus_checked_ns != 0 && now - c->cpus_checked_ns < CLIENT_CPUS_CHECK_NS)
+		return c->cpus_busy;
+	c->cpus_checked_ns = now;
+	c->cpus_busy = false;
+	if (c->loadavg_fd == -1) {
+		c->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+		if (c->loadavg_fd < 0)
+			c->loadavg_fd = CLIENT_LOADAVG_NONE;
+		c->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	}
+	if (c->loadavg_fd < 0 || c->online_cpus <= 0)
+		return false;
+	char buf[128];
+	unsigned running;
+	ssize_t n = pread(c->loadavg_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	// This thread and the poller it woke are among them: more than the
+	// CPUs means one of them, or another task, waits for a CPU.
+	if (sscanf(buf, "%*s %*s %*s %u/", &running) == 1)
+		c->cpus_busy = (long)running > c->online_cpus;
+	return c->cpus_busy;
+}
+
+bool (*client_cpus_busy)(struct gr_api_client *) = shm_cpus_busy_loadavg;
 
 // Peek at the socket without blocking. The daemon never writes there after
 // attach, but a message that does come is read and routed, not ignored.
@@ -170,7 +207,7 @@ static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, ui
 		return;
 	}
 	client_spin_slept(&c->spin, shm_spun_ns(s), slept_ns);
-	if (c->woke)
+	if (c->woke && !s->at_once)
 		client_spin_woke(&c->spin, shm_spun_ns(s) + slept_ns);
 }
 
@@ -320,7 +357,7 @@ int client_shm_next_msg(
 	const struct client_into *into
 ) {
 	struct shm_spin spin = {0};
-	bool waiting = false, slept = false;
+	bool waiting = false, slept = false, sleep_now = false;
 	for (;;) {
 		if (client_sock_buffered(c))
 			return shm_sock_msg(c, msg);
@@ -339,10 +376,19 @@ int client_shm_next_msg(
 		if (!waiting) {
 			shm_wait_start(c);
 			waiting = true;
+			// Our requests woke the poller: spin only if a CPU is free
+			// for it (docs/spin-budgets.md). Read only then: a busy
+			// channel never rings, and pays nothing for it.
+			if (wait && c->woke &&
+			    client_spin_wake_sleep(&c->spin, true, client_cpus_busy(c))) {
+				spin.at_once = true;
+				sleep_now = true;
+			}
 		}
 		if (!wait)
 			return -EAGAIN;
-		int ret = shm_spin(c, &spin, true);
+		int ret = sleep_now ? SHM_WAIT_SLEEP : shm_spin(c, &spin, true);
+		sleep_now = false;
 		if (ret == SHM_WAIT_SLEEP) {
 			uint64_t slept_ns;
 			ret = shm_sleep(c, 0, &slept_ns);
