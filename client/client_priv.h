@@ -427,8 +427,15 @@ int client_next_msg(
 int client_route(struct gr_api_client *, const struct client_msg *, uint32_t want_id);
 
 // Check a response header read from the daemon. Returns 0, or -EBADMSG
-// (payload too long) after marking the handle dead.
-int client_check_hdr(struct gr_api_client *, const struct gr_api_response *);
+// (payload too long) after marking the handle dead. Inline: every receive
+// checks, on both transports.
+static inline int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr) {
+	if (hdr->payload_len > CLIENT_MAX_PAYLOAD) {
+		c->dead = true;
+		return -EBADMSG;
+	}
+	return 0;
+}
 
 // The daemon broke the protocol (err: EPROTO, a response to an id never
 // sent; ENOBUFS, more responses kept than the stash's bound): count it, mark
@@ -519,6 +526,13 @@ int client_sock_next_msg(struct gr_api_client *, struct client_msg *, bool wait)
 // True if the read-ahead buffer holds a whole message: a receive needs no
 // system call to find it. Makes no system call.
 bool client_sock_buffered(const struct gr_api_client *);
+
+// The read-ahead buffer holds bytes not yet parsed: client_sock_buffered()
+// may find a whole message among them. Inline: a receive on the channel
+// looks on every call, and finds none.
+static inline bool client_sock_pending(const struct gr_api_client *c) {
+	return c->rbuf_tail != c->rbuf_head;
+}
 
 // Close every queued descriptor.
 void client_sock_fds_close(struct gr_api_client *);

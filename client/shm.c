@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
@@ -327,11 +328,15 @@ static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
 	return client_sock_next_msg(c, msg, false);
 }
 
+// shm_look(): the socket holds a whole message. A value
+// shmchan_client_recv() never returns (no message is that long).
+#define SHM_LOOK_SOCKET INT_MAX
+
 // Take the next message, its payload straight from the cells into
 // into->buf if it is the response to into->for_id and fits, else into the
 // staging buffer. Returns as shmchan_client_recv(): the length, 0 when the
 // ring is empty, or -errno.
-static int
+static inline __attribute__((always_inline)) int
 shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
 	bool direct;
 	int n = shmchan_client_recv_keyed(
@@ -350,43 +355,52 @@ shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct cl
 	return n;
 }
 
-int client_shm_next_msg(
+// A message n bytes long was taken (n != 0): the daemon hears of the room
+// it made, and the message is checked. Returns as shm_msg_check().
+static inline __attribute__((always_inline)) int
+shm_took(struct gr_api_client *c, int n, struct client_msg *msg, const struct client_into *into) {
+	c->woke = false;
+	// A daemon that ran out of room waits for what we take: tell it now
+	// rather than when we next wait (a load of a line that changes only
+	// when the daemon sleeps or wakes).
+	shmchan_client_room_check(c->chan);
+	return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
+}
+
+// One look for the next message: a whole one the daemon wrote on the
+// socket (rare: client_sock_pending() is a load), else the ring's.
+// Returns 1 when the socket has one, else as shmchan_client_recv().
+static inline __attribute__((always_inline)) int
+shm_look(struct gr_api_client *c, struct client_msg *msg, const struct client_into *into) {
+	if (client_sock_pending(c) && client_sock_buffered(c))
+		return SHM_LOOK_SOCKET;
+	return into != NULL ? shm_recv_into(c, into, msg)
+			    : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
+}
+
+// client_shm_next_msg() once the ring was found empty: wake the daemon for
+// what was sent, then (with wait) spin and sleep until a message comes.
+// Out of line: a busy channel's receive finds its answer at once, and its
+// path keeps the few registers it needs.
+static __attribute__((noinline)) int shm_next_msg_wait(
 	struct gr_api_client *c,
 	struct client_msg *msg,
 	bool wait,
 	const struct client_into *into
 ) {
 	struct shm_spin spin = {0};
-	bool waiting = false, slept = false, sleep_now = false;
+	bool slept = false, sleep_now = false;
+	shm_wait_start(c);
+	if (!wait)
+		return -EAGAIN;
+	// Our requests woke the poller: spin only if a CPU is free for it
+	// (docs/spin-budgets.md). Read only then: a busy channel never rings,
+	// and pays nothing for it.
+	if (c->woke && client_spin_wake_sleep(&c->spin, true, client_cpus_busy(c))) {
+		spin.at_once = true;
+		sleep_now = true;
+	}
 	for (;;) {
-		if (client_sock_buffered(c))
-			return shm_sock_msg(c, msg);
-		int n = into != NULL ? shm_recv_into(c, into, msg)
-				     : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
-		if (n != 0) {
-			if (waiting && wait && !slept)
-				shm_spin_caught(c, &spin);
-			c->woke = false;
-			// A daemon that ran out of room waits for what we take:
-			// tell it now rather than when we next wait (a load of a
-			// line that changes only when the daemon sleeps or wakes).
-			shmchan_client_room_check(c->chan);
-			return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
-		}
-		if (!waiting) {
-			shm_wait_start(c);
-			waiting = true;
-			// Our requests woke the poller: spin only if a CPU is free
-			// for it (docs/spin-budgets.md). Read only then: a busy
-			// channel never rings, and pays nothing for it.
-			if (wait && c->woke &&
-			    client_spin_wake_sleep(&c->spin, true, client_cpus_busy(c))) {
-				spin.at_once = true;
-				sleep_now = true;
-			}
-		}
-		if (!wait)
-			return -EAGAIN;
 		int ret = sleep_now ? SHM_WAIT_SLEEP : shm_spin(c, &spin, true);
 		sleep_now = false;
 		if (ret == SHM_WAIT_SLEEP) {
@@ -406,7 +420,29 @@ int client_shm_next_msg(
 		}
 		if (ret < 0)
 			return ret;
+		int n = shm_look(c, msg, into);
+		if (n == SHM_LOOK_SOCKET)
+			return shm_sock_msg(c, msg);
+		if (n != 0) {
+			if (!slept)
+				shm_spin_caught(c, &spin);
+			return shm_took(c, n, msg, into);
+		}
 	}
+}
+
+int client_shm_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
+	int n = shm_look(c, msg, into);
+	if (n == SHM_LOOK_SOCKET)
+		return shm_sock_msg(c, msg);
+	if (n != 0)
+		return shm_took(c, n, msg, into);
+	return shm_next_msg_wait(c, msg, wait, into);
 }
 
 int client_shm_wait_fd(struct gr_api_client *c) {
