@@ -23,7 +23,10 @@
 // receive is at most one recvmsg() per read-ahead buffer. On the shm
 // transport a request and its response make no system call while both sides
 // are busy; a receive that waits past the client's spin budget sleeps in
-// poll() on the response doorbell and the socket.
+// poll() on the response doorbell and the socket. A receive whose request
+// woke the sleeping daemon first reads the host's runnable tasks (one
+// pread() of /proc/loadavg, at most once a millisecond; the handle keeps
+// the file open) and sleeps at once when they outnumber the CPUs.
 //
 // Timeouts: every call that waits (connect, a receive, a send that finds the
 // shm request ring or the socket buffer full, stream_next, the drain of a

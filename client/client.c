@@ -35,6 +35,7 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 	client_spin_init(&c->spin, spin_us);
 	c->timeout_ms = GR_API_TIMEOUT_NONE;
 	c->wait_fd = -1;
+	c->loadavg_fd = -1;
 	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++)
 		STAILQ_INIT(&c->stash[b]);
 	STAILQ_INIT(&c->events);
@@ -134,14 +135,6 @@ int client_drop(struct gr_api_client *c, int err) {
 		(void)shutdown(c->sock, SHUT_RDWR);
 	}
 	return -err;
-}
-
-int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr) {
-	if (hdr->payload_len > CLIENT_MAX_PAYLOAD) {
-		c->dead = true;
-		return -EBADMSG;
-	}
-	return 0;
 }
 
 // Never inlined: with link-time optimisation, GCC 12 inlines it into the
@@ -358,7 +351,10 @@ take(struct gr_api_client *c,
 	*entry = NULL;
 	if (c->dead)
 		return client_dead_errno(c);
-	*entry = stash_take(c, for_id);
+	// stash_take() out of line only when the stash holds anything: a
+	// receive in order finds it empty.
+	if (c->stash_n > 0)
+		*entry = stash_take(c, for_id);
 	if (*entry != NULL) {
 		msg->hdr = (*entry)->hdr;
 		msg->payload = (*entry)->payload;

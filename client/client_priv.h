@@ -149,6 +149,9 @@ struct client_spin {
 	uint64_t sleeps;
 	uint64_t left_cpu;
 	uint64_t descheduled;
+	// Waits that slept at once because their requests woke the daemon on
+	// a host with no CPU free for it (client_spin_wake_sleep()).
+	uint64_t host_busy;
 };
 
 // What a spinning wait does after a clock read (client_spin_turn()).
@@ -203,6 +206,15 @@ uint64_t client_spin_budget(const struct client_spin *, bool woke, bool daemon_h
 // caught or after a sleep, and was not disturbed.
 void client_spin_woke(struct client_spin *, uint64_t wait_ns);
 
+// Before a wait spins: true when it should sleep at once, because its
+// requests woke the sleeping daemon (woke) and every CPU of the host has a
+// task to run (cpus_busy): the kernel then queues the woken poller on a
+// busy CPU, most often this thread's own, and each poll of a spin delays
+// the answer. Fixed and adaptive budgets; counted in host_busy. Such a
+// wait's sleep is learnt as any other's (client_spin_slept()), but it is
+// no sample of the daemon's wake-up (client_spin_woke()).
+bool client_spin_wake_sleep(struct client_spin *, bool woke, bool cpus_busy);
+
 // A handle. Used by one thread at a time (gr_api_client.h), so no field
 // needs a lock.
 struct gr_api_client {
@@ -241,6 +253,14 @@ struct gr_api_client {
 	// A flush rang the sleeping daemon since the last message taken: the
 	// next wait waits for its wake-up (client_spin_budget()).
 	bool woke;
+	// /proc/loadavg, opened at the first wait that woke the daemon (-1
+	// until then, CLIENT_LOADAVG_NONE when it cannot be read), the online
+	// CPUs, and the last answer of client_cpus_busy() with the time it was
+	// read (shm.c).
+	int loadavg_fd;
+	long online_cpus;
+	uint64_t cpus_checked_ns;
+	bool cpus_busy;
 	char reason[CLIENT_REASON_LEN]; // why not on shm, "" when on shm
 
 	// Timeout of every call that waits, in ms; -1: none.
@@ -407,8 +427,15 @@ int client_next_msg(
 int client_route(struct gr_api_client *, const struct client_msg *, uint32_t want_id);
 
 // Check a response header read from the daemon. Returns 0, or -EBADMSG
-// (payload too long) after marking the handle dead.
-int client_check_hdr(struct gr_api_client *, const struct gr_api_response *);
+// (payload too long) after marking the handle dead. Inline: every receive
+// checks, on both transports.
+static inline int client_check_hdr(struct gr_api_client *c, const struct gr_api_response *hdr) {
+	if (hdr->payload_len > CLIENT_MAX_PAYLOAD) {
+		c->dead = true;
+		return -EBADMSG;
+	}
+	return 0;
+}
 
 // The daemon broke the protocol (err: EPROTO, a response to an id never
 // sent; ENOBUFS, more responses kept than the stash's bound): count it, mark
@@ -500,6 +527,13 @@ int client_sock_next_msg(struct gr_api_client *, struct client_msg *, bool wait)
 // system call to find it. Makes no system call.
 bool client_sock_buffered(const struct gr_api_client *);
 
+// The read-ahead buffer holds bytes not yet parsed: client_sock_buffered()
+// may find a whole message among them. Inline: a receive on the channel
+// looks on every call, and finds none.
+static inline bool client_sock_pending(const struct gr_api_client *c) {
+	return c->rbuf_tail != c->rbuf_head;
+}
+
 // Close every queued descriptor.
 void client_sock_fds_close(struct gr_api_client *);
 
@@ -573,3 +607,18 @@ int client_shm_poll_done(struct gr_api_client *);
 
 // Unmap the channel and close its descriptors, if attached.
 void client_shm_detach(struct gr_api_client *);
+
+// loadavg_fd when /proc/loadavg cannot be opened: not tried again.
+#define CLIENT_LOADAVG_NONE (-2)
+
+// Does every CPU of the host have a task to run, this thread and the
+// daemon's poller it just woke included (the kernel's runnable tasks above
+// the online CPUs)? Read at most once per CLIENT_CPUS_CHECK_NS per handle,
+// only by a wait whose requests woke the daemon: one pread() of
+// /proc/loadavg. False when it cannot be read (the waits then spin as on a
+// quiet host). A pointer, so that the tests inject the answer.
+extern bool (*client_cpus_busy)(struct gr_api_client *);
+// Runnable tasks change within a scheduler tick: an answer older than one
+// millisecond (a few ticks) is read again; younger, it serves the waits of
+// a client and a daemon that wake each other for every call.
+#define CLIENT_CPUS_CHECK_NS 1000000ull

@@ -15,9 +15,12 @@
 #include <rte_pause.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -57,8 +60,43 @@ struct shm_spin {
 	uint64_t budget_ns; // of this wait (client_spin_budget()), from the first read
 	// The wait says nothing of the round trip (client_spin_turn()): it
 	// left its CPU to the poller, or was descheduled.
-	bool disturbed;
+	bool disturbed; // It slept at once, its requests having woken the daemon on a busy
+	// host (client_spin_wake_sleep()): its sleep is learnt, but it is no
+	// sample of the daemon's wake-up, which the spin would have delayed.
+	bool at_once;
 };
+
+// client_cpus_busy() of the library: the fourth field of /proc/loadavg,
+// "R/T", R the runnable tasks (running or waiting for a CPU), against the
+// online CPUs.
+static bool shm_cpus_busy_loadavg(struct gr_api_client *c) {
+	uint64_t now = client_clock_ns();
+	if (c->cpus_checked_ns != 0 && now - c->cpus_checked_ns < CLIENT_CPUS_CHECK_NS)
+		return c->cpus_busy;
+	c->cpus_checked_ns = now;
+	c->cpus_busy = false;
+	if (c->loadavg_fd == -1) {
+		c->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+		if (c->loadavg_fd < 0)
+			c->loadavg_fd = CLIENT_LOADAVG_NONE;
+		c->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	}
+	if (c->loadavg_fd < 0 || c->online_cpus <= 0)
+		return false;
+	char buf[128];
+	unsigned running;
+	ssize_t n = pread(c->loadavg_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	// This thread and the poller it woke are among them: more than the
+	// CPUs means one of them, or another task, waits for a CPU.
+	if (sscanf(buf, "%*s %*s %*s %u/", &running) == 1)
+		c->cpus_busy = (long)running > c->online_cpus;
+	return c->cpus_busy;
+}
+
+bool (*client_cpus_busy)(struct gr_api_client *) = shm_cpus_busy_loadavg;
 
 // Peek at the socket without blocking. The daemon never writes there after
 // attach, but a message that does come is read and routed, not ignored.
@@ -170,7 +208,7 @@ static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, ui
 		return;
 	}
 	client_spin_slept(&c->spin, shm_spun_ns(s), slept_ns);
-	if (c->woke)
+	if (c->woke && !s->at_once)
 		client_spin_woke(&c->spin, shm_spun_ns(s) + slept_ns);
 }
 
@@ -290,11 +328,15 @@ static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
 	return client_sock_next_msg(c, msg, false);
 }
 
+// shm_look(): the socket holds a whole message. A value
+// shmchan_client_recv() never returns (no message is that long).
+#define SHM_LOOK_SOCKET INT_MAX
+
 // Take the next message, its payload straight from the cells into
 // into->buf if it is the response to into->for_id and fits, else into the
 // staging buffer. Returns as shmchan_client_recv(): the length, 0 when the
 // ring is empty, or -errno.
-static int
+static inline __attribute__((always_inline)) int
 shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
 	bool direct;
 	int n = shmchan_client_recv_keyed(
@@ -313,36 +355,54 @@ shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct cl
 	return n;
 }
 
-int client_shm_next_msg(
+// A message n bytes long was taken (n != 0): the daemon hears of the room
+// it made, and the message is checked. Returns as shm_msg_check().
+static inline __attribute__((always_inline)) int
+shm_took(struct gr_api_client *c, int n, struct client_msg *msg, const struct client_into *into) {
+	c->woke = false;
+	// A daemon that ran out of room waits for what we take: tell it now
+	// rather than when we next wait (a load of a line that changes only
+	// when the daemon sleeps or wakes).
+	shmchan_client_room_check(c->chan);
+	return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
+}
+
+// One look for the next message: a whole one the daemon wrote on the
+// socket (rare: client_sock_pending() is a load), else the ring's.
+// Returns 1 when the socket has one, else as shmchan_client_recv().
+static inline __attribute__((always_inline)) int
+shm_look(struct gr_api_client *c, struct client_msg *msg, const struct client_into *into) {
+	if (client_sock_pending(c) && client_sock_buffered(c))
+		return SHM_LOOK_SOCKET;
+	return into != NULL ? shm_recv_into(c, into, msg)
+			    : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
+}
+
+// client_shm_next_msg() once the ring was found empty: wake the daemon for
+// what was sent, then (with wait) spin and sleep until a message comes.
+// Out of line: a busy channel's receive finds its answer at once, and its
+// path keeps the few registers it needs.
+static __attribute__((noinline)) int shm_next_msg_wait(
 	struct gr_api_client *c,
 	struct client_msg *msg,
 	bool wait,
 	const struct client_into *into
 ) {
 	struct shm_spin spin = {0};
-	bool waiting = false, slept = false;
+	bool slept = false, sleep_now = false;
+	shm_wait_start(c);
+	if (!wait)
+		return -EAGAIN;
+	// Our requests woke the poller: spin only if a CPU is free for it
+	// (docs/spin-budgets.md). Read only then: a busy channel never rings,
+	// and pays nothing for it.
+	if (c->woke && client_spin_wake_sleep(&c->spin, true, client_cpus_busy(c))) {
+		spin.at_once = true;
+		sleep_now = true;
+	}
 	for (;;) {
-		if (client_sock_buffered(c))
-			return shm_sock_msg(c, msg);
-		int n = into != NULL ? shm_recv_into(c, into, msg)
-				     : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
-		if (n != 0) {
-			if (waiting && wait && !slept)
-				shm_spin_caught(c, &spin);
-			c->woke = false;
-			// A daemon that ran out of room waits for what we take:
-			// tell it now rather than when we next wait (a load of a
-			// line that changes only when the daemon sleeps or wakes).
-			shmchan_client_room_check(c->chan);
-			return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
-		}
-		if (!waiting) {
-			shm_wait_start(c);
-			waiting = true;
-		}
-		if (!wait)
-			return -EAGAIN;
-		int ret = shm_spin(c, &spin, true);
+		int ret = sleep_now ? SHM_WAIT_SLEEP : shm_spin(c, &spin, true);
+		sleep_now = false;
 		if (ret == SHM_WAIT_SLEEP) {
 			uint64_t slept_ns;
 			ret = shm_sleep(c, 0, &slept_ns);
@@ -360,7 +420,29 @@ int client_shm_next_msg(
 		}
 		if (ret < 0)
 			return ret;
+		int n = shm_look(c, msg, into);
+		if (n == SHM_LOOK_SOCKET)
+			return shm_sock_msg(c, msg);
+		if (n != 0) {
+			if (!slept)
+				shm_spin_caught(c, &spin);
+			return shm_took(c, n, msg, into);
+		}
 	}
+}
+
+int client_shm_next_msg(
+	struct gr_api_client *c,
+	struct client_msg *msg,
+	bool wait,
+	const struct client_into *into
+) {
+	int n = shm_look(c, msg, into);
+	if (n == SHM_LOOK_SOCKET)
+		return shm_sock_msg(c, msg);
+	if (n != 0)
+		return shm_took(c, n, msg, into);
+	return shm_next_msg_wait(c, msg, wait, into);
 }
 
 int client_shm_wait_fd(struct gr_api_client *c) {

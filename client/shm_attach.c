@@ -433,6 +433,10 @@ void client_shm_detach(struct gr_api_client *c) {
 		close(c->wait_fd);
 		c->wait_fd = -1;
 	}
+	if (c->loadavg_fd >= 0) {
+		close(c->loadavg_fd);
+		c->loadavg_fd = -1;
+	}
 	c->armed = false;
 	if (c->chan == NULL)
 		return;

@@ -160,6 +160,19 @@ enum client_spin_next client_spin_turn(
 	return spun_ns >= budget_ns ? CLIENT_SPIN_SLEEP : CLIENT_SPIN_ON;
 }
 
+bool client_spin_wake_sleep(struct client_spin *s, bool woke, bool cpus_busy) {
+	if (!woke || !cpus_busy || s->budget_ns == 0)
+		return false;
+	// The woken poller waits for a CPU: when none is idle the kernel
+	// queues it on its waker's (this thread's) CPU or behind another
+	// task, and the CPU's current task keeps running until its slice is
+	// used. A spin here keeps the poller off this CPU until the spin ends;
+	// a sleep gives the CPU up at once, as a socket client does in its
+	// read.
+	s->host_busy++;
+	return true;
+}
+
 void client_spin_disturbed(struct client_spin *s, bool slept) {
 	if (slept)
 		s->sleeps++;

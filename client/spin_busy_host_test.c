@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// A wait whose requests woke the sleeping daemon sleeps at once, without a
+// spin, when every CPU of the host has a task to run: the woken poller
+// waits for a CPU, most often the waiter's own, and a spin there delays
+// the answer (client_spin_wake_sleep()). The decision with made-up
+// signals, then on a real channel with the host's load injected
+// (client_cpus_busy): every call that rang a sleeping daemon sleeps at
+// once on a busy host and is no sample of the round trip; on a quiet one
+// none does; a call that rang nothing never reads the load.
+
+#include "fake_daemon.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#define TEST_ECHO GR_MSG_TYPE(0x7e57, 1)
+// Calls of the channel tests: each one rings the daemon asleep.
+#define CALLS 20
+// A hung test fails within this bound instead of hanging the suite.
+#define TEST_ALARM_S 30
+// The responder's delay: far above the time a client takes from its send
+// to its first look at the ring, far below the fixed budget's spin.
+#define ANSWER_US 1000
+
+#define RESPONDER_CHECK(cond) FAKE_DAEMON_CHECK(cond)
+
+static void wake_sleep_decision(void **state) {
+	int budgets[] = {GR_API_CLIENT_SPIN_ADAPTIVE, GR_API_CLIENT_SPIN_US_DEFAULT};
+	(void)state;
+
+	for (size_t b = 0; b < 2; b++) {
+		struct client_spin s;
+		client_spin_init(&s, budgets[b]);
+		// Woke the daemon on a busy host: sleep at once, counted.
+		assert_true(client_spin_wake_sleep(&s, true, true));
+		assert_int_equal(s.host_busy, 1);
+		// Woke nothing, or a CPU is free for the poller: spin as usual.
+		assert_false(client_spin_wake_sleep(&s, false, true));
+		assert_false(client_spin_wake_sleep(&s, true, false));
+		assert_false(client_spin_wake_sleep(&s, false, false));
+		assert_int_equal(s.host_busy, 1);
+		// The adaptive budget learnt nothing from it.
+		struct client_spin fresh;
+		client_spin_init(&fresh, budgets[b]);
+		assert_int_equal(s.budget_ns, fresh.budget_ns);
+		assert_int_equal(s.rtt_ns, fresh.rtt_ns);
+	}
+	// A budget of 0 sleeps at once anyway: nothing to decide or count.
+	struct client_spin s;
+	client_spin_init(&s, 0);
+	assert_false(client_spin_wake_sleep(&s, true, true));
+	assert_int_equal(s.host_busy, 0);
+}
+
+// A daemon that answers each request ANSWER_US after it woke for it, so
+// that the client's wait finds an empty ring, and sleeps on its doorbell
+// in between; asleep counts the times it armed the doorbell and found no
+// request, just before it sleeps.
+struct responder {
+	struct fake_daemon d;
+	pthread_t thread;
+	int stop_fd;
+	atomic_bool stop;
+	atomic_uint asleep;
+	uint8_t *req;
+};
+
+static void *responder_run(void *arg) {
+	struct responder *p = arg;
+	while (!atomic_load(&p->stop)) {
+		int n = shmchan_server_recv(p->d.server, p->req, SHMCHAN_MSG_MAX);
+		RESPONDER_CHECK(n >= 0);
+		if (n > 0) {
+			struct gr_api_request req;
+			RESPONDER_CHECK(n >= (int)sizeof(req));
+			memcpy(&req, p->req, sizeof(req));
+			RESPONDER_CHECK(req.type == TEST_ECHO);
+			usleep(ANSWER_US);
+			struct gr_api_response resp = {.for_id = req.id};
+			RESPONDER_CHECK(
+				shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) ==
+				0
+			);
+			shmchan_server_flush(p->d.server);
+			continue;
+		}
+		shmchan_server_doorbell_arm(p->d.server);
+		if (shmchan_server_has_request(p->d.server)) {
+			shmchan_server_doorbell_disarm(p->d.server);
+			continue;
+		}
+		atomic_fetch_add(&p->asleep, 1);
+		struct pollfd pfd[] = {
+			{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
+			{.fd = p->stop_fd, .events = POLLIN},
+		};
+		RESPONDER_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
+		uint64_t count;
+		if (pfd[0].revents & POLLIN)
+			RESPONDER_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
+		shmchan_server_doorbell_disarm(p->d.server);
+	}
+	return NULL;
+}
+
+static struct responder *responder_start(int spin_us) {
+	struct responder *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	p->req = malloc(SHMCHAN_MSG_MAX);
+	assert_non_null(p->req);
+	p->stop_fd = eventfd(0, EFD_CLOEXEC);
+	assert_true(p->stop_fd >= 0);
+	fake_daemon_init(&p->d, spin_us);
+	fake_daemon_attach(&p->d);
+	assert_int_equal(pthread_create(&p->thread, NULL, responder_run, p), 0);
+	alarm(TEST_ALARM_S);
+	return p;
+}
+
+static void responder_stop(struct responder *p) {
+	uint64_t one = 1;
+	alarm(0);
+	atomic_store(&p->stop, true);
+	assert_int_equal(write(p->stop_fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(pthread_join(p->thread, NULL), 0);
+	fake_daemon_fini(&p->d);
+	close(p->stop_fd);
+	free(p->req);
+	free(p);
+}
+
+// The injected host load, and how many waits asked for it.
+static bool injected_busy;
+static unsigned injected_asked;
+
+static bool injected_cpus_busy(struct gr_api_client *c) {
+	(void)c;
+	injected_asked++;
+	return injected_busy;
+}
+
+// CALLS calls, each sent once the responder sleeps (so that it rings).
+static void calls_to_a_sleeping_daemon(struct responder *p) {
+	for (unsigned i = 0; i < CALLS; i++) {
+		while (atomic_load(&p->asleep) <= i)
+			sched_yield();
+		assert_int_equal(
+			gr_api_client_send_recv_len(p->d.client, TEST_ECHO, 0, NULL, NULL),
+			0
+		);
+	}
+}
+
+static void busy_host_sleeps_at_once(void **state) {
+	int budgets[] = {GR_API_CLIENT_SPIN_ADAPTIVE, GR_API_CLIENT_SPIN_US_DEFAULT};
+	(void)state;
+
+	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
+	client_cpus_busy = injected_cpus_busy;
+	for (size_t b = 0; b < 2; b++) {
+		struct responder *p = responder_start(budgets[b]);
+		struct gr_api_client *c = p->d.client;
+		uint64_t budget = c->spin.budget_ns;
+		injected_busy = true;
+		injected_asked = 0;
+		calls_to_a_sleeping_daemon(p);
+		// Every wait rang the daemon, asked, and slept at once: no
+		// sample of the daemon's wake-up.
+		assert_int_equal(injected_asked, CALLS);
+		assert_int_equal(c->spin.host_busy, CALLS);
+		assert_int_equal(c->spin.sleeps, CALLS);
+		assert_int_equal(c->spin.caught, 0);
+		assert_int_equal(c->spin.wake_ns, 0);
+		// A fixed budget stays.
+		if (!c->spin.adaptive)
+			assert_int_equal(c->spin.budget_ns, budget);
+		responder_stop(p);
+	}
+	client_cpus_busy = saved;
+}
+
+static void quiet_host_spins(void **state) {
+	(void)state;
+	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
+	client_cpus_busy = injected_cpus_busy;
+	struct responder *p = responder_start(GR_API_CLIENT_SPIN_US_DEFAULT);
+	struct gr_api_client *c = p->d.client;
+	injected_busy = false;
+	injected_asked = 0;
+	calls_to_a_sleeping_daemon(p);
+	// Asked each time, and spun as before: caught or slept after its
+	// budget, never at once for the host's load.
+	assert_int_equal(injected_asked, CALLS);
+	assert_int_equal(c->spin.host_busy, 0);
+	assert_int_equal(c->spin.caught + c->spin.sleeps, CALLS);
+	responder_stop(p);
+	client_cpus_busy = saved;
+}
+
+static void no_ring_no_read(void **state) {
+	(void)state;
+	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
+	client_cpus_busy = injected_cpus_busy;
+	struct fake_daemon d;
+	fake_daemon_init(&d, GR_API_CLIENT_SPIN_US_DEFAULT);
+	fake_daemon_attach(&d);
+	// The daemon is awake: its doorbell disarmed, as a poller that runs.
+	// A first call clears what attaching rang.
+	shmchan_server_doorbell_disarm(d.server);
+	long id = gr_api_client_send(d.client, TEST_ECHO, 0, NULL);
+	assert_true(id > 0);
+	uint8_t req[sizeof(struct gr_api_request)];
+	assert_int_equal(shmchan_server_recv(d.server, req, sizeof(req)), sizeof(req));
+	struct gr_api_response resp = {.for_id = (uint32_t)id};
+	assert_int_equal(shmchan_server_enqueue(d.server, &resp, sizeof(resp), NULL, 0), 0);
+	assert_int_equal(gr_api_client_recv_len(d.client, (uint32_t)id, NULL), 0);
+	fake_daemon_doorbell_rings(&d);
+	injected_busy = true;
+	injected_asked = 0;
+	// A send rings nothing, and the wait reads no load.
+	id = gr_api_client_send(d.client, TEST_ECHO, 0, NULL);
+	assert_true(id > 0);
+	assert_int_equal(fake_daemon_doorbell_rings(&d), 0);
+	assert_int_equal(shmchan_server_recv(d.server, req, sizeof(req)), sizeof(req));
+	resp.for_id = (uint32_t)id;
+	assert_int_equal(shmchan_server_enqueue(d.server, &resp, sizeof(resp), NULL, 0), 0);
+	assert_int_equal(gr_api_client_recv_len(d.client, (uint32_t)id, NULL), 0);
+	assert_int_equal(injected_asked, 0);
+	assert_int_equal(d.client->spin.host_busy, 0);
+	fake_daemon_fini(&d);
+	client_cpus_busy = saved;
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wake_sleep_decision),
+		cmocka_unit_test(busy_host_sleeps_at_once),
+		cmocka_unit_test(quiet_host_spins),
+		cmocka_unit_test(no_ring_no_read),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
