@@ -245,10 +245,13 @@ def layers_lines(res, rtt_rounds):
 
 
 def goals_lines(g):
-    lines = ["### Goals", ""] + table(("goal", "measured", "target", "met", "from"), [
-        (x["goal"], fmt_num(x["measured"]), f"{x['op']} {x['target']}",
-         "-" if x["met"] is None else "yes" if x["met"] else "**no**", x["detail"])
-        for x in g.goals])
+    """The goals as a short table, then what each was computed from."""
+    lines = ["### Goals", ""] + table(("", "goal", "measured", "target", "met"), [
+        (i, x["goal"], fmt_num(x["measured"]), f"{x['op']} {x['target']}",
+         "-" if x["met"] is None else "yes" if x["met"] else "**no**")
+        for i, x in enumerate(g.goals, 1)])
+    lines += [f"{i}. {x['detail']}" for i, x in enumerate(g.goals, 1)
+              if x["detail"] != "as above"] + [""]
     if g.info_rows:
         lines += ["Beside the goals, for comparison:", ""] + table(
             ("what", "measured", "from"), [(w, fmt_num(v), d) for w, v, d in g.info_rows])
