@@ -52,7 +52,7 @@ def _rate(rs, name):
 
 
 def goals(g, rs):
-    """The route table's goals into g (bench_goals.Goals)."""
+    """The route table's goals into g (bench_report.Goals)."""
     if not rs:
         return
     n = next(iter(rs.values()))["count"]
