@@ -111,7 +111,7 @@ check-deb:
 
 # Its loaded host alone (docs/performance.md): results/<timestamp>-loaded/.
 bench-loaded: deps-bench all hugepages
-	smoke/bench_loaded.sh $(BUILDDIR)
+	smoke/bench.sh $(BUILDDIR) loaded
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -12,8 +12,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_check import BadOutput, load as load_checked  # noqa: E402
-from bench_format import fmt_rate  # noqa: E402
+from bench_data import BadOutput, fmt_rate, load as load_checked  # noqa: E402
 
 # Routes/s over shm / over the socket, one call at a time: the channel's
 # round trip against the socket's, for a real request.
@@ -53,7 +52,7 @@ def _rate(rs, name):
 
 
 def goals(g, rs):
-    """The route table's goals into g (bench_goals.Goals)."""
+    """The route table's goals into g (bench_report.Goals)."""
     if not rs:
         return
     n = next(iter(rs.values()))["count"]

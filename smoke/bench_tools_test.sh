@@ -14,6 +14,8 @@ SHMT_NAME=bench_tools
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../test/lib.sh"
 shmt_args "SHMCHAND REF_BENCH PING2_PERF" "$@"
+# Each check is a python3 process: the interpreter resolved once.
+shmt_python_direct
 ref=$2
 perf=$3
 # In the sanitized build (make test SANITIZE=1 sets ASAN_OPTIONS), ref_bench

@@ -3,12 +3,11 @@
 #
 # Plots of a make bench run, from the .dat files bench_report.py writes:
 #   gnuplot -e "dir='results/<timestamp>'" smoke/plot.gp
-# throughput.png, latency_cdf.png, cpu_per_call.png and (when the loaded host
-# and the route table ran) loaded.png and routes.png land in dir.
+# throughput.png, latency_cdf.png and cpu_per_call.png (when the run had
+# matrix cells), loaded.png and routes.png (the loaded host, the route
+# table) land in dir.
 
 if (!exists("dir")) dir = "."
-# loaded_only=1: the loaded host's plot alone (make bench-loaded).
-if (!exists("loaded_only")) loaded_only = 0
 
 set terminal pngcairo size 1200,700 font ",9" noenhanced
 set style data histogram
@@ -18,9 +17,9 @@ set boxwidth 0.9
 set grid ytics
 set key top right
 
-if (!loaded_only) {
+sizes = system("cat ".dir."/sizes.txt")
+if (sizes ne "") {
 	# ---- calls/s by transport: one panel per daemon mode and payload size ----
-	sizes = system("cat ".dir."/sizes.txt")
 	set output dir."/throughput.png"
 	set multiplot layout 2,words(sizes) title "calls/s, all clients together; red: socket, blue: shm memfd, green: shm memzone\nDxC: D requests in flight per client, C clients"
 	set logscale y
@@ -108,7 +107,7 @@ if (system("test -s ".dir."/loaded.dat && echo 1") eq "1") {
 }
 
 # ---- the route table: routes/s per run, each transport, and the reference ----
-if (!loaded_only && system("test -s ".dir."/routes.dat && echo 1") eq "1") {
+if (system("test -s ".dir."/routes.dat && echo 1") eq "1") {
 	set output dir."/routes.png"
 	set terminal pngcairo size 900,500 font ",9" noenhanced
 	set title "route table: routes/s into examples/route_table (log scale)"
