@@ -32,8 +32,8 @@
 // Responses the first client reads before it goes.
 #define READ_BEFORE_GOING 10
 // How long the release may take to show, at most, and how often to look:
-// a grace period, on a busy host.
-#define RELEASE_WAIT_S 30
+// a grace period, on a busy host; below with_daemon.sh's bound of a test.
+#define RELEASE_WAIT_S 15
 #define RELEASE_POLL_US 10000
 
 static struct embed_stream_lazy_stats_resp stats_get(struct gr_api_client *c) {
