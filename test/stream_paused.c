@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The stream: 20 000 responses of 1000 bytes, 20 MB, against a response
 // ring of 256 KiB and a socket's few hundred KiB.
@@ -35,6 +36,10 @@
 #define PAUSED_MAX (STREAM_RESPONSES / 4)
 // Requests of the other client while the stream waits.
 #define OTHER_CALLS 50
+// How long the stream's start may take to show, at most (below
+// with_daemon.sh's bound of a test), and how often to look.
+#define START_POLL_US 10000
+#define START_POLLS 1500
 
 static struct embed_stream_lazy_stats_resp stats_get(struct gr_api_client *c) {
 	struct embed_stream_lazy_stats_resp stats;
@@ -83,6 +88,12 @@ int main(int argc, char **argv) {
 
 	id = gr_api_client_send(streamer, EMBED_STREAM_LAZY, sizeof(req), &req);
 	CHECK(id > 0, "send EMBED_STREAM_LAZY: %s", strerror(errno));
+	// Started (the other client's requests go on another channel or
+	// connection, which may be served first): polled, never timed.
+	for (unsigned polls = 0; stats_get(other).started == before.started; polls++) {
+		CHECK(polls < START_POLLS, "the stream did not start");
+		usleep(START_POLL_US);
+	}
 	// Answered while the stream waits for its reader.
 	for (int i = 0; i < OTHER_CALLS; i++) {
 		void *resp = NULL;
