@@ -332,8 +332,9 @@ int client_shm_next_msg(
 			c->woke = false;
 			// A daemon that ran out of room waits for what we take:
 			// tell it now rather than when we next wait (a load of a
-			// line that changes only when the daemon sleeps or wakes).
-			shmchan_client_room_check(c->chan);
+			// line that changes only when the daemon sleeps or wakes),
+			// once an eighth of the ring is free again.
+			shmchan_client_room_made(c->chan);
 			return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
 		}
 		if (!waiting) {

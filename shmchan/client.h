@@ -50,4 +50,7 @@ struct shmchan_client {
 	// The value of the region's client_cpu we stored last (written only
 	// when it changes; never read back from the region).
 	uint32_t cpu_published;
+	// Our consumer index of the response ring when shmchan_client_room_made()
+	// last rang the daemon.
+	uint32_t room_rung_pos;
 };
