@@ -362,8 +362,9 @@ shm_took(struct gr_api_client *c, int n, struct client_msg *msg, const struct cl
 	c->woke = false;
 	// A daemon that ran out of room waits for what we take: tell it now
 	// rather than when we next wait (a load of a line that changes only
-	// when the daemon sleeps or wakes).
-	shmchan_client_room_check(c->chan);
+	// when the daemon sleeps or wakes), once an eighth of the ring is free
+	// again.
+	shmchan_client_room_made(c->chan);
 	return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
 }
 

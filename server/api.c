@@ -15,6 +15,7 @@
 // api_fault.c), at a bounded rate.
 
 #include "api.h"
+#include "stream.h"
 #include "config.h"
 #include "trace.h"
 #include "type_stats.h"
@@ -415,6 +416,10 @@ struct gr_api_ctx *api_current_ctx(void) {
 	return current_ctx;
 }
 
+void api_current_set(struct gr_api_ctx *ctx) {
+	current_ctx = ctx;
+}
+
 unsigned api_handler_count(void) {
 	return n_handlers;
 }
@@ -581,12 +586,31 @@ GR_API_EXPORT int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *
 		);
 		return -EPERM;
 	}
+	if (ctx->stream_now) {
+		api_misuse(
+			API_MISUSE_STREAM,
+			"handler %s: gr_api_send() after gr_api_stream_start(): refused (EPERM),"
+			" its producer sends the stream",
+			ctx->handler->name
+		);
+		return -EPERM;
+	}
+	// A producer's turn ends on its bound or when the transport has no
+	// room: the response waits for the next turn, the producer's to keep.
+	if (ctx->stream_turn &&
+	    (ctx->stream_full || ctx->turn_sent >= GR_API_STREAM_TURN_RESPONSES ||
+	     ctx->turn_sent_bytes >= GR_API_STREAM_TURN_BYTES))
+		return -EAGAIN;
 	refused = response_refusal(ctx, &out, "sent");
 	if (refused != 0) {
 		// The stream's end says it to the client (api_dispatch_locked()).
 		if (ctx->stream_status == 0)
 			ctx->stream_status = refused;
 		return -(int)refused;
+	}
+	if (ctx->stream_turn) {
+		ctx->turn_sent++;
+		ctx->turn_sent_bytes += (uint32_t)sizeof(struct gr_api_response) + len;
 	}
 	return send_locked(ctx, ctx->req_id, &out);
 }
@@ -628,6 +652,7 @@ int api_dispatch_locked(
 	uint64_t taken = ctx->taken_tsc, start = 0, end;
 	const struct gr_api_handler *handler;
 	uint32_t refused = 0, status, flags = 0;
+	bool stream_started = false;
 	struct type_stats *stats;
 	struct gr_api_out out;
 	int ret, slot;
@@ -687,18 +712,24 @@ int api_dispatch_locked(
 	if (taken == 0 || taken > start)
 		taken = start;
 	SHMCHAN_PROBE(dispatch, ctx, req->id, req->type, out.status, out.len);
-	if (ctx->deferred_now) {
-		// The request stays open: gr_api_deferred_reply() answers it.
-		ctx->deferred_now = false;
+	if (ctx->deferred_now || ctx->stream_now) {
+		// The request stays open: gr_api_deferred_reply() answers it, or
+		// the stream's producer (its first turn below).
 		if (out.status != 0 || out.len > 0)
 			api_misuse(
-				API_MISUSE_DEFERRED,
+				ctx->deferred_now ? API_MISUSE_DEFERRED : API_MISUSE_STREAM,
 				"handler %s returned a response (status %u, %u bytes) after"
-				" gr_api_defer(): not sent, the deferred reply answers",
+				" %s: not sent, %s",
 				handler->name,
 				out.status,
-				out.len
+				out.len,
+				ctx->deferred_now ? "gr_api_defer()" : "gr_api_stream_start()",
+				ctx->deferred_now ? "the deferred reply answers"
+						  : "its producer sends the stream"
 			);
+		stream_started = ctx->stream_now;
+		ctx->deferred_now = false;
+		ctx->stream_now = false;
 		flags = GR_SHM_TRACE_DEFERRED;
 		status = 0;
 		ret = 0;
@@ -733,6 +764,10 @@ done:
 	ctx->handler = NULL;
 	if (!out.borrowed)
 		free(out.payload);
+	// A stream started: its first turn now, under the same hold of the
+	// lock; the transport gives it the next ones.
+	if (stream_started)
+		ret = api_stream_turn_locked(ctx);
 	return ret;
 }
 

@@ -38,6 +38,11 @@ struct api_transport {
 	// thread that serves it call api_deferred_flush() soon. Any thread,
 	// the deferred lock held: must not block nor call into deferred.c.
 	void (*deferred_wake)(struct gr_api_ctx *);
+	// The transport serves streams produced in turns (stream.h): it calls
+	// api_stream_turn_locked() while the client has one, and ends a turn
+	// (ctx->stream_full) when it has no room. False: gr_api_stream_start()
+	// refuses (a transport of the tests).
+	bool streams;
 };
 
 // What a client did wrong in a request, or did that deserves a line, which
@@ -98,6 +103,16 @@ struct gr_api_ctx {
 	struct deferred_client *deferred;
 	bool deferred_closed; // the client is gone (deferred lock)
 	bool deferred_now; // the handler running deferred its request
+	// Its stream produced in turns (stream.h), NULL if none: its serving
+	// thread, under the handler lock (and whoever frees the client).
+	struct api_stream *stream;
+	bool stream_now; // the handler running started a stream
+	bool stream_turn; // the stream's producer runs: gr_api_send() counts
+	// The transport has no room for more of the stream now: the turn is
+	// over (set by its send, read by gr_api_send()).
+	bool stream_full;
+	uint32_t turn_sent; // responses of the producer's turn, and their bytes
+	uint32_t turn_sent_bytes;
 	uint32_t req_id; // id of the request being handled (for gr_api_send)
 	const struct gr_api_handler *handler; // the handler running, NULL between requests
 	// The status that ends the stream being answered: 0, or the error of a
@@ -165,6 +180,7 @@ enum api_misuse {
 	API_MISUSE_RESPONSE_FDS, // a response with descriptors
 	API_MISUSE_ARGUMENT, // NULL where a call needs a pointer
 	API_MISUSE_DEFERRED, // gr_api_defer() or its reply where they do not belong
+	API_MISUSE_STREAM, // gr_api_stream_start() or a producer where they do not belong
 	API_MISUSES,
 };
 
@@ -179,6 +195,10 @@ void api_misuse(enum api_misuse, const char *fmt, ...) __attribute__((format(pri
 // The client whose request the calling thread's handler serves, NULL
 // outside a handler.
 struct gr_api_ctx *api_current_ctx(void);
+
+// Make ctx the client the calling thread serves (a stream's producer
+// runs), NULL when it returns. Handler lock held.
+void api_current_set(struct gr_api_ctx *ctx);
 
 // Whether the calling thread holds the handler lock: it runs a handler or a
 // transport's send, or took gr_api_server_lock().

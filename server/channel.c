@@ -33,6 +33,7 @@
 #include "channel.h"
 #include "channel_priv.h"
 #include "deferred.h"
+#include "stream.h"
 #include "event.h"
 #include "fd_budget.h"
 #include "poller.h"
@@ -77,8 +78,9 @@ static void channel_free(struct rcu_head *head) {
 	// the client's faults: say what is left of them.
 	counters_add_since(&retired, shmchan_server_stats(ch->server), &ch->retired_at);
 	api_faults_log(&ch->ctx, true);
-	// No poller reads its deferred replies any more.
+	// No poller reads its deferred replies any more, nor runs its stream.
 	api_deferred_release(&ch->ctx);
+	api_stream_close(&ch->ctx);
 	// No poller serves the channel any more: its subscriber can go.
 	event_sub_free(ch->ctx.events);
 	backlog_free(ch);

@@ -13,6 +13,7 @@
 #include "channel.h"
 #include "channel_priv.h"
 #include "deferred.h"
+#include "stream.h"
 #include "event.h"
 #include "poller.h"
 #include "config.h"
@@ -277,6 +278,11 @@ static int shm_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_api
 			return ret;
 		}
 	}
+	// A stream's turn ends here: its producer makes the next response
+	// once the client has taken this one (the backlog holds one response
+	// of a stream at most, whatever its length).
+	if (ctx->stream_turn)
+		ctx->stream_full = true;
 	return backlog_push(ch, &hdr, out->payload, ch->backlog_head == NULL);
 }
 
@@ -334,6 +340,7 @@ const struct api_transport shm_transport = {
 	.send = shm_send,
 	.events_open = channel_events_open,
 	.deferred_wake = channel_deferred_wake,
+	.streams = true,
 };
 
 // Whether the turn of ch, which served requests so far, has done its work:
@@ -356,7 +363,7 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 	const struct gr_api_request *req = (const void *)buf;
 	unsigned moved = 0, requests = 0, events = 0;
 	bool locked = false;
-	int len;
+	int len, ret;
 
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 		return 0;
@@ -390,12 +397,31 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 			goto flush;
 	}
-	// The turn: requests until they produced its bound of responses or
-	// bytes (each request counts for one response at least, whatever its
-	// handler sent).
 	ch->turn_responses = 0;
 	ch->turn_bytes = 0;
 	ch->turn_cut = false;
+	// A stream being produced: a turn of its producer once the client took
+	// what it was sent last (no backlog), and no request meanwhile: they
+	// wait for its end, as the client's responses keep their order.
+	if (api_stream_active(&ch->ctx)) {
+		if (ch->backlog_head == NULL) {
+			api_lock();
+			ret = api_stream_turn_locked(&ch->ctx);
+			api_unlock();
+			api_faults_log(&ch->ctx, false);
+			// Not ended, and not stopped by a full ring: it has more,
+			// and the poller serves the others first, parked ones too.
+			ch->turn_cut =
+				ret == 0 && api_stream_active(&ch->ctx) && ch->backlog_head == NULL;
+			moved += ch->turn_responses;
+		}
+		if (api_stream_active(&ch->ctx) ||
+		    atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
+			goto flush;
+	}
+	// The turn: requests until they produced its bound of responses or
+	// bytes (each request counts for one response at least, whatever its
+	// handler sent).
 	while (!turn_spent(ch, requests)) {
 		len = shmchan_server_recv(ch->server, buf, SHMCHAN_MSG_MAX);
 		if (len == 0)
@@ -437,12 +463,15 @@ static unsigned channel_serve(struct channel *ch, uint8_t *buf) {
 		}
 		if (api_dispatch_locked(&ch->ctx, req, buf + sizeof(*req)) < 0)
 			break;
-		if (backlog_over(ch))
+		// A stream started: its next turns come before any request.
+		if (backlog_over(ch) || api_stream_active(&ch->ctx))
 			break;
 	}
-	// Cut by its bound with requests left: the poller serves the others
-	// first, parked ones too (channel_poll()).
-	ch->turn_cut = turn_spent(ch, requests) && shmchan_server_has_request(ch->server);
+	// Cut by its bound with requests left, or with a stream still to
+	// produce: the poller serves the others first, parked ones too
+	// (channel_poll()).
+	ch->turn_cut = (turn_spent(ch, requests) && shmchan_server_has_request(ch->server)) ||
+		       (api_stream_active(&ch->ctx) && ch->backlog_head == NULL);
 	if (locked) {
 		api_unlock();
 		api_faults_log(&ch->ctx, false);
@@ -521,7 +550,7 @@ static unsigned view_unpark(struct poller_view *v, unsigned i, void *req_buf) {
 static bool channel_wants_service(const struct channel *ch) {
 	if (atomic_load_explicit(&ch->state, memory_order_relaxed) != CHANNEL_UP)
 		return false;
-	return ch->backlog_head != NULL ||
+	return ch->backlog_head != NULL || api_stream_active(&ch->ctx) ||
 	       (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events)) ||
 	       api_deferred_pending(&ch->ctx) || shmchan_server_has_request(ch->server);
 }
@@ -530,7 +559,8 @@ static bool channel_wants_service(const struct channel *ch) {
 // Not with responses or events waiting for room: those are retried on every
 // pass.
 static bool channel_may_park(const struct channel *ch) {
-	return ch->served && ch->backlog_head == NULL && !api_deferred_pending(&ch->ctx) &&
+	return ch->served && ch->backlog_head == NULL && !api_stream_active(&ch->ctx) &&
+	       !api_deferred_pending(&ch->ctx) &&
 	       (ch->ctx.events == NULL || !event_sub_pending(ch->ctx.events));
 }
 
@@ -657,8 +687,9 @@ static bool channel_recheck(struct channel *ch, int *timeout_ms) {
 		// served (or armed for room) on the next pass instead of slept on.
 		if (ch->ctx.events != NULL && event_sub_pending(ch->ctx.events))
 			return true;
-		// Replies deferred and answered since the mark: the same.
-		if (api_deferred_pending(&ch->ctx))
+		// Replies deferred and answered since the mark: the same. A
+		// stream with no backlog has a producer's turn due.
+		if (api_deferred_pending(&ch->ctx) || api_stream_active(&ch->ctx))
 			return true;
 		return shmchan_server_has_request(ch->server);
 	}

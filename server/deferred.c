@@ -65,11 +65,14 @@ GR_API_EXPORT struct gr_api_deferred *gr_api_defer(struct gr_api_ctx *ctx) {
 		errno = ctx == NULL ? EINVAL : EPERM;
 		return NULL;
 	}
-	if (ctx->deferred_now) {
+	if (ctx->deferred_now || ctx->stream_now || ctx->stream_turn) {
 		api_misuse(
 			API_MISUSE_DEFERRED,
-			"handler %s: gr_api_defer() twice for one request: refused (EALREADY)",
-			ctx->handler->name
+			"handler %s: gr_api_defer() %s: refused (EALREADY)",
+			ctx->handler->name,
+			ctx->deferred_now ? "twice for one request"
+			: ctx->stream_now ? "after gr_api_stream_start()"
+					  : "in a stream's producer"
 		);
 		errno = EALREADY;
 		return NULL;

@@ -470,9 +470,12 @@ static inline void *gr_api_array_alloc(size_t hdr_len, uint64_t n, size_t item_l
 // len above 0): nothing sent, logged; the handler may go on, and the
 // stream's end carries that status to the client (unless the handler ends
 // it with an error of its own), on the connection kept; -EINVAL (ctx NULL)
-// or -EPERM (not called by the handler serving ctx): nothing sent, logged;
-// or -ECONNRESET, -EPIPE, -ENOBUFS, -ENOMEM: the client is gone, or the
-// server is closing it for not reading (stop the stream).
+// or -EPERM (not called by the handler serving ctx or its stream's
+// producer, or by a handler after gr_api_stream_start()): nothing sent,
+// logged; -EAGAIN, in a producer only (gr_api_stream_start()): nothing
+// sent, the turn is over; or -ECONNRESET, -EPIPE, -ENOBUFS, -ENOMEM: the
+// client is gone, or the server is closing it for not reading (stop the
+// stream).
 int gr_api_send(struct gr_api_ctx *ctx, uint32_t len, const void *payload);
 
 // The credentials of the client's process (SO_PEERCRED of its socket; a
@@ -529,6 +532,64 @@ int gr_api_deferred_reply(
 	uint32_t status,
 	uint32_t len,
 	const void *payload
+);
+
+// ---- Streams produced lazily ----
+//
+// A stream too long to produce in one handler call (every route of a
+// table) is produced in turns instead: the handler starts it with
+// gr_api_stream_start() and returns; the server then calls the producer
+// from the thread that serves the client, under the handler lock, whenever
+// the client's response ring (or its socket's output) has room, and serves
+// the other clients between two turns. A turn ends when gr_api_send()
+// refuses with -EAGAIN: the turn's bound is reached (GR_API_STREAM_TURN_*
+// below) or the client has not taken what was sent. A client that stops
+// reading holds nothing of the server but its producer's state: the
+// stream pauses, and the client is detached (channel) or disconnected
+// (socket) once it stays stopped past the slow-client limit
+// (docs/limits.md). Its next requests wait for the stream's end: a
+// client's responses keep the order of its requests, the stream whole.
+
+// Responses and bytes one turn of a producer sends at most: then
+// gr_api_send() answers -EAGAIN, and the producer's next turn comes after
+// every other client had one. Each transport may end a turn earlier (a
+// full ring, a socket's output above its bound).
+#define GR_API_STREAM_TURN_RESPONSES 128
+#define GR_API_STREAM_TURN_BYTES (64u << 10)
+
+// A producer: send the stream's next responses with gr_api_send(ctx, ...)
+// until it answers -EAGAIN (that response was not sent: send it again at
+// the next turn), and return -EAGAIN (more to come), 0 (the stream is
+// done: the server sends its end, status 0, or the error of a response
+// gr_api_send() refused) or another -errno (the stream ends with that
+// status). Runs under the handler lock, on the thread that serves the
+// client, as a handler does. Any other value ends the stream with EINVAL
+// (logged).
+typedef int (*gr_api_stream_func)(struct gr_api_ctx *ctx, void *state);
+
+// Free a producer's state: called exactly once per stream started, when
+// the stream ended (after the producer's last turn) or when it cannot go on
+// (the client went, the server stops), on the thread that serves or frees
+// the client, under the handler lock, never while the producer runs. It
+// frees and calls nothing of the server.
+typedef void (*gr_api_stream_release_func)(void *state);
+
+// In the handler serving ctx: answer its request with a stream that
+// produce makes in turns, from state (the application's, released by
+// release, NULL: nothing to free). The handler's own return is then not
+// sent (return gr_api_out(0, 0, NULL); a payload it returns anyway is freed
+// and the misuse logged); responses it sent with gr_api_send() before come
+// first. The producer's first turn runs as the handler returns. Returns 0
+// (release will be called), or, state still the caller's, logged where it
+// is a misuse: -EINVAL (ctx or produce NULL), -EPERM (not in the handler
+// serving ctx), -EALREADY (this request has a stream or a deferred reply
+// already; a producer's call too), -ENOTSUP (a transport that cannot
+// pause), -ENOMEM.
+int gr_api_stream_start(
+	struct gr_api_ctx *ctx,
+	gr_api_stream_func produce,
+	gr_api_stream_release_func release,
+	void *state
 );
 
 // ---- Events ----

@@ -73,6 +73,7 @@
 #include "sock_priv.h"
 #include "api.h"
 #include "event.h"
+#include "stream.h"
 #include "fd_budget.h"
 #include "config.h"
 
@@ -128,6 +129,7 @@ static struct {
 static bool conns_closing;
 
 static void conn_serve(struct conn *conn);
+static void conn_arm_stall_timer(struct conn *conn);
 
 // Write as much of buf as the socket takes now, in one sendmsg() of at most
 // SOCK_WRITE_IOVS pieces and SOCK_READ_HIGH bytes, and drain that from buf.
@@ -366,6 +368,8 @@ static void conn_turn_taken(struct conn *conn) {
 void conn_free(struct conn *conn) {
 	conn_turn_taken(conn);
 	conn_replies_forget(conn);
+	// A stream left unfinished: its producer's state goes.
+	api_stream_close(&conn->ctx);
 	api_faults_log(&conn->ctx, true);
 	pthread_mutex_lock(&conns_lock);
 	event_sub_free(conn->ctx.events);
@@ -578,6 +582,40 @@ conn_turn_spent(const struct conn *conn, uint64_t responses, uint64_t bytes, uns
 	       event_base_got_break(sock_base);
 }
 
+// The connection's stream has more: hand what its turn produced to the
+// socket. Its next turn comes once the socket took all of it (paused until
+// then: the server holds one turn of a stream at most), else at the next
+// pass of the turns due, after every other connection ready. Its requests
+// are not read meanwhile: they wait for the stream's end.
+static void conn_stream_wait(struct conn *conn) {
+	conn_flush_staged(conn);
+	conn_reading(conn, false);
+	if (evbuffer_get_length(conn_output(conn)) > 0) {
+		conn->paused = true;
+		conn->write_low = 0;
+		conn_arm_stall_timer(conn);
+	} else {
+		conn_turn_defer(conn);
+	}
+}
+
+// A turn of the connection's stream. Returns true if it has ended (the
+// connection's requests are served again), false while it has more or the
+// connection closed.
+static bool conn_stream_serve(struct conn *conn) {
+	api_lock();
+	// A send that failed has closed the connection.
+	(void)api_stream_turn_locked(&conn->ctx);
+	api_unlock();
+	api_faults_log(&conn->ctx, false);
+	if (conn->state == CONN_CLOSED)
+		return false;
+	if (!api_stream_active(&conn->ctx))
+		return true;
+	conn_stream_wait(conn);
+	return false;
+}
+
 // A turn: serve the whole requests in the input, in order, until the input
 // runs dry, the output passes its bound, the connection stops reading, or
 // the turn has done its work (conn_turn_spent()): then the rest waits for
@@ -590,6 +628,11 @@ static void conn_serve(struct conn *conn) {
 
 	conn->serving = true;
 	conn_turn_taken(conn);
+	// A stream being produced: its turn comes first, and the requests
+	// only after its end.
+	if (api_stream_active(&conn->ctx) &&
+	    (conn->paused || conn->state != CONN_READ_HEADER || !conn_stream_serve(conn)))
+		goto served;
 	while (!conn->paused &&
 	       (conn->state == CONN_READ_HEADER || conn->state == CONN_READ_PAYLOAD)) {
 		if (requests > 0 && conn_input_len(conn) > 0 &&
@@ -623,6 +666,11 @@ static void conn_serve(struct conn *conn) {
 		if (conn->state != CONN_READ_PAYLOAD)
 			break;
 		conn->state = CONN_READ_HEADER;
+		// Its handler started a stream, whose first turn ran.
+		if (api_stream_active(&conn->ctx)) {
+			conn_stream_wait(conn);
+			break;
+		}
 		if (conn_pending(conn) > SOCK_OUTPUT_HIGH) {
 			// Pause only on what the socket will not take now: the
 			// write callback that resumes fires on the output only.
@@ -631,6 +679,7 @@ static void conn_serve(struct conn *conn) {
 				conn_pause(conn);
 		}
 	}
+served:
 	conn->serving = false;
 	if (conn->state != CONN_CLOSED)
 		conn_flush_staged(conn);
@@ -639,7 +688,7 @@ static void conn_serve(struct conn *conn) {
 		conn_free(conn);
 		return;
 	}
-	if (conn->state == CONN_CLOSING || conn->paused)
+	if (conn->state == CONN_CLOSING || conn->paused || api_stream_active(&conn->ctx))
 		return;
 	// Read again once no turn is due: the input holds no whole request.
 	conn_reading(conn, !conn->turn_due);
@@ -747,6 +796,10 @@ static void conn_on_stall_timer(evutil_socket_t fd, short what, void *arg) {
 			"its last responses were not read within %d s",
 			SOCK_OUTPUT_STALL_SEC
 		);
+	} else if (conn->paused && api_stream_active(&conn->ctx)) {
+		// Its stream's turn was not taken whole for that long: it stopped
+		// reading, and holds the producer's state.
+		conn_close(conn, "its stream was not read for %d s", SOCK_OUTPUT_STALL_SEC);
 	} else if (evbuffer_get_length(conn_output(conn)) > SOCK_OUTPUT_HIGH) {
 		conn_close(
 			conn,

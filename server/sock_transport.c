@@ -224,4 +224,5 @@ const struct api_transport sock_transport = {
 	.send = sock_send,
 	.events_open = sock_events_open,
 	.deferred_wake = sock_deferred_wake,
+	.streams = true,
 };

@@ -275,6 +275,7 @@ int shmchan_client_open(
 	c->req.peer = c->req.shared->cons.tail;
 	c->resp.pos = c->resp.shared->cons.tail;
 	c->resp.peer = c->resp.shared->prod.tail;
+	c->room_rung_pos = c->resp.pos;
 	c->map = map;
 	c->map_len = g->region_size;
 	c->mem_fd = mem_fd;
@@ -483,6 +484,22 @@ bool shmchan_client_can_enqueue(const struct shmchan_client *c, size_t msg_len) 
 void shmchan_client_room_check(struct shmchan_client *c) {
 	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == SHMCHAN_WAIT_ROOM)
 		daemon_doorbell_ring(c);
+}
+
+// The share of the response ring a client takes between two rings of
+// shmchan_client_room_made(): an eighth. A daemon woken for less room would
+// fill it and wait again at once, and each ring is a write() of the client's
+// while the daemon wakes (tens of microseconds: hundreds of responses taken
+// meanwhile).
+#define ROOM_RING_SHARE 8
+
+void shmchan_client_room_made(struct shmchan_client *c) {
+	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != SHMCHAN_WAIT_ROOM)
+		return;
+	if (c->resp.pos - c->room_rung_pos < c->resp.capacity / ROOM_RING_SHARE)
+		return;
+	c->room_rung_pos = c->resp.pos;
+	daemon_doorbell_ring(c);
 }
 
 // Look at the next frame without taking it. Returns 1 and its message length

@@ -36,8 +36,10 @@ struct client_ring {
 	uint32_t peer;
 };
 
+// Aligned to a cache line, its size a multiple of one: shmchan_client_open()
+// allocates it with aligned_alloc(), which wants both.
 struct shmchan_client {
-	struct shmchan_ctrl *ctrl;
+	alignas(SHMCHAN_CACHE_LINE) struct shmchan_ctrl *ctrl;
 	struct client_ring req; // we are its single producer
 	struct client_ring resp; // we are its single consumer
 	void *map; // our mapping of the memfd; NULL for the memzone backing
@@ -50,4 +52,8 @@ struct shmchan_client {
 	// The value of the region's client_cpu we stored last (written only
 	// when it changes; never read back from the region).
 	uint32_t cpu_published;
+	// Our consumer index of the response ring when shmchan_client_room_made()
+	// last rang the daemon.
+	uint32_t room_rung_pos;
 };
+_Static_assert(sizeof(struct shmchan_client) % SHMCHAN_CACHE_LINE == 0, "aligned_alloc() size");

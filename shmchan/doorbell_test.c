@@ -375,6 +375,38 @@ static void test_room_wanted_rings_daemon(void **state) {
 	assert_int_equal(doorbell_count(req_fd), 0);
 }
 
+// The same from the client's takes (room_made): a daemon waiting for room
+// is rung once the client has taken an eighth of the ring since it last
+// rang from there, not at each response taken while the daemon wakes; and
+// never while the daemon waits for no room.
+static void test_room_made_rings_once_per_eighth(void **state) {
+	static uint8_t buf[SHMCHAN_MSG_MAX];
+	struct chan *ch = *state;
+	int req_fd = shmchan_server_req_fd(ch->srv);
+	uint32_t share = (ch->g.ring_cells - 1) / 8;
+	uint32_t per_take = SHMCHAN_MSG_CELLS(SHMCHAN_MSG_MIN);
+	uint32_t takes = (share + per_take - 1) / per_take;
+	uint64_t rings = 0;
+
+	// What the channel's setup left on the doorbell.
+	(void)doorbell_count(req_fd);
+	shmchan_server_doorbell_arm_room(ch->srv);
+	for (uint32_t i = 1; i <= 2 * takes; i++) {
+		send_response(ch);
+		assert_int_equal(shmchan_client_recv(ch->cli, buf, sizeof(buf)), SHMCHAN_MSG_MIN);
+		shmchan_client_room_made(ch->cli);
+		rings = doorbell_count(req_fd);
+		assert_int_equal(rings, i == takes || i == 2 * takes ? 1 : 0);
+	}
+	shmchan_server_doorbell_disarm(ch->srv);
+	for (uint32_t i = 1; i <= 2 * takes; i++) {
+		send_response(ch);
+		assert_int_equal(shmchan_client_recv(ch->cli, buf, sizeof(buf)), SHMCHAN_MSG_MIN);
+		shmchan_client_room_made(ch->cli);
+	}
+	assert_int_equal(doorbell_count(req_fd), 0);
+}
+
 // ---- hand-offs, two threads ----
 
 struct handoff {
@@ -745,6 +777,7 @@ int main(void) {
 		CHAN_TEST(test_batch_flush),
 		CHAN_TEST(test_room_freed_rings_client),
 		CHAN_TEST(test_room_wanted_rings_daemon),
+		CHAN_TEST(test_room_made_rings_once_per_eighth),
 		CHAN_TEST(test_handoff_server_to_client),
 		CHAN_TEST(test_handoff_client_to_server),
 	};

@@ -345,6 +345,12 @@ bool shmchan_client_can_enqueue(const struct shmchan_client *, size_t msg_len);
 // cannot miss.
 void shmchan_client_room_check(struct shmchan_client *);
 
+// The same after each response taken, ringing a daemon that waits for room
+// only once the client has taken an eighth of the ring since it last rang
+// from here: a daemon that is slow to wake is rung once, not once per
+// response taken meanwhile. No fence, as room_check.
+void shmchan_client_room_made(struct shmchan_client *);
+
 // Take one message out of the response ring into buf. Returns its length,
 // 0 if the ring is empty, -EMSGSIZE if buf_len is too small (the message
 // stays in the ring), -EBADMSG if the ring holds a bad frame, -ECONNRESET if

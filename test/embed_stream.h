@@ -45,3 +45,43 @@ GR_REQ(EMBED_STREAM_HOLD, struct embed_stream_hold_req, struct gr_empty);
 #define EMBED_STREAM_ORDER GR_MSG_TYPE(EMBED_STREAM_MODULE, 3)
 #define EMBED_STREAM_ORDER_MAX 4096
 GR_REQ(EMBED_STREAM_ORDER, struct gr_empty, struct gr_empty);
+
+// Appends 'L' to the order of service, then answers with a stream produced
+// in turns (gr_api_stream_start()): responses numbered responses of len
+// bytes (at least 4), as EMBED_STREAM_TAGGED's. Its producer appends 'l'
+// to the order at each turn that follows another request's service (so a
+// run of turns is one 'l'). EBUSY: EMBED_STREAM_LAZY_MAX streams are open.
+#define EMBED_STREAM_LAZY GR_MSG_TYPE(EMBED_STREAM_MODULE, 4)
+#define EMBED_STREAM_LAZY_MAX 16
+struct embed_stream_lazy_req {
+	uint32_t responses;
+	uint32_t len;
+};
+GR_REQ_STREAM(EMBED_STREAM_LAZY, struct embed_stream_lazy_req, struct gr_empty);
+
+// The producers' counts since the application started.
+#define EMBED_STREAM_LAZY_STATS GR_MSG_TYPE(EMBED_STREAM_MODULE, 5)
+struct embed_stream_lazy_stats_resp {
+	uint32_t started; // streams gr_api_stream_start() took
+	uint32_t released; // their states released
+	uint64_t produced; // responses the producers sent
+	uint64_t turns; // producer turns
+};
+GR_REQ(EMBED_STREAM_LAZY_STATS, struct gr_empty, struct embed_stream_lazy_stats_resp);
+
+// A handler and a producer that misuse the stream API: one response of
+// struct embed_stream_misuse_resp with what each call returned, then the
+// end, whose status is the producer's wrong return (EINVAL).
+#define EMBED_STREAM_MISUSE GR_MSG_TYPE(EMBED_STREAM_MODULE, 6)
+struct embed_stream_misuse_resp {
+	int32_t ctx_null; // gr_api_stream_start(NULL, ...): -EINVAL
+	int32_t produce_null; // no producer: -EINVAL
+	int32_t other_ctx; // a ctx not the handler's: -EPERM
+	int32_t started; // the start: 0
+	int32_t twice; // a second start: -EALREADY
+	int32_t defer_errno; // gr_api_defer() after it: EALREADY
+	int32_t handler_send; // gr_api_send() by the handler after it: -EPERM
+	int32_t producer_start; // gr_api_stream_start() in the producer: -EALREADY
+	int32_t producer_defer_errno; // gr_api_defer() in the producer: EALREADY
+};
+GR_REQ_STREAM(EMBED_STREAM_MISUSE, struct gr_empty, struct embed_stream_misuse_resp);

@@ -6,7 +6,9 @@
 // made as route_inject makes them, come back as one stream, IPv4 first,
 // each family in the order route_table_api.h says, exactly
 // the routes added, in the rib's order (a prefix after those it covers).
-// The server holds what the client has not read yet.
+// The server holds one response of it at most, and serves others meanwhile:
+// a list is the table at the list's start, whatever another client deletes
+// while it is sent.
 //
 // usage: route_table_list SOCK TRANSPORT COUNT (under with_daemon.sh)
 
@@ -97,6 +99,66 @@ static void expect_same(
 		      want[i].nh_id);
 }
 
+// A list is the table as it was when its request was served: another
+// client deletes every DELETE_EVERY-th IPv4 route (each answered after its
+// grace period) while the list waits for its reader, which then gets every
+// route of want (sorted, count of them), deleted ones included; the next
+// list has the deletes. Returns the routes left in want, in order.
+#define DELETE_EVERY 100
+static uint32_t list_point_in_time(
+	const char *sock,
+	const char *transport,
+	struct gr_api_client *c,
+	struct route_table_route *want,
+	uint32_t count,
+	struct route_table_route *listed
+) {
+	struct route_table_route_list_req req = {.family = ROUTE_TABLE_AF_IP4};
+	struct gr_api_client *other = connect_forced(sock, transport, NULL);
+	struct route_table_route_del_resp del;
+	uint32_t n = 0, kept = 0;
+	void *payload;
+	size_t len;
+	long id, resp_len;
+	int ret;
+
+	id = gr_api_client_send(c, ROUTE_TABLE_ROUTE_LIST, sizeof(req), &req);
+	CHECK(id > 0, "route list: %s", strerror((int)-id));
+	// Its first route: the handler ran, the list is taken.
+	ret = gr_api_client_stream_next(c, (uint32_t)id, &payload, &len);
+	CHECK(ret == 1 && len == sizeof(*listed), "the list's first route: %d", ret);
+	memcpy(&listed[n++], payload, sizeof(*listed));
+	free(payload);
+	for (uint32_t i = 0; i < count; i += DELETE_EVERY) {
+		ret =
+			rt_call(other,
+				ROUTE_TABLE_ROUTE_DEL,
+				&want[i].dest,
+				sizeof(want[i].dest),
+				&del,
+				sizeof(del),
+				&resp_len);
+		CHECK(ret == 0, "delete of IPv4 route %u while a list is sent: %s", i, strerror(ret)
+		);
+	}
+	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, &payload, &len)) == 1) {
+		CHECK(len == sizeof(*listed) && n <= count, "route %u of the list", n);
+		memcpy(&listed[n++], payload, sizeof(*listed));
+		free(payload);
+	}
+	CHECK(ret == 0, "the list after %u routes: %s", n, strerror(errno));
+	CHECK(n == count, "%u routes listed, expected the %u of the list's start", n, count);
+	expect_same(listed, want, count, "IPv4 during deletes");
+	for (uint32_t i = 0; i < count; i++)
+		if (i % DELETE_EVERY != 0)
+			want[kept++] = want[i];
+	n = (uint32_t)rt_list(other, ROUTE_TABLE_AF_IP4, listed, count + 1);
+	CHECK(n == kept, "%u IPv4 routes listed after the deletes, expected %u", n, kept);
+	expect_same(listed, want, kept, "IPv4 after the deletes");
+	gr_api_client_disconnect(other);
+	return kept;
+}
+
 int main(int argc, char **argv) {
 	struct route_table_route *want4, *want6, *listed;
 	struct route_table_stats_resp s;
@@ -133,6 +195,7 @@ int main(int argc, char **argv) {
 	n = rt_list(c, ROUTE_TABLE_AF_IP6, listed, count6 + 1);
 	CHECK(n == count6, "%zu IPv6 routes listed, expected %u", n, count6);
 	expect_same(listed, want6, count6, "IPv6 alone");
+	list_point_in_time(argv[1], argv[2], c, want4, count4, listed);
 
 	gr_api_client_disconnect(c);
 	free(want4);

@@ -2,8 +2,9 @@
 // Copyright (c) 2026 The shmchan authors
 
 // What the files of route_table share: the tables and their nexthops
-// (tables.c), the workers that look routes up (workers.c), the deletes that
-// wait for a grace period (deletes.c), and the log.
+// (tables.c; list.c lists them), the workers that look routes up
+// (workers.c), the deletes that wait for a grace period (deletes.c), and
+// the log.
 //
 // Who touches what: the tables, the nexthops' counts and the pending
 // deletes belong to the handlers, which run one at a time under the
@@ -80,6 +81,10 @@ void route_event(uint32_t op, const struct route_table_prefix *p, uint32_t nh_id
 // The workers' lookups, for the stats: the fibs, read-only.
 struct rte_fib *tables_fib4(void);
 struct rte_fib6 *tables_fib6(void);
+
+// Routes in the table of family (ROUTE_TABLE_AF_IP4 or _IP6). Handlers
+// only.
+uint32_t tables_routes(uint8_t family);
 
 // ---- workers.c ----
 

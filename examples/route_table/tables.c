@@ -3,7 +3,7 @@
 
 // The route tables of route_table: an rte_fib (DIR24_8) for IPv4 and an
 // rte_fib6 (TRIE) for IPv6, whose next hops are nexthop ids, the nexthops
-// themselves, and the handlers that add, look up and list routes, add
+// themselves, and the handlers that add and look up routes, add
 // nexthops and count. The handlers run one at a time under the server's
 // handler lock, so the tables have one writer at a time; the workers
 // (workers.c) look routes up meanwhile.
@@ -333,83 +333,9 @@ static struct gr_api_out route_lookup(const void *request, uint32_t len, struct 
 }
 GR_API_HANDLER(ROUTE_TABLE_ROUTE_LOOKUP, route_lookup);
 
-// One response a route, in the rib's order: a walk in post order gives
-// every prefix after those it covers, and the default route, which it
-// leaves out, comes last. Returns 0, or the -errno of gr_api_send() (the
-// client is gone).
-static int list4(struct gr_api_ctx *ctx) {
-	struct rte_rib *rib = rte_fib_get_rib(fib4);
-	struct route_table_route r = {.dest.family = ROUTE_TABLE_AF_IP4};
-	struct rte_rib_node *node = NULL;
-	uint64_t nh;
-	uint32_t ip;
-	int ret;
-
-	while ((node = rte_rib_get_nxt(rib, 0, 0, node, RTE_RIB_GET_NXT_ALL)) != NULL) {
-		rte_rib_get_ip(node, &ip);
-		rte_rib_get_depth(node, &r.dest.prefixlen);
-		rte_rib_get_nh(node, &nh);
-		r.dest.ip4 = htonl(ip);
-		r.nh_id = (uint32_t)nh;
-		ret = gr_api_send(ctx, sizeof(r), &r);
-		if (ret < 0)
-			return ret;
-	}
-	node = rte_rib_lookup_exact(rib, 0, 0);
-	if (node == NULL)
-		return 0;
-	rte_rib_get_nh(node, &nh);
-	r = (struct route_table_route){.dest.family = ROUTE_TABLE_AF_IP4, .nh_id = (uint32_t)nh};
-	return gr_api_send(ctx, sizeof(r), &r);
+uint32_t tables_routes(uint8_t family) {
+	return family == ROUTE_TABLE_AF_IP4 ? routes4 : routes6;
 }
-
-static int list6(struct gr_api_ctx *ctx) {
-	static const uint8_t any[RTE_FIB6_IPV6_ADDR_SIZE];
-	struct rte_rib6 *rib = rte_fib6_get_rib(fib6);
-	struct route_table_route r = {.dest.family = ROUTE_TABLE_AF_IP6};
-	struct rte_rib6_node *node = NULL;
-	uint64_t nh;
-	int ret;
-
-	while ((node = rte_rib6_get_nxt(rib, any, 0, node, RTE_RIB6_GET_NXT_ALL)) != NULL) {
-		rte_rib6_get_ip(node, r.dest.ip6);
-		rte_rib6_get_depth(node, &r.dest.prefixlen);
-		rte_rib6_get_nh(node, &nh);
-		r.nh_id = (uint32_t)nh;
-		ret = gr_api_send(ctx, sizeof(r), &r);
-		if (ret < 0)
-			return ret;
-	}
-	node = rte_rib6_lookup_exact(rib, any, 0);
-	if (node == NULL)
-		return 0;
-	rte_rib6_get_nh(node, &nh);
-	r = (struct route_table_route){.dest.family = ROUTE_TABLE_AF_IP6, .nh_id = (uint32_t)nh};
-	return gr_api_send(ctx, sizeof(r), &r);
-}
-
-static struct gr_api_out route_list(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	const struct route_table_route_list_req *req = request;
-	uint32_t refused;
-	int ret = 0;
-
-	refused = length_refused(len, sizeof(*req), "route list");
-	if (refused == 0 && (req->reserved[0] | req->reserved[1] | req->reserved[2]) != 0)
-		refused = rt_refuse(EINVAL, "route list: reserved bytes not zero");
-	if (refused == 0 && req->family != 0 && req->family != ROUTE_TABLE_AF_IP4 &&
-	    req->family != ROUTE_TABLE_AF_IP6)
-		refused = rt_refuse(EINVAL, "route list: family %u", req->family);
-	if (refused != 0)
-		return gr_api_out(refused, 0, NULL);
-	if (req->family != ROUTE_TABLE_AF_IP6)
-		ret = list4(ctx);
-	if (ret == 0 && req->family != ROUTE_TABLE_AF_IP4)
-		ret = list6(ctx);
-	if (ret < 0)
-		RT_LOG(NOTICE, "route list stopped: %s", strerror(-ret));
-	return gr_api_out(ret < 0 ? (uint32_t)-ret : 0, 0, NULL);
-}
-GR_API_HANDLER(ROUTE_TABLE_ROUTE_LIST, route_list);
 
 static struct gr_api_out stats(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	struct route_table_stats_resp *resp = calloc(1, sizeof(*resp));
