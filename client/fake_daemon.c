@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -388,4 +389,71 @@ uint64_t fake_flood_stop(struct fake_flood *f) {
 	atomic_store(&f->stop, true);
 	assert_int_equal(pthread_join(f->thread, NULL), 0);
 	return atomic_load(&f->sent);
+}
+
+static void *fake_slow_run(void *arg) {
+	struct fake_slow *p = arg;
+
+	while (!atomic_load(&p->stop)) {
+		int n = shmchan_server_recv(p->d.server, p->req, SHMCHAN_MSG_MAX);
+		FAKE_DAEMON_CHECK(n >= 0);
+		if (n > 0) {
+			struct gr_api_request req;
+			FAKE_DAEMON_CHECK(n >= (int)sizeof(req));
+			memcpy(&req, p->req, sizeof(req));
+			FAKE_DAEMON_CHECK(req.type == p->type);
+			usleep(p->answer_us);
+			struct gr_api_response resp = {.for_id = req.id};
+			FAKE_DAEMON_CHECK(
+				shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) ==
+				0
+			);
+			shmchan_server_flush(p->d.server);
+			continue;
+		}
+		shmchan_server_doorbell_arm(p->d.server);
+		if (shmchan_server_has_request(p->d.server)) {
+			shmchan_server_doorbell_disarm(p->d.server);
+			continue;
+		}
+		atomic_fetch_add(&p->asleep, 1);
+		struct pollfd pfd[] = {
+			{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
+			{.fd = p->stop_fd, .events = POLLIN},
+		};
+		FAKE_DAEMON_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
+		uint64_t count;
+		if (pfd[0].revents & POLLIN)
+			FAKE_DAEMON_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
+		shmchan_server_doorbell_disarm(p->d.server);
+	}
+	return NULL;
+}
+
+struct fake_slow *fake_slow_start(int spin_us, uint32_t type, unsigned answer_us) {
+	struct fake_slow *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	p->type = type;
+	p->answer_us = answer_us;
+	p->req = malloc(SHMCHAN_MSG_MAX);
+	assert_non_null(p->req);
+	p->stop_fd = eventfd(0, EFD_CLOEXEC);
+	assert_true(p->stop_fd >= 0);
+	fake_daemon_init(&p->d, spin_us);
+	fake_daemon_attach(&p->d);
+	assert_int_equal(pthread_create(&p->thread, NULL, fake_slow_run, p), 0);
+	return p;
+}
+
+void fake_slow_stop(struct fake_slow *p) {
+	uint64_t one = 1;
+
+	atomic_store(&p->stop, true);
+	assert_int_equal(write(p->stop_fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(pthread_join(p->thread, NULL), 0);
+	fake_daemon_fini(&p->d);
+	close(p->stop_fd);
+	free(p->req);
+	free(p);
 }

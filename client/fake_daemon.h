@@ -178,3 +178,27 @@ size_t fake_flood_event(uint8_t *buf, uint32_t ev_type, size_t len, uint8_t fill
 
 // CLOCK_MONOTONIC now, in milliseconds.
 uint64_t fake_daemon_now_ms(void);
+
+// ---- A slow daemon: answers on its channel, late ----
+
+// A thread that answers each request of type type on the channel with an
+// empty response answer_us after it read it (so that the client's wait
+// finds an empty ring), and sleeps on its doorbell in between; asleep
+// counts the times it armed the doorbell and found no request, just before
+// it sleeps. Any other request fails the test.
+struct fake_slow {
+	struct fake_daemon d; // attached: d.client is on the channel
+	pthread_t thread;
+	int stop_fd;
+	atomic_bool stop;
+	atomic_uint asleep;
+	uint32_t type;
+	unsigned answer_us;
+	uint8_t *req;
+};
+
+// A fake daemon with a client of spin budget spin_us attached to its
+// channel, and its slow thread started.
+struct fake_slow *fake_slow_start(int spin_us, uint32_t type, unsigned answer_us);
+// Stop and join the thread, then fake_daemon_fini() and free.
+void fake_slow_stop(struct fake_slow *);

@@ -11,13 +11,8 @@
 
 #include "fake_daemon.h"
 
-#include <errno.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,14 +54,6 @@
 #define SLOW_SETTLE_CALLS (SHRINK_STEPS_MAX + 3)
 #define TEST_ALARM_S 30
 #define TEST_ECHO GR_MSG_TYPE(0x7e57, 1)
-
-#define POLLER_CHECK(cond)                                                                         \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "poller: %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static void estimate_converges(void **state) {
 	(void)state;
@@ -160,84 +147,24 @@ static void fixed_budget_never_moves(void **state) {
 	}
 }
 
-// A daemon that answers every request SLOW_ANSWER_US after reading it, and
-// sleeps on its doorbell in between.
-struct slow_daemon {
-	struct fake_daemon d;
-	pthread_t thread;
-	int stop_fd;
-	atomic_bool stop;
-	uint8_t *req;
-};
-
-static void *slow_daemon_run(void *arg) {
-	struct slow_daemon *p = arg;
-	while (!atomic_load(&p->stop)) {
-		int n = shmchan_server_recv(p->d.server, p->req, SHMCHAN_MSG_MAX);
-		POLLER_CHECK(n >= 0);
-		if (n > 0) {
-			struct gr_api_request req;
-			POLLER_CHECK(n >= (int)sizeof(req));
-			memcpy(&req, p->req, sizeof(req));
-			POLLER_CHECK(req.type == TEST_ECHO);
-			usleep(SLOW_ANSWER_US);
-			struct gr_api_response resp = {.for_id = req.id};
-			POLLER_CHECK(
-				shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) ==
-				0
-			);
-			shmchan_server_flush(p->d.server);
-			continue;
-		}
-		shmchan_server_doorbell_arm(p->d.server);
-		if (shmchan_server_has_request(p->d.server)) {
-			shmchan_server_doorbell_disarm(p->d.server);
-			continue;
-		}
-		struct pollfd pfd[] = {
-			{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
-			{.fd = p->stop_fd, .events = POLLIN},
-		};
-		POLLER_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
-		uint64_t count;
-		if (pfd[0].revents & POLLIN)
-			POLLER_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
-		shmchan_server_doorbell_disarm(p->d.server);
-	}
-	return NULL;
-}
-
-static struct slow_daemon *slow_daemon_start(int spin_us) {
-	struct slow_daemon *p = calloc(1, sizeof(*p));
-	assert_non_null(p);
-	p->req = malloc(SHMCHAN_MSG_MAX);
-	assert_non_null(p->req);
-	p->stop_fd = eventfd(0, EFD_CLOEXEC);
-	assert_true(p->stop_fd >= 0);
-	fake_daemon_init(&p->d, spin_us);
-	fake_daemon_attach(&p->d);
-	assert_int_equal(pthread_create(&p->thread, NULL, slow_daemon_run, p), 0);
+// The slow daemon of fake_daemon.h, answering SLOW_ANSWER_US late; a
+// test that hangs fails at TEST_ALARM_S.
+static struct fake_slow *slow_daemon_start(int spin_us) {
+	struct fake_slow *p = fake_slow_start(spin_us, TEST_ECHO, SLOW_ANSWER_US);
 	alarm(TEST_ALARM_S);
 	return p;
 }
 
-static void slow_daemon_stop(struct slow_daemon *p) {
-	uint64_t one = 1;
+static void slow_daemon_stop(struct fake_slow *p) {
 	alarm(0);
-	atomic_store(&p->stop, true);
-	assert_int_equal(write(p->stop_fd, &one, sizeof(one)), sizeof(one));
-	assert_int_equal(pthread_join(p->thread, NULL), 0);
-	fake_daemon_fini(&p->d);
-	close(p->stop_fd);
-	free(p->req);
-	free(p);
+	fake_slow_stop(p);
 }
 
 // SLOW_CALLS calls; returns how many of those after SLOW_SETTLE_CALLS
 // left the budget at floor_ns. A call the client spun through (descheduled
 // past the daemon's delay) may leave a longer budget for a few calls: the
 // caller asks for most, not all.
-static unsigned slow_calls(struct slow_daemon *p, uint64_t floor_ns) {
+static unsigned slow_calls(struct fake_slow *p, uint64_t floor_ns) {
 	struct gr_api_client *c = p->d.client;
 	unsigned at_floor = 0;
 	for (unsigned i = 0; i < SLOW_CALLS; i++) {
@@ -250,7 +177,7 @@ static unsigned slow_calls(struct slow_daemon *p, uint64_t floor_ns) {
 
 static void slow_daemon_adaptive_sleeps(void **state) {
 	(void)state;
-	struct slow_daemon *p = slow_daemon_start(GR_API_CLIENT_SPIN_ADAPTIVE);
+	struct fake_slow *p = slow_daemon_start(GR_API_CLIENT_SPIN_ADAPTIVE);
 	struct gr_api_client *c = p->d.client;
 	unsigned at_floor = slow_calls(p, CLIENT_SPIN_FLOOR_NS);
 	// Most calls slept (each spin timed out long before the answer).
@@ -263,7 +190,7 @@ static void slow_daemon_adaptive_sleeps(void **state) {
 
 static void slow_daemon_fixed_spins(void **state) {
 	(void)state;
-	struct slow_daemon *p = slow_daemon_start(GR_API_CLIENT_SPIN_US_DEFAULT);
+	struct fake_slow *p = slow_daemon_start(GR_API_CLIENT_SPIN_US_DEFAULT);
 	struct gr_api_client *c = p->d.client;
 	unsigned at_floor = slow_calls(p, CLIENT_SPIN_FLOOR_NS);
 	assert_int_equal(at_floor, 0);

@@ -12,14 +12,10 @@
 
 #include "fake_daemon.h"
 
-#include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -36,8 +32,6 @@
 // The responder's delay: far above the time a client takes from its send
 // to its first look at the ring, far below the fixed budget's spin.
 #define ANSWER_US 1000
-
-#define RESPONDER_CHECK(cond) FAKE_DAEMON_CHECK(cond)
 
 static void wake_sleep_decision(void **state) {
 	int budgets[] = {GR_API_CLIENT_SPIN_ADAPTIVE, GR_API_CLIENT_SPIN_US_DEFAULT};
@@ -67,81 +61,17 @@ static void wake_sleep_decision(void **state) {
 	assert_int_equal(s.host_busy, 0);
 }
 
-// A daemon that answers each request ANSWER_US after it woke for it, so
-// that the client's wait finds an empty ring, and sleeps on its doorbell
-// in between; asleep counts the times it armed the doorbell and found no
-// request, just before it sleeps.
-struct responder {
-	struct fake_daemon d;
-	pthread_t thread;
-	int stop_fd;
-	atomic_bool stop;
-	atomic_uint asleep;
-	uint8_t *req;
-};
-
-static void *responder_run(void *arg) {
-	struct responder *p = arg;
-	while (!atomic_load(&p->stop)) {
-		int n = shmchan_server_recv(p->d.server, p->req, SHMCHAN_MSG_MAX);
-		RESPONDER_CHECK(n >= 0);
-		if (n > 0) {
-			struct gr_api_request req;
-			RESPONDER_CHECK(n >= (int)sizeof(req));
-			memcpy(&req, p->req, sizeof(req));
-			RESPONDER_CHECK(req.type == TEST_ECHO);
-			usleep(ANSWER_US);
-			struct gr_api_response resp = {.for_id = req.id};
-			RESPONDER_CHECK(
-				shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) ==
-				0
-			);
-			shmchan_server_flush(p->d.server);
-			continue;
-		}
-		shmchan_server_doorbell_arm(p->d.server);
-		if (shmchan_server_has_request(p->d.server)) {
-			shmchan_server_doorbell_disarm(p->d.server);
-			continue;
-		}
-		atomic_fetch_add(&p->asleep, 1);
-		struct pollfd pfd[] = {
-			{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
-			{.fd = p->stop_fd, .events = POLLIN},
-		};
-		RESPONDER_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
-		uint64_t count;
-		if (pfd[0].revents & POLLIN)
-			RESPONDER_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
-		shmchan_server_doorbell_disarm(p->d.server);
-	}
-	return NULL;
-}
-
-static struct responder *responder_start(int spin_us) {
-	struct responder *p = calloc(1, sizeof(*p));
-	assert_non_null(p);
-	p->req = malloc(SHMCHAN_MSG_MAX);
-	assert_non_null(p->req);
-	p->stop_fd = eventfd(0, EFD_CLOEXEC);
-	assert_true(p->stop_fd >= 0);
-	fake_daemon_init(&p->d, spin_us);
-	fake_daemon_attach(&p->d);
-	assert_int_equal(pthread_create(&p->thread, NULL, responder_run, p), 0);
+// The slow daemon of fake_daemon.h, answering ANSWER_US late; a test
+// that hangs fails at TEST_ALARM_S.
+static struct fake_slow *responder_start(int spin_us) {
+	struct fake_slow *p = fake_slow_start(spin_us, TEST_ECHO, ANSWER_US);
 	alarm(TEST_ALARM_S);
 	return p;
 }
 
-static void responder_stop(struct responder *p) {
-	uint64_t one = 1;
+static void responder_stop(struct fake_slow *p) {
 	alarm(0);
-	atomic_store(&p->stop, true);
-	assert_int_equal(write(p->stop_fd, &one, sizeof(one)), sizeof(one));
-	assert_int_equal(pthread_join(p->thread, NULL), 0);
-	fake_daemon_fini(&p->d);
-	close(p->stop_fd);
-	free(p->req);
-	free(p);
+	fake_slow_stop(p);
 }
 
 // The injected host load, and how many waits asked for it.
@@ -155,7 +85,7 @@ static bool injected_cpus_busy(struct gr_api_client *c) {
 }
 
 // CALLS calls, each sent once the responder sleeps (so that it rings).
-static void calls_to_a_sleeping_daemon(struct responder *p) {
+static void calls_to_a_sleeping_daemon(struct fake_slow *p) {
 	for (unsigned i = 0; i < CALLS; i++) {
 		while (atomic_load(&p->asleep) <= i)
 			sched_yield();
@@ -173,7 +103,7 @@ static void busy_host_sleeps_at_once(void **state) {
 	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
 	client_cpus_busy = injected_cpus_busy;
 	for (size_t b = 0; b < 2; b++) {
-		struct responder *p = responder_start(budgets[b]);
+		struct fake_slow *p = responder_start(budgets[b]);
 		struct gr_api_client *c = p->d.client;
 		uint64_t budget = c->spin.budget_ns;
 		injected_busy = true;
@@ -198,7 +128,7 @@ static void quiet_host_spins(void **state) {
 	(void)state;
 	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
 	client_cpus_busy = injected_cpus_busy;
-	struct responder *p = responder_start(GR_API_CLIENT_SPIN_US_DEFAULT);
+	struct fake_slow *p = responder_start(GR_API_CLIENT_SPIN_US_DEFAULT);
 	struct gr_api_client *c = p->d.client;
 	injected_busy = false;
 	injected_asked = 0;
