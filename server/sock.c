@@ -90,21 +90,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-// Input kept at most: one maximal request. Reading stops above it until
-// the request is served. Also the most read or written in one system call.
-#define SOCK_READ_HIGH (sizeof(struct gr_api_request) + GR_API_MAX_MSG_LEN)
-// A connection's own input buffer starts this large: a batch of small
-// requests (32 pipelined GR_PING2 take 2.4 KiB). It grows to hold a larger
-// request whole, up to SOCK_READ_HIGH, and keeps that size.
-#define SOCK_READ_INITIAL (16u << 10)
 // A read takes at most this much, or what the request being read still
 // misses if that is more: the input a connection holds at once. What its
 // turn serves of it is bounded by the work the requests cause
 // (SOCK_TURN_RESPONSES, sock.h), not by this.
 #define SOCK_READ_TURN SOCK_READ_INITIAL
-// libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
-// of a larger payload is read straight into the input buffer.
-#define SOCK_LIBEVENT_READ_MAX 4096
 // Pieces of the output one sendmsg() takes at most: a batch of responses is
 // staged in one or two pieces, events and a stream in one each.
 #define SOCK_WRITE_IOVS 64
@@ -172,188 +162,6 @@ void conn_flush_staged(struct conn *conn) {
 	// is frozen at the end it touches.
 	evbuffer_add_buffer(output, conn->staged);
 }
-
-// ---- input: the requests read and not yet served ----
-//
-// conn_input_len() bytes are there; conn_input_take() copies the next ones
-// out, conn_input_peek() shows them in one piece and conn_input_drain()
-// drops them; conn_input_want() is told how many the next step needs;
-// conn_reading() starts and stops reading the socket.
-
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
-static void conn_on_readable(evutil_socket_t fd, short what, void *arg);
-
-static int conn_input_init(struct conn *conn) {
-	conn->read_event = event_new(
-		sock_base,
-		conn->ctx.sock_fd,
-		EV_READ | EV_PERSIST,
-		conn_on_readable,
-		conn
-	);
-	conn->in = malloc(SOCK_READ_INITIAL);
-	if (conn->read_event == NULL || conn->in == NULL)
-		return -ENOMEM;
-	conn->in_size = SOCK_READ_INITIAL;
-	return 0;
-}
-
-static void conn_input_fini(struct conn *conn) {
-	if (conn->read_event != NULL)
-		event_free(conn->read_event);
-	free(conn->in);
-}
-
-static size_t conn_input_len(const struct conn *conn) {
-	return conn->in_end - conn->in_start;
-}
-
-// A request payload is read through its struct (handlers cast it): it must
-// start aligned for the request structs' fields, of 8 bytes at most
-// (GR_API_SERVER_PAYLOAD_ALIGN). A payload of a length not a multiple of it
-// leaves the next one misaligned; that one is moved back by at most
-// SOCK_PAYLOAD_ALIGN - 1 bytes, over its own header, which
-// was taken out already and sits right before it (a header is read from the
-// buffer, and a compaction that moves a payload moves it to the front,
-// which is aligned). So realigning a payload costs its own length, never
-// the input behind it.
-#define SOCK_PAYLOAD_ALIGN GR_API_SERVER_PAYLOAD_ALIGN
-_Static_assert(
-	sizeof(struct gr_api_request) >= SOCK_PAYLOAD_ALIGN - 1,
-	"a misaligned payload moves back over its header"
-);
-
-static void *conn_input_peek(struct conn *conn, size_t len) {
-	size_t skew = (uintptr_t)(conn->in + conn->in_start) % SOCK_PAYLOAD_ALIGN;
-	char *payload = conn->in + conn->in_start;
-
-	if (skew == 0)
-		return payload;
-	memmove(payload - skew, payload, len);
-	return payload - skew;
-}
-
-// The payload was moved back (conn_input_peek()), never what follows it:
-// the next request starts len bytes after in_start all the same.
-static void conn_input_drain(struct conn *conn, size_t len) {
-	conn->in_start += len;
-	if (conn->in_start == conn->in_end)
-		conn->in_start = conn->in_end = 0;
-}
-
-static void conn_input_take(struct conn *conn, void *dst, size_t len) {
-	memcpy(dst, conn->in + conn->in_start, len);
-	conn_input_drain(conn, len);
-}
-
-// The next step needs need bytes in one piece from in_start: grow the buffer
-// if it is smaller than that (need is at most SOCK_READ_HIGH:
-// api_check_header() bounds every payload). The next read moves the input to
-// the front first (conn_input_compact()). Returns 0, or -ENOMEM with every
-// byte of the input kept.
-static int conn_input_want(struct conn *conn, size_t need) {
-	size_t size = conn->in_size;
-	char *in;
-
-	if (need <= size)
-		return 0;
-	while (size < need)
-		size *= 2;
-	if (size > SOCK_READ_HIGH)
-		size = SOCK_READ_HIGH;
-	in = realloc(conn->in, size);
-	if (in == NULL)
-		return -ENOMEM;
-	conn->in = in;
-	conn->in_size = size;
-	return 0;
-}
-
-// Before each read: move the input not yet served to the front of the
-// buffer, so that the read gets all the room behind it. Reading runs only
-// while the input holds less than one whole request (conn_serve() serves
-// every whole one, and reading stops while it cannot: paused, closing), so
-// this moves less than one request, at most once per read: the input costs
-// the daemon a bounded number of copies of each byte it reads.
-static void conn_input_compact(struct conn *conn) {
-	if (conn->in_start == 0)
-		return;
-	memmove(conn->in, conn->in + conn->in_start, conn_input_len(conn));
-	conn->in_end -= conn->in_start;
-	conn->in_start = 0;
-}
-
-static void conn_reading(struct conn *conn, bool on) {
-	if (on && !conn->reading)
-		event_add(conn->read_event, NULL);
-	else if (!on && conn->reading)
-		event_del(conn->read_event);
-	conn->reading = on;
-}
-#else // !SHMCHAN_DAEMON_DIRECT_READ
-static void conn_set_read_watermark(struct conn *conn);
-
-static int conn_input_init(struct conn *conn) {
-	conn_set_read_watermark(conn);
-	return 0;
-}
-
-static void conn_input_fini(struct conn *conn) {
-	(void)conn;
-}
-
-static struct evbuffer *conn_input(const struct conn *conn) {
-	return bufferevent_get_input(conn->bev);
-}
-
-static size_t conn_input_len(const struct conn *conn) {
-	return evbuffer_get_length(conn_input(conn));
-}
-
-// NULL if out of memory for the pullup.
-static void *conn_input_peek(struct conn *conn, size_t len) {
-	return evbuffer_pullup(conn_input(conn), len);
-}
-
-static void conn_input_drain(struct conn *conn, size_t len) {
-	evbuffer_drain(conn_input(conn), len);
-}
-
-static void conn_input_take(struct conn *conn, void *dst, size_t len) {
-	evbuffer_remove(conn_input(conn), dst, len);
-}
-
-// Read the missing part of a large payload now, in one system call, rather
-// than in one libevent read and loop turn per SOCK_LIBEVENT_READ_MAX bytes.
-// If the socket has nothing more yet, or is at EOF or in error, libevent's
-// next read finds the same.
-static int conn_input_want(struct conn *conn, size_t need) {
-	struct evbuffer *input = conn_input(conn);
-	size_t missing = need - evbuffer_get_length(input);
-	struct evbuffer_iovec vec;
-	ssize_t n;
-
-	if (conn->state != CONN_READ_PAYLOAD || missing <= SOCK_LIBEVENT_READ_MAX)
-		return 0;
-	// A socket bufferevent freezes the end of its input against other
-	// writers; lift that for this read, as its own reads do.
-	evbuffer_unfreeze(input, 0);
-	if (evbuffer_reserve_space(input, missing, &vec, 1) == 1) {
-		n = recv(conn->ctx.sock_fd, vec.iov_base, missing, MSG_DONTWAIT);
-		vec.iov_len = n > 0 ? (size_t)n : 0;
-		evbuffer_commit_space(input, &vec, 1);
-	}
-	evbuffer_freeze(input, 0);
-	return 0;
-}
-
-static void conn_reading(struct conn *conn, bool on) {
-	if (on)
-		bufferevent_enable(conn->bev, EV_READ);
-	else
-		bufferevent_disable(conn->bev, EV_READ);
-}
-#endif // SHMCHAN_DAEMON_DIRECT_READ
 
 // The connection's turn came (or it is freed): off the list of turns due.
 static void conn_turn_taken(struct conn *conn) {
@@ -488,17 +296,6 @@ static void conn_resume(struct conn *conn) {
 	// Requests already in the input get no new read callback.
 	conn_serve(conn);
 }
-
-#ifndef SHMCHAN_DAEMON_DIRECT_READ
-// Read callbacks fire only once the next step's bytes are all there.
-static void conn_set_read_watermark(struct conn *conn) {
-	size_t need = sizeof(conn->req);
-
-	if (conn->state == CONN_READ_PAYLOAD)
-		need = conn->req.payload_len;
-	bufferevent_setwatermark(conn->bev, EV_READ, need, SOCK_READ_HIGH);
-}
-#endif
 
 // The turn of conn ended on its budget with input left: its next one comes
 // on the next pass of the turns due, after every connection ready before.
@@ -723,7 +520,7 @@ static size_t conn_read_size(const struct conn *conn) {
 // sending waits for the next turn, with every other ready connection, to be
 // read again. MSG_DONTWAIT: the socket's O_NONBLOCK is libevent's to keep,
 // and a read must never block.
-static void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
+void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
 	struct conn *conn = arg;
 	size_t size;
 	ssize_t n;

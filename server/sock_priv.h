@@ -2,9 +2,9 @@
 // Copyright (c) 2026 The shmchan authors
 
 // What the files of the socket server share: its connections and their
-// table (sock.c), the socket api_transport (sock_transport.c), admission
-// and refusals (sock_admit.c), the listening socket and its accept loop
-// (sock_listen.c).
+// table (sock.c), a connection's input (sock_input.c), the socket
+// api_transport (sock_transport.c), admission and refusals (sock_admit.c),
+// the listening socket and its accept loop (sock_listen.c).
 //
 // Threads: the main thread alone, except where a comment says otherwise
 // (the connection table's lock and each connection's counters, which
@@ -26,6 +26,17 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+
+// Input kept at most: one maximal request. Reading stops above it until
+// the request is served. Also the most read or written in one system call.
+#define SOCK_READ_HIGH (sizeof(struct gr_api_request) + GR_API_MAX_MSG_LEN)
+// A connection's own input buffer starts this large: a batch of small
+// requests (32 pipelined GR_PING2 take 2.4 KiB). It grows to hold a larger
+// request whole, up to SOCK_READ_HIGH, and keeps that size.
+#define SOCK_READ_INITIAL (16u << 10)
+// libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
+// of a larger payload is read straight into the input buffer.
+#define SOCK_LIBEVENT_READ_MAX 4096
 
 enum conn_state {
 	CONN_READ_HEADER,
@@ -132,6 +143,11 @@ void conn_flush_staged(struct conn *conn);
 // it (once conn_serve() is off the stack). Idempotent.
 void __attribute__((format(printf, 2, 3))) conn_close(struct conn *conn, const char *fmt, ...);
 
+#ifdef SHMCHAN_DAEMON_DIRECT_READ
+// The socket of conn is readable: read once, then serve.
+void conn_on_readable(evutil_socket_t fd, short what, void *arg);
+#endif
+
 // Serve a connection the listener accepted and admitted, from a peer of
 // these credentials whose process started at start (0: unknown). Logs the
 // connection, or why it could not be served (out of memory: fd is closed).
@@ -212,3 +228,28 @@ int sock_refusals_init(void);
 void sock_refusals_fini(void);
 
 #pragma GCC visibility pop
+
+// ---- sock_input.c ----
+
+// The connection's input: set up (0 or -ENOMEM) and freed.
+int conn_input_init(struct conn *conn);
+void conn_input_fini(struct conn *conn);
+// Bytes read and not yet served.
+size_t conn_input_len(const struct conn *conn);
+// The next len bytes in one piece (realigned for a payload's struct with
+// direct reads), NULL if out of memory for it.
+void *conn_input_peek(struct conn *conn, size_t len);
+// Drop the next len bytes, or copy them to dst first.
+void conn_input_drain(struct conn *conn, size_t len);
+void conn_input_take(struct conn *conn, void *dst, size_t len);
+// The next step needs need bytes in one piece. Returns 0 or -ENOMEM.
+int conn_input_want(struct conn *conn, size_t need);
+// Start or stop reading the socket.
+void conn_reading(struct conn *conn, bool on);
+#ifdef SHMCHAN_DAEMON_DIRECT_READ
+// Before a read: move the input not yet served to the front.
+void conn_input_compact(struct conn *conn);
+#else
+// Read callbacks fire once the next step's bytes are all there.
+void conn_set_read_watermark(struct conn *conn);
+#endif
