@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "embed_stream.h"
+#include "embed_stream_stats.h"
 #include "transport_arg.h"
 
 #include <gr_api_client.h>
@@ -40,17 +41,6 @@
 // a grace period, on a busy host; below with_daemon.sh's bound of a test.
 #define RELEASE_WAIT_S 15
 #define RELEASE_POLL_US 10000
-
-static struct embed_stream_lazy_stats_resp stats_get(struct gr_api_client *c) {
-	struct embed_stream_lazy_stats_resp stats;
-	void *rx = NULL;
-	int ret = gr_api_client_send_recv(c, EMBED_STREAM_LAZY_STATS, 0, NULL, &rx);
-
-	CHECK(ret == 0 && rx != NULL, "EMBED_STREAM_LAZY_STATS: %s", strerror(errno));
-	memcpy(&stats, rx, sizeof(stats));
-	free(rx);
-	return stats;
-}
 
 // Start a long stream on a new client of sock, read reads responses of it,
 // and return the client.
@@ -86,12 +76,12 @@ int main(int argc, char **argv) {
 
 	CHECK(argc == 3, "usage: stream_release SOCK socket|shm");
 	watcher = connect_forced(argv[1], argv[2], "stream_release watcher");
-	before = stats_get(watcher);
+	before = embed_stream_stats_get(watcher);
 	stream_abandon(argv[1], argv[2], READ_BEFORE_GOING);
 	stream_abandon(argv[1], argv[2], 0);
 	stalled = stream_begin(argv[1], argv[2], READ_BEFORE_GOING);
 	do {
-		now = stats_get(watcher);
+		now = embed_stream_stats_get(watcher);
 		if (now.released == before.released + ABANDONED)
 			break;
 		usleep(RELEASE_POLL_US);
