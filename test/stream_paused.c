@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "embed_stream.h"
-#include "embed_stream_stats.h"
+#include "embed_stream_client.h"
 #include "transport_arg.h"
 
 #include <gr_api_client.h>

@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "embed_stream.h"
-#include "embed_stream_stats.h"
+#include "embed_stream_client.h"
 #include "transport_arg.h"
 
 #include <gr_api_client.h>
@@ -45,20 +45,9 @@
 // Start a long stream on a new client of sock, read reads responses of it,
 // and return the client.
 static struct gr_api_client *stream_begin(const char *sock, const char *transport, int reads) {
-	struct embed_stream_lazy_req req = {.responses = STREAM_RESPONSES, .len = STREAM_LEN};
 	struct gr_api_client *c = connect_forced(sock, transport, "stream_release");
-	long id = gr_api_client_send(c, EMBED_STREAM_LAZY, sizeof(req), &req);
-	void *rx;
-	size_t len;
 
-	CHECK(id > 0, "send EMBED_STREAM_LAZY: %s", strerror(errno));
-	for (int i = 0; i < reads; i++) {
-		CHECK(gr_api_client_stream_next(c, (uint32_t)id, &rx, &len) == 1,
-		      "response %d: %s",
-		      i,
-		      strerror(errno));
-		free(rx);
-	}
+	embed_stream_lazy_begin(c, STREAM_RESPONSES, STREAM_LEN, reads);
 	return c;
 }
 

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "embed_stream.h"
+#include "embed_stream_client.h"
 #include "transport_arg.h"
 
 #include <gr_api_client.h>
@@ -37,7 +38,6 @@
 #define CLIENT_TIMEOUT_MS 5000
 
 int main(int argc, char **argv) {
-	struct embed_stream_lazy_req req = {.responses = STREAM_RESPONSES, .len = STREAM_LEN};
 	unsigned after = 0;
 	sigset_t term;
 	size_t len;
@@ -58,15 +58,7 @@ int main(int argc, char **argv) {
 	struct gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
 	CHECK(c != NULL, "connect %s: %s", argv[1], gr_api_client_last_error());
 	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", argv[2]);
-	long id = gr_api_client_send(c, EMBED_STREAM_LAZY, sizeof(req), &req);
-	CHECK(id > 0, "send EMBED_STREAM_LAZY: %s", strerror(errno));
-	for (int i = 0; i < READ_BEFORE_STOP; i++) {
-		CHECK(gr_api_client_stream_next(c, (uint32_t)id, &rx, &len) == 1,
-		      "response %d: %s",
-		      i,
-		      strerror(errno));
-		free(rx);
-	}
+	uint32_t id = embed_stream_lazy_begin(c, STREAM_RESPONSES, STREAM_LEN, READ_BEFORE_STOP);
 	printf("ready\n");
 	fflush(stdout);
 	while (sigwait(&term, &sig) != 0)
@@ -74,7 +66,7 @@ int main(int argc, char **argv) {
 
 	// The server stopped: what its transport held may still come, then
 	// the error.
-	while ((ret = gr_api_client_stream_next(c, (uint32_t)id, &rx, &len)) == 1) {
+	while ((ret = gr_api_client_stream_next(c, id, &rx, &len)) == 1) {
 		free(rx);
 		after++;
 		CHECK(READ_BEFORE_STOP + after < STREAM_RESPONSES,
