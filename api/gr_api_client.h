@@ -118,7 +118,7 @@ struct gr_api_client_opts {
 	// thread's CPU, or once this thread was descheduled
 	// (docs/spin-budgets.md).
 	int spin_us;
-	// Free text sent in GR_HELLO (NULL: "shmchan-client").
+	// Free text sent in GR_HELLO (NULL: "shmchan-client" and the version).
 	const char *version;
 	// Milliseconds a call may wait (connect: in all) before it fails with
 	// ETIMEDOUT. 0: the environment variable GR_API_TIMEOUT_MS (a number
