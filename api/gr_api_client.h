@@ -92,9 +92,15 @@ enum gr_api_transport {
 #define GR_API_CLIENT_EVENTS_MAX 1024
 #define GR_API_CLIENT_EVENTS_MAX_BYTES (4u << 20)
 
-// Options of gr_api_client_connect_opts(). Zero-initialise the struct (for
-// example with designated initialisers), then set what you need: what a
-// zero means is said for each field. ABI: the library reads every field of
+// Options of gr_api_client_connect_opts(). Start from GR_API_CLIENT_OPTS_INIT,
+// the defaults of gr_api_client_connect(), then set what you need:
+//
+//	struct gr_api_client_opts o = GR_API_CLIENT_OPTS_INIT;
+//	o.timeout_ms = 500;
+//
+// A zero-initialised struct is valid but is not those defaults: its spin_us
+// of 0 sleeps at once instead of spinning adaptively. What a zero means is
+// said for each field. ABI: the library reads every field of
 // the struct of its own version, and fields are only ever appended, each
 // addition a new version of the library (timeout_ms is the first): a program
 // built against an older gr_api_client.h, whose struct is shorter, must be
@@ -106,13 +112,13 @@ struct gr_api_client_opts {
 	enum gr_api_transport transport;
 	// Microseconds a receive spins before it sleeps: a fixed budget.
 	// 0 sleeps at once. A negative value (GR_API_CLIENT_SPIN_ADAPTIVE)
-	// means the adaptive spin. A zero-initialised struct sleeps at once:
-	// set GR_API_CLIENT_SPIN_ADAPTIVE for the default of
-	// gr_api_client_connect(). Whatever the budget, a wait stops spinning
-	// early when the daemon's poller is awake on this thread's CPU, or
-	// once this thread was descheduled (docs/spin-budgets.md).
+	// means the adaptive spin, the default (GR_API_CLIENT_OPTS_INIT): a
+	// zero-initialised struct sleeps at once. Whatever the budget, a wait
+	// stops spinning early when the daemon's poller is awake on this
+	// thread's CPU, or once this thread was descheduled
+	// (docs/spin-budgets.md).
 	int spin_us;
-	// Free text sent in GR_HELLO (NULL: "shmchan-client").
+	// Free text sent in GR_HELLO (NULL: "shmchan-client" and the version).
 	const char *version;
 	// Milliseconds a call may wait (connect: in all) before it fails with
 	// ETIMEDOUT. 0: the environment variable GR_API_TIMEOUT_MS (a number
@@ -121,6 +127,15 @@ struct gr_api_client_opts {
 	// no timeout.
 	int timeout_ms;
 };
+
+// The defaults of gr_api_client_connect(), in the order of the fields of
+// struct gr_api_client_opts: transport GR_API_TRANSPORT_AUTO (the
+// environment decides), spin_us GR_API_CLIENT_SPIN_ADAPTIVE, version NULL
+// (the library's), timeout_ms 0 (GR_API_TIMEOUT_MS, else the default).
+// Positional rather than designated, so that it compiles as C++ before
+// C++20 too; fields are only ever appended, so the order holds.
+#define GR_API_CLIENT_OPTS_INIT                                                                    \
+	{ GR_API_TRANSPORT_AUTO, GR_API_CLIENT_SPIN_ADAPTIVE, NULL, 0 }
 
 // gr_api_client_connect() (gr_api.h) with options: connect to the daemon at
 // sock_path (NULL: GR_API_DEFAULT_SOCK_PATH), say hello and, when the

@@ -96,13 +96,11 @@ int cli_fail(const struct cli_opts *opts, const char *what, int err) {
 
 struct gr_api_client *
 cli_connect(const struct cli_opts *opts, enum gr_api_transport transport, int *status) {
-	struct gr_api_client_opts copts = {
-		.transport = transport,
-		.spin_us = -1,
-		.version = "shmchanctl " SHMCHAN_VERSION,
-	};
+	struct gr_api_client_opts copts = GR_API_CLIENT_OPTS_INIT;
 	struct gr_api_client *c;
 
+	copts.transport = transport;
+	copts.version = "shmchanctl " SHMCHAN_VERSION;
 	c = gr_api_client_connect_opts(sock_path(opts), &copts);
 	if (c == NULL) {
 		int err = errno;

@@ -2,9 +2,9 @@
 // Copyright (c) 2026 The shmchan authors
 
 // gr_api_client_connect(): the hello it says, the errno of each failure and
-// the reason gr_api_client_last_error() gives for it, and the transport it
-// ends on, against a fake daemon listening on a socket of its own. The
-// client connects from a thread; the test plays the daemon.
+// the reason gr_api_client_last_error() gives for it, the transport it
+// ends on, and the defaults GR_API_CLIENT_OPTS_INIT gives, against a fake daemon listening on a
+// socket of its own. The client connects from a thread; the test plays the daemon.
 
 #include "fake_daemon.h"
 
@@ -30,6 +30,8 @@
 
 // The daemon's reads give up after this long instead of hanging the test.
 #define READ_TIMEOUT_S 5
+
+#define NSEC_PER_USEC 1000ull
 
 struct listener {
 	char dir[64];
@@ -353,6 +355,78 @@ static void auto_attaches(void **state) {
 	fake_daemon_fini(&d);
 }
 
+// Connect with opts (NULL: gr_api_client_connect()) and let the fake daemon
+// take the hello, which must say the default version, and, when attach is
+// set, refuse the attach the client must then ask for. Returns the handle,
+// d's to disconnect.
+static struct gr_api_client *connect_default_like(
+	struct listener *l,
+	struct fake_daemon *d,
+	const struct gr_api_client_opts *opts,
+	bool attach
+) {
+	struct connector cn;
+	connect_start(l, &cn, d, opts);
+	daemon_hello(d, DEFAULT_VERSION, 0);
+	if (attach)
+		daemon_attach_refuse(d, ENOTSUP);
+	return connect_ok(&cn, d);
+}
+
+// What a handle took from its options: the transport the connect chose,
+// its timeout and its spin budget.
+static void handles_alike(const struct gr_api_client *a, const struct gr_api_client *b) {
+	assert_int_equal(gr_api_client_transport(a), gr_api_client_transport(b));
+	assert_string_equal(gr_api_client_transport_reason(a), gr_api_client_transport_reason(b));
+	assert_int_equal(gr_api_client_timeout_ms(a), gr_api_client_timeout_ms(b));
+	assert_int_equal(a->spin.adaptive, b->spin.adaptive);
+	assert_int_equal(a->spin.max_ns, b->spin.max_ns);
+	assert_int_equal(a->spin.budget_ns, b->spin.budget_ns);
+}
+
+// GR_API_CLIENT_OPTS_INIT is what gr_api_client_connect() does with no
+// options, field by field: the same hello version, the environment deciding
+// the transport and the timeout, and the adaptive spin, which a
+// zero-initialised struct does not have.
+static void opts_init_is_connect_default(void **state) {
+	struct listener *l = *state;
+	const struct gr_api_client_opts init = GR_API_CLIENT_OPTS_INIT;
+	const struct gr_api_client_opts zero = {0};
+	struct fake_daemon d_default, d_init, d_zero;
+	assert_int_equal(unsetenv("GR_API_TIMEOUT_MS"), 0);
+
+	// No environment: both ask for a channel (auto) and get the same
+	// handle.
+	struct gr_api_client *c_default = connect_default_like(l, &d_default, NULL, true);
+	struct gr_api_client *c_init = connect_default_like(l, &d_init, &init, true);
+	handles_alike(c_default, c_init);
+	assert_true(c_init->spin.adaptive);
+	assert_int_equal(
+		c_init->spin.max_ns,
+		(uint64_t)GR_API_CLIENT_SPIN_US_DEFAULT * NSEC_PER_USEC
+	);
+	// The trap the macro avoids: a zero-initialised struct sleeps at once.
+	struct gr_api_client *c_zero = connect_default_like(l, &d_zero, &zero, true);
+	assert_false(c_zero->spin.adaptive);
+	assert_int_equal(c_zero->spin.budget_ns, 0);
+	fake_daemon_fini(&d_zero);
+	fake_daemon_fini(&d_init);
+	fake_daemon_fini(&d_default);
+
+	// The environment decides the transport and the timeout of both.
+	assert_int_equal(setenv("GR_API_TRANSPORT", "socket", 1), 0);
+	assert_int_equal(setenv("GR_API_TIMEOUT_MS", "1234", 1), 0);
+	c_default = connect_default_like(l, &d_default, NULL, false);
+	c_init = connect_default_like(l, &d_init, &init, false);
+	handles_alike(c_default, c_init);
+	assert_int_equal(gr_api_client_transport(c_init), GR_API_TRANSPORT_SOCKET);
+	assert_int_equal(gr_api_client_timeout_ms(c_init), 1234);
+	fake_daemon_fini(&d_init);
+	fake_daemon_fini(&d_default);
+	assert_int_equal(unsetenv("GR_API_TRANSPORT"), 0);
+	assert_int_equal(unsetenv("GR_API_TIMEOUT_MS"), 0);
+}
+
 static void no_daemon(void **state) {
 	struct listener *l = *state;
 	char path[PATH_MAX];
@@ -459,6 +533,7 @@ int main(void) {
 		cmocka_unit_test_setup_teardown(shm_forced_not_offered, setup, teardown),
 		cmocka_unit_test_setup_teardown(shm_forced_layout_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(auto_attaches, setup, teardown),
+		cmocka_unit_test_setup_teardown(opts_init_is_connect_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(path_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_transport_env, setup, teardown),

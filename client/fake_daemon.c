@@ -391,6 +391,18 @@ uint64_t fake_flood_stop(struct fake_flood *f) {
 	return atomic_load(&f->sent);
 }
 
+void fake_daemon_doorbell_sleep(struct fake_daemon *d, int stop_fd) {
+	struct pollfd pfd[] = {
+		{.fd = shmchan_server_req_fd(d->server), .events = POLLIN},
+		{.fd = stop_fd, .events = POLLIN},
+	};
+	FAKE_DAEMON_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
+	uint64_t count;
+	if (pfd[0].revents & POLLIN)
+		FAKE_DAEMON_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
+	shmchan_server_doorbell_disarm(d->server);
+}
+
 static void *fake_slow_run(void *arg) {
 	struct fake_slow *p = arg;
 
@@ -417,15 +429,7 @@ static void *fake_slow_run(void *arg) {
 			continue;
 		}
 		atomic_fetch_add(&p->asleep, 1);
-		struct pollfd pfd[] = {
-			{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
-			{.fd = p->stop_fd, .events = POLLIN},
-		};
-		FAKE_DAEMON_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
-		uint64_t count;
-		if (pfd[0].revents & POLLIN)
-			FAKE_DAEMON_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
-		shmchan_server_doorbell_disarm(p->d.server);
+		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
 	}
 	return NULL;
 }

@@ -117,6 +117,11 @@ void fake_daemon_fini(struct fake_daemon *);
 // the eventfd's counter (each ring adds 1), read without waiting.
 uint64_t fake_daemon_doorbell_rings(struct fake_daemon *);
 
+// Sleep on d's request doorbell, armed by the caller, who re-checked the
+// ring after arming it, or until stop_fd (an eventfd) is readable; take the
+// doorbell's count and disarm it. For a daemon thread of the test.
+void fake_daemon_doorbell_sleep(struct fake_daemon *d, int stop_fd);
+
 // Descriptors open in this process (entries of /proc/self/fd).
 unsigned fake_daemon_count_fds(void);
 

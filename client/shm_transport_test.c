@@ -13,7 +13,6 @@
 #include "fake_daemon.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -87,20 +86,6 @@ struct poller {
 	atomic_uint served; // requests handled
 };
 
-// Sleep on the request doorbell (or the stop eventfd) after arming; the
-// caller re-checked.
-static void poller_sleep(struct poller *p) {
-	struct pollfd pfd[] = {
-		{.fd = shmchan_server_req_fd(p->d.server), .events = POLLIN},
-		{.fd = p->stop_fd, .events = POLLIN},
-	};
-	POLLER_CHECK(poll(pfd, 2, -1) > 0 || errno == EINTR);
-	uint64_t count;
-	if (pfd[0].revents & POLLIN)
-		POLLER_CHECK(read(pfd[0].fd, &count, sizeof(count)) == sizeof(count));
-	shmchan_server_doorbell_disarm(p->d.server);
-}
-
 static void poller_send(struct poller *p, uint32_t for_id, const void *payload, size_t len) {
 	struct gr_api_response hdr = {.for_id = for_id, .payload_len = len};
 	int ret;
@@ -119,7 +104,7 @@ static void poller_send(struct poller *p, uint32_t for_id, const void *payload, 
 			break;
 		}
 		atomic_fetch_add(&p->room_waits, 1);
-		poller_sleep(p);
+		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
 	}
 	POLLER_CHECK(ret == 0 || atomic_load(&p->stop));
 }
@@ -188,7 +173,7 @@ static void *poller_run(void *arg) {
 			shmchan_server_doorbell_disarm(p->d.server);
 			continue;
 		}
-		poller_sleep(p);
+		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
 	}
 	return NULL;
 }

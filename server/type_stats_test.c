@@ -9,6 +9,7 @@
 #include "api.h"
 #include "deferred.h"
 #include "dispatch_test.h"
+#include "fake_transport_test.h"
 #include "type_stats.h"
 
 #include <gr_shm.h>
@@ -54,24 +55,7 @@ static int fake_send(struct gr_api_ctx *ctx, uint32_t for_id, const struct gr_ap
 	return 0;
 }
 
-static void fake_wake(struct gr_api_ctx *ctx) {
-	(void)ctx;
-}
-
-static const struct api_transport fake_transport = {
-	.name = "fake",
-	.send = fake_send,
-	.deferred_wake = fake_wake,
-};
-
-static struct gr_api_out status_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
-	uint32_t status;
-
-	(void)len;
-	(void)ctx;
-	memcpy(&status, request, sizeof(status));
-	return gr_api_out(status, 0, NULL);
-}
+static const struct api_transport fake_transport = FAKE_TRANSPORT(fake_send);
 
 static struct gr_api_out defer_handler(const void *request, uint32_t len, struct gr_api_ctx *ctx) {
 	(void)request;
@@ -83,12 +67,7 @@ static struct gr_api_out defer_handler(const void *request, uint32_t len, struct
 	return gr_api_out(0, 0, NULL);
 }
 
-static struct gr_api_handler status_h = {
-	.name = "TEST_STATUS",
-	.request_type = TEST_STATUS,
-	.request_len = sizeof(uint32_t),
-	.callback = status_handler,
-};
+static struct gr_api_handler status_h = FAKE_STATUS_HANDLER(TEST_STATUS);
 static struct gr_api_handler defer_h = {
 	.name = "TEST_DEFER",
 	.request_type = TEST_DEFER,

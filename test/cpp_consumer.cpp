@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
 		}
 	}
 
-	gr_api_client_opts opts{};
+	gr_api_client_opts opts = GR_API_CLIENT_OPTS_INIT;
 	opts.version = "cpp_consumer";
 	gr_api_client *c = gr_api_client_connect_opts(argv[1], &opts);
 	CHECK(c != nullptr, gr_api_client_last_error());

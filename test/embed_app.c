@@ -65,6 +65,15 @@ serve(const char *name, const char *sock, const sigset_t *stop, const struct emb
 		if (ret == 0)
 			ret = stopped;
 	}
+	if (hooks != NULL && hooks->stopped != NULL)
+		hooks->stopped();
+	// A test that checks what its clients see of a stopped server while
+	// the application lives on (test/stream_server_stop.sh).
+	if (getenv(EMBED_APP_LINGER_ENV) != NULL) {
+		fprintf(stderr, "%s: server stopped, lingering until SIGTERM\n", name);
+		while (sigwait(stop, &sig) != 0)
+			;
+	}
 	return ret;
 }
 

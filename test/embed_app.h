@@ -4,7 +4,8 @@
 // The main() of the test applications on libgr_api_server
 // (embed_*_app.c): each registers its handlers (GR_API_HANDLER) and calls
 // embed_app_main(). Run as test/with_daemon.sh runs a daemon: it serves
-// until SIGTERM or SIGINT, then stops the server and exits 0.
+// until SIGTERM or SIGINT, then stops the server and exits 0 (with
+// EMBED_APP_LINGER set, at the next SIGTERM or SIGINT).
 //
 // usage: NAME -s SOCK [-- EAL args]
 //
@@ -21,7 +22,15 @@ struct embed_app_hooks {
 	int (*started)(void);
 	// Before the server stops.
 	void (*stopping)(void);
+	// After gr_api_server_stop() returned, whatever it returned: no
+	// thread of the server runs any more.
+	void (*stopped)(void);
 };
+
+// Set in the environment: after the server stopped (and the stopped hook
+// ran), the application waits for a second SIGTERM or SIGINT before it
+// exits.
+#define EMBED_APP_LINGER_ENV "EMBED_APP_LINGER"
 
 // Run the application called name (its log type too). Returns its exit
 // status.

@@ -4,7 +4,8 @@
 // A DPDK application on libgr_api_server whose handlers stream
 // (embed_stream.h): tagged requests whose order of service its clients read
 // back, a request that holds the server until a file appears, and streams
-// produced in turns, with their counts and a misuse of their calls. Run as
+// produced in turns, with their counts and a misuse of their calls; it logs
+// those counts as the server's stop begins and once it is over. Run as
 // test/with_daemon.sh runs a daemon: it serves until SIGTERM or SIGINT,
 // then stops the server and exits 0.
 //
@@ -202,6 +203,31 @@ static struct gr_api_out misuse_handler(const void *request, uint32_t len, struc
 }
 GR_API_HANDLER(EMBED_STREAM_MISUSE, misuse_handler);
 
+// The streams' counts in the log, with when: the server's stop, which
+// releases the streams still open, comes between "stopping" and "stopped"
+// (test/stream_server_stop.sh reads them).
+static void lazy_stats_log(const char *when) {
+	fprintf(stderr,
+		"embed_stream_app: %s: streams started=%u released=%u\n",
+		when,
+		lazy_stats.started,
+		lazy_stats.released);
+}
+
+static void stopping(void) {
+	// The handlers and the producers may still run: their lock.
+	if (gr_api_server_lock() < 0)
+		return;
+	lazy_stats_log("stopping");
+	gr_api_server_unlock();
+}
+
+static void stopped(void) {
+	lazy_stats_log("stopped");
+}
+
 int main(int argc, char **argv) {
-	return embed_app_main(argc, argv, "embed_stream_app", NULL);
+	static const struct embed_app_hooks hooks = {.stopping = stopping, .stopped = stopped};
+
+	return embed_app_main(argc, argv, "embed_stream_app", &hooks);
 }

@@ -53,11 +53,9 @@ int raw_recv_grout_event(int fd, uint32_t *ev_type, void *buf, size_t cap, size_
 }
 
 struct gr_api_client *event_client(const char *sock, enum gr_api_transport transport) {
-	struct gr_api_client_opts opts = {
-		.transport = transport,
-		.spin_us = -1,
-		.version = program_invocation_short_name,
-	};
+	struct gr_api_client_opts opts = GR_API_CLIENT_OPTS_INIT;
+	opts.transport = transport;
+	opts.version = program_invocation_short_name;
 	struct gr_api_client *c = gr_api_client_connect_opts(sock, &opts);
 
 	CHECK(c != NULL, "connect: %s", strerror(errno));

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "embed_stream.h"
+#include "embed_stream_client.h"
 #include "transport_arg.h"
 
 #include <gr_api_client.h>
@@ -40,17 +41,6 @@
 // with_daemon.sh's bound of a test), and how often to look.
 #define START_POLL_US 10000
 #define START_POLLS 1500
-
-static struct embed_stream_lazy_stats_resp stats_get(struct gr_api_client *c) {
-	struct embed_stream_lazy_stats_resp stats;
-	void *rx = NULL;
-	int ret = gr_api_client_send_recv(c, EMBED_STREAM_LAZY_STATS, 0, NULL, &rx);
-
-	CHECK(ret == 0 && rx != NULL, "EMBED_STREAM_LAZY_STATS: %s", strerror(errno));
-	memcpy(&stats, rx, sizeof(stats));
-	free(rx);
-	return stats;
-}
 
 // The order of service since the last call, NUL-terminated, malloc'ed.
 static char *order_get(struct gr_api_client *c) {
@@ -83,14 +73,14 @@ int main(int argc, char **argv) {
 	CHECK(argc == 3, "usage: stream_paused SOCK socket|shm");
 	streamer = connect_forced(argv[1], argv[2], "stream_paused streamer");
 	other = connect_forced(argv[1], argv[2], "stream_paused other");
-	before = stats_get(other);
+	before = embed_stream_stats_get(other);
 	free(order_get(other));
 
 	id = gr_api_client_send(streamer, EMBED_STREAM_LAZY, sizeof(req), &req);
 	CHECK(id > 0, "send EMBED_STREAM_LAZY: %s", strerror(errno));
 	// Started (the other client's requests go on another channel or
 	// connection, which may be served first): polled, never timed.
-	for (unsigned polls = 0; stats_get(other).started == before.started; polls++) {
+	for (unsigned polls = 0; embed_stream_stats_get(other).started == before.started; polls++) {
 		CHECK(polls < START_POLLS, "the stream did not start");
 		usleep(START_POLL_US);
 	}
@@ -109,7 +99,7 @@ int main(int argc, char **argv) {
 		      strerror(errno));
 		free(resp);
 	}
-	paused = stats_get(other);
+	paused = embed_stream_stats_get(other);
 	CHECK(paused.started == before.started + 1, "the stream did not start");
 	CHECK(paused.produced - before.produced <= PAUSED_MAX,
 	      "%s: %llu of %u responses made while the client read none (at most %u): the"
@@ -135,7 +125,7 @@ int main(int argc, char **argv) {
 	}
 	CHECK(ret == 0, "stream after %u responses: %s", n, strerror(errno));
 	CHECK(n == STREAM_RESPONSES, "%u of %u responses", n, STREAM_RESPONSES);
-	after = stats_get(other);
+	after = embed_stream_stats_get(other);
 	CHECK(after.produced - before.produced == STREAM_RESPONSES,
 	      "%llu responses produced",
 	      (unsigned long long)(after.produced - before.produced));

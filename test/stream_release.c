@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "embed_stream.h"
+#include "embed_stream_client.h"
 #include "transport_arg.h"
 
 #include <gr_api_client.h>
@@ -41,34 +42,12 @@
 #define RELEASE_WAIT_S 15
 #define RELEASE_POLL_US 10000
 
-static struct embed_stream_lazy_stats_resp stats_get(struct gr_api_client *c) {
-	struct embed_stream_lazy_stats_resp stats;
-	void *rx = NULL;
-	int ret = gr_api_client_send_recv(c, EMBED_STREAM_LAZY_STATS, 0, NULL, &rx);
-
-	CHECK(ret == 0 && rx != NULL, "EMBED_STREAM_LAZY_STATS: %s", strerror(errno));
-	memcpy(&stats, rx, sizeof(stats));
-	free(rx);
-	return stats;
-}
-
 // Start a long stream on a new client of sock, read reads responses of it,
 // and return the client.
 static struct gr_api_client *stream_begin(const char *sock, const char *transport, int reads) {
-	struct embed_stream_lazy_req req = {.responses = STREAM_RESPONSES, .len = STREAM_LEN};
 	struct gr_api_client *c = connect_forced(sock, transport, "stream_release");
-	long id = gr_api_client_send(c, EMBED_STREAM_LAZY, sizeof(req), &req);
-	void *rx;
-	size_t len;
 
-	CHECK(id > 0, "send EMBED_STREAM_LAZY: %s", strerror(errno));
-	for (int i = 0; i < reads; i++) {
-		CHECK(gr_api_client_stream_next(c, (uint32_t)id, &rx, &len) == 1,
-		      "response %d: %s",
-		      i,
-		      strerror(errno));
-		free(rx);
-	}
+	embed_stream_lazy_begin(c, STREAM_RESPONSES, STREAM_LEN, reads);
 	return c;
 }
 
@@ -86,12 +65,12 @@ int main(int argc, char **argv) {
 
 	CHECK(argc == 3, "usage: stream_release SOCK socket|shm");
 	watcher = connect_forced(argv[1], argv[2], "stream_release watcher");
-	before = stats_get(watcher);
+	before = embed_stream_stats_get(watcher);
 	stream_abandon(argv[1], argv[2], READ_BEFORE_GOING);
 	stream_abandon(argv[1], argv[2], 0);
 	stalled = stream_begin(argv[1], argv[2], READ_BEFORE_GOING);
 	do {
-		now = stats_get(watcher);
+		now = embed_stream_stats_get(watcher);
 		if (now.released == before.released + ABANDONED)
 			break;
 		usleep(RELEASE_POLL_US);

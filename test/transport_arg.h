@@ -29,11 +29,9 @@ static inline enum gr_api_transport transport_arg(const char *arg) {
 // that transport.
 static inline struct gr_api_client *
 connect_forced(const char *sock, const char *transport, const char *version) {
-	struct gr_api_client_opts opts = {
-		.transport = transport_arg(transport),
-		.spin_us = GR_API_CLIENT_SPIN_ADAPTIVE,
-		.version = version,
-	};
+	struct gr_api_client_opts opts = GR_API_CLIENT_OPTS_INIT;
+	opts.transport = transport_arg(transport);
+	opts.version = version;
 	struct gr_api_client *c = gr_api_client_connect_opts(sock, &opts);
 	CHECK(c != NULL, "connect %s: %s", sock, gr_api_client_last_error());
 	CHECK(gr_api_client_transport(c) == opts.transport, "%s transport was forced", transport);

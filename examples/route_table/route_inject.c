@@ -149,11 +149,9 @@ static int parse(int argc, char **argv, struct inject_opts *o) {
 }
 
 struct gr_api_client *inject_connect(const struct inject_opts *o) {
-	// The adaptive spin, as gr_api_client_connect() has it.
-	struct gr_api_client_opts copts = {
-		.transport = GR_API_TRANSPORT_AUTO,
-		.spin_us = GR_API_CLIENT_SPIN_ADAPTIVE,
-	};
+	// The defaults of gr_api_client_connect(), the adaptive spin among
+	// them, and the transport asked for.
+	struct gr_api_client_opts copts = GR_API_CLIENT_OPTS_INIT;
 	struct gr_api_client *c;
 
 	if (strcmp(o->transport, "shm") == 0)
