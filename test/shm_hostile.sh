@@ -14,18 +14,19 @@
 #                       then text of the shape of the daemon's own lines: the
 #                       log shows them escaped, and no line of the client's
 #   doorbell_flood      a request doorbell written in a tight loop; the
-#                       latency and throughput of other clients are measured
-#                       before it, beside a plain CPU hog (the flood takes
-#                       one of the machine's cores whatever it does), and
-#                       during it (test/latency_probe.c), and printed: on 2
-#                       shared cores they vary tenfold from run to run either
-#                       way, so what fails the test is an error or a stall
-#                       (no answer for 2 s) of a healthy client or a probe
+#                       latency and throughput of other clients during it
+#                       (test/latency_probe.c) are printed, not compared: on
+#                       2 shared cores they vary tenfold from run to run
+#                       (docs/reliability.md), so what fails the test is an
+#                       error or a stall (no answer for 2 s) of a healthy
+#                       client or a probe
 # After each case: the daemon is alive, the healthy clients saw no error and
 # still run, and the daemon logged why it dropped the culprit. At the end
 # GR_SHM_STATS counts each detach with its reason, and the daemon's VmRSS grew
 # by at most RSS_SLACK_KB (not checked under AddressSanitizer, whose
-# quarantine keeps freed memory).
+# quarantine keeps freed memory). Nothing it asserts is a time that other
+# work on the machine could stretch past its bound, so it runs beside other
+# tests.
 #
 #   shm_hostile.sh DAEMON_BIN HOSTILE_BIN CRASH_SOAK_BIN LATENCY_PROBE_BIN
 set -eu
@@ -103,27 +104,11 @@ rss_before=$(rss_kb)
 asan=0
 grep -q libasan "/proc/$SHMT_PID/maps" && asan=1
 
-declare -A probe_before probe_hog probe_during
+declare -A probe_during
 for case in $cases; do
 	out=$SHMT_TMPDIR/hostile-$case.out
 	rc=0
 	if [ "$case" = doorbell_flood ]; then
-		# Three measures: idle, beside a process that burns a CPU in
-		# system calls as the flood does (the share of 2 cores it takes
-		# is not the daemon's doing), and during the flood.
-		ticks=$(cpu_ticks)
-		ms=$(now_ms)
-		for t in socket shm; do
-			probe_before[$t]=$(probe "$t" "before the flood")
-		done
-		cpu_before=$(cpu_share "$ticks" "$ms")
-		shmt_spawn yes >/dev/null
-		hog_pid=$SHMT_SPAWNED
-		for t in socket shm; do
-			probe_hog[$t]=$(probe "$t" "beside a CPU hog")
-		done
-		kill "$hog_pid"
-		wait "$hog_pid" || true
 		shmt_spawn_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" >"$out" 2>&1
 		flood_pid=$SHMT_SPAWNED
 		polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
@@ -169,16 +154,9 @@ for case in $cases; do
 	echo "$case: $outcome, daemon alive, healthy clients served: ok"
 done
 
-echo "doorbell flood: the daemon used $cpu_before of a CPU while probed before the flood, $cpu_during during it"
+echo "doorbell flood: the daemon used $cpu_during of a CPU while probed during it"
 for t in socket shm; do
-	b=$(shmt_word "${probe_before[$t]}" calls_per_s)
-	c=$(shmt_word "${probe_hog[$t]}" calls_per_s)
-	d=$(shmt_word "${probe_during[$t]}" calls_per_s)
-	echo "doorbell flood, $t client: idle:       ${probe_before[$t]}"
-	echo "doorbell flood, $t client: beside hog: ${probe_hog[$t]}"
-	echo "doorbell flood, $t client: flood:      ${probe_during[$t]}"
-	echo "doorbell flood, $t client: calls/s: flood / idle $(awk "BEGIN {printf \"%.2f\", $d / $b}")," \
-		"flood / hog $(awk "BEGIN {printf \"%.2f\", $d / $c}")"
+	echo "doorbell flood, $t client: ${probe_during[$t]}"
 done
 
 corrupt_after=$(shmt_shm_stat "$hostile_bin" "$HOSTILE_TIMEOUT_S" detach_corrupt)
