@@ -391,6 +391,14 @@ uint64_t fake_flood_stop(struct fake_flood *f) {
 	return atomic_load(&f->sent);
 }
 
+bool fake_daemon_arm(struct fake_daemon *d) {
+	shmchan_server_doorbell_arm(d->server);
+	if (!shmchan_server_has_request(d->server))
+		return true;
+	shmchan_server_doorbell_disarm(d->server);
+	return false;
+}
+
 void fake_daemon_doorbell_sleep(struct fake_daemon *d, int stop_fd) {
 	struct pollfd pfd[] = {
 		{.fd = shmchan_server_req_fd(d->server), .events = POLLIN},
@@ -423,11 +431,8 @@ static void *fake_slow_run(void *arg) {
 			shmchan_server_flush(p->d.server);
 			continue;
 		}
-		shmchan_server_doorbell_arm(p->d.server);
-		if (shmchan_server_has_request(p->d.server)) {
-			shmchan_server_doorbell_disarm(p->d.server);
+		if (!fake_daemon_arm(&p->d))
 			continue;
-		}
 		atomic_fetch_add(&p->asleep, 1);
 		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
 	}

@@ -117,6 +117,11 @@ void fake_daemon_fini(struct fake_daemon *);
 // the eventfd's counter (each ring adds 1), read without waiting.
 uint64_t fake_daemon_doorbell_rings(struct fake_daemon *);
 
+// Arm d's request doorbell, then re-check its ring: true when it is still
+// empty (the doorbell stays armed: sleep on it), false when a request came
+// meanwhile (disarmed again: take it). For a daemon thread of the test.
+bool fake_daemon_arm(struct fake_daemon *d);
+
 // Sleep on d's request doorbell, armed by the caller, who re-checked the
 // ring after arming it, or until stop_fd (an eventfd) is readable; take the
 // doorbell's count and disarm it. For a daemon thread of the test.

@@ -168,11 +168,8 @@ static void *poller_run(void *arg) {
 			atomic_fetch_add(&p->served, 1);
 			continue;
 		}
-		shmchan_server_doorbell_arm(p->d.server);
-		if (shmchan_server_has_request(p->d.server)) {
-			shmchan_server_doorbell_disarm(p->d.server);
+		if (!fake_daemon_arm(&p->d))
 			continue;
-		}
 		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
 	}
 	return NULL;
