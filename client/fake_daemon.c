@@ -391,14 +391,6 @@ uint64_t fake_flood_stop(struct fake_flood *f) {
 	return atomic_load(&f->sent);
 }
 
-bool fake_daemon_arm(struct fake_daemon *d) {
-	shmchan_server_doorbell_arm(d->server);
-	if (!shmchan_server_has_request(d->server))
-		return true;
-	shmchan_server_doorbell_disarm(d->server);
-	return false;
-}
-
 void fake_daemon_doorbell_sleep(struct fake_daemon *d, int stop_fd) {
 	struct pollfd pfd[] = {
 		{.fd = shmchan_server_req_fd(d->server), .events = POLLIN},
@@ -411,31 +403,52 @@ void fake_daemon_doorbell_sleep(struct fake_daemon *d, int stop_fd) {
 	shmchan_server_doorbell_disarm(d->server);
 }
 
+void fake_daemon_serve(
+	struct fake_daemon *d,
+	uint8_t *req,
+	const atomic_bool *stop,
+	int stop_fd,
+	atomic_uint *asleep,
+	void (*handle)(void *arg, int len),
+	void *arg
+) {
+	while (!atomic_load(stop)) {
+		int n = shmchan_server_recv(d->server, req, SHMCHAN_MSG_MAX);
+		FAKE_DAEMON_CHECK(n >= 0);
+		if (n > 0) {
+			handle(arg, n);
+			// A batch of one: publish, hand the cells back, ring.
+			shmchan_server_flush(d->server);
+			continue;
+		}
+		shmchan_server_doorbell_arm(d->server);
+		if (shmchan_server_has_request(d->server)) {
+			shmchan_server_doorbell_disarm(d->server);
+			continue;
+		}
+		if (asleep != NULL)
+			atomic_fetch_add(asleep, 1);
+		fake_daemon_doorbell_sleep(d, stop_fd);
+	}
+}
+
+// fake_slow's handler: answer the request of its type, answer_us late.
+static void fake_slow_handle(void *arg, int n) {
+	struct fake_slow *p = arg;
+	struct gr_api_request req;
+
+	FAKE_DAEMON_CHECK(n >= (int)sizeof(req));
+	memcpy(&req, p->req, sizeof(req));
+	FAKE_DAEMON_CHECK(req.type == p->type);
+	usleep(p->answer_us);
+	struct gr_api_response resp = {.for_id = req.id};
+	FAKE_DAEMON_CHECK(shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) == 0);
+}
+
 static void *fake_slow_run(void *arg) {
 	struct fake_slow *p = arg;
 
-	while (!atomic_load(&p->stop)) {
-		int n = shmchan_server_recv(p->d.server, p->req, SHMCHAN_MSG_MAX);
-		FAKE_DAEMON_CHECK(n >= 0);
-		if (n > 0) {
-			struct gr_api_request req;
-			FAKE_DAEMON_CHECK(n >= (int)sizeof(req));
-			memcpy(&req, p->req, sizeof(req));
-			FAKE_DAEMON_CHECK(req.type == p->type);
-			usleep(p->answer_us);
-			struct gr_api_response resp = {.for_id = req.id};
-			FAKE_DAEMON_CHECK(
-				shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) ==
-				0
-			);
-			shmchan_server_flush(p->d.server);
-			continue;
-		}
-		if (!fake_daemon_arm(&p->d))
-			continue;
-		atomic_fetch_add(&p->asleep, 1);
-		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
-	}
+	fake_daemon_serve(&p->d, p->req, &p->stop, p->stop_fd, &p->asleep, fake_slow_handle, p);
 	return NULL;
 }
 

@@ -117,10 +117,21 @@ void fake_daemon_fini(struct fake_daemon *);
 // the eventfd's counter (each ring adds 1), read without waiting.
 uint64_t fake_daemon_doorbell_rings(struct fake_daemon *);
 
-// Arm d's request doorbell, then re-check its ring: true when it is still
-// empty (the doorbell stays armed: sleep on it), false when a request came
-// meanwhile (disarmed again: take it). For a daemon thread of the test.
-bool fake_daemon_arm(struct fake_daemon *d);
+// A daemon thread's loop, as the daemon's poller reduced to one channel:
+// take each request of d into req (SHMCHAN_MSG_MAX bytes) and pass it to
+// handle (its length, and arg), then publish its answers; when the ring is
+// empty, arm the request doorbell, re-check and sleep on it (counted in
+// asleep, when not NULL, before the sleep), until stop is set and stop_fd
+// (an eventfd) readable.
+void fake_daemon_serve(
+	struct fake_daemon *d,
+	uint8_t *req,
+	const atomic_bool *stop,
+	int stop_fd,
+	atomic_uint *asleep,
+	void (*handle)(void *arg, int len),
+	void *arg
+);
 
 // Sleep on d's request doorbell, armed by the caller, who re-checked the
 // ring after arming it, or until stop_fd (an eventfd) is readable; take the

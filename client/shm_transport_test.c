@@ -154,24 +154,17 @@ static void poller_handle(struct poller *p, int n) {
 	}
 }
 
-// The daemon's poller loop, reduced to one channel: drain, then arm, re-check
-// and sleep on the request doorbell.
+// fake_daemon_serve()'s handler: one request, counted once answered.
+static void poller_serve_one(void *arg, int n) {
+	struct poller *p = arg;
+	poller_handle(p, n);
+	atomic_fetch_add(&p->served, 1);
+}
+
+// The daemon's poller loop, reduced to one channel.
 static void *poller_run(void *arg) {
 	struct poller *p = arg;
-	while (!atomic_load(&p->stop)) {
-		int n = shmchan_server_recv(p->d.server, p->req, SHMCHAN_MSG_MAX);
-		POLLER_CHECK(n >= 0);
-		if (n > 0) {
-			poller_handle(p, n);
-			// A batch of one: publish, hand the cells back, ring.
-			shmchan_server_flush(p->d.server);
-			atomic_fetch_add(&p->served, 1);
-			continue;
-		}
-		if (!fake_daemon_arm(&p->d))
-			continue;
-		fake_daemon_doorbell_sleep(&p->d, p->stop_fd);
-	}
+	fake_daemon_serve(&p->d, p->req, &p->stop, p->stop_fd, NULL, poller_serve_one, p);
 	return NULL;
 }
 
