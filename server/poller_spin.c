@@ -33,6 +33,20 @@
 // cost of its last move: a hundredth of its time at most, whatever a
 // client says about where it runs.
 #define MOVE_COST_RATIO 100
+// Work in a row that must ring a client asleep on another CPU, with every
+// CPU busy, before the poller joins it there: one answer that found the
+// client not yet asleep is no pattern, a few in a row are an event-loop
+// client (it sleeps for every answer).
+#define JOIN_RUNG 4
+// Each join doubles the wait before the next move off a client's CPU, up
+// to 2^JOIN_BACKOFF_MAX times the move's: a client that sleeps for its
+// answers costs a move off it and back (a few slow answers) at most once
+// per that long, about a second with the moves measured.
+#define JOIN_BACKOFF_MAX 12
+// The answers after a move off a client's CPU that judge it: a client that
+// spins for its answers is awake for each, one that sleeps for them (an
+// event-loop client) is asleep for most.
+#define MOVE_JUDGED 4
 
 static uint64_t ewma(uint64_t mean, uint64_t sample) {
 	if (mean == 0)
@@ -66,13 +80,51 @@ static bool poller_spin_stop(struct poller_spin *s, uint64_t now, enum poller_sp
 	return false;
 }
 
+// How long the poller stays on a client's CPU after a move off it did not
+// pay, or after it joined it.
+static uint64_t join_backoff(const struct poller_spin *s) {
+	return (uint64_t)MOVE_COST_RATIO * s->move_cost << s->join_streak;
+}
+
 enum poller_spin_work
 poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
 	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
+	// We rang it asleep elsewhere, and its wake-up waits for a busy CPU.
+	bool rung_busy = !peer->here && peer->sleeping && peer->cpus_busy;
 	enum poller_window kind;
 	uint64_t window;
 
-	if (peer->here && follows && now >= s->until && now >= s->next_move) {
+	if (s->budget != 0 && !peer->here) {
+		if (rung_busy) {
+			s->rung_busy++;
+		} else if (!peer->sleeping) {
+			// Awake on another CPU when its answer came: no wake-up
+			// to save.
+			s->rung_busy = 0;
+		}
+		if (s->judged > 0) {
+			// The answers after a move off a client's CPU: one that
+			// must wake it behind a busy CPU says the move did not
+			// pay (it sleeps for its answers); the next waits twice
+			// as long. All awake: it did, and the back-off restarts.
+			if (rung_busy) {
+				if (s->join_streak < JOIN_BACKOFF_MAX)
+					s->join_streak++;
+				s->stay_until = now + join_backoff(s);
+				s->judged = 0;
+			} else if (--s->judged == 0) {
+				s->join_streak = 0;
+			}
+		}
+	}
+	if (rung_busy && peer->cpu_known && s->rung_busy >= JOIN_RUNG && now >= s->next_move) {
+		// Each of its answers wakes it, behind whatever runs on its
+		// CPU. On its CPU, its next ring wakes us there, and we answer
+		// before it sleeps. Asked again with the CPU we moved to.
+		return POLLER_WORK_JOIN;
+	}
+	if (peer->here && follows && now >= s->until && now >= s->next_move &&
+	    now >= s->stay_until) {
 		// A client calling back to back, which cannot send its next
 		// request before we leave the CPU, and nothing else keeps us
 		// spinning: leave the CPU, for another one. Asked again with
@@ -118,8 +170,11 @@ poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_p
 }
 
 void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool moved) {
-	if (moved)
+	if (moved) {
 		s->moves++;
+		// Plus the work that asked for the move, asked again now.
+		s->judged = MOVE_JUDGED + 1;
+	}
 	// The cheapest move seen is what a move costs: a dearer one had the
 	// poller descheduled in the middle. A move that failed cost as much to
 	// find out: the same wait.
@@ -128,6 +183,15 @@ void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool 
 	if (s->move_cost == 0 || cost < s->move_cost)
 		s->move_cost = cost;
 	s->next_move = now + MOVE_COST_RATIO * s->move_cost;
+}
+
+void poller_spin_joined(struct poller_spin *s, uint64_t now, uint64_t cost, bool joined) {
+	poller_spin_moved(s, now, cost, false);
+	s->rung_busy = 0;
+	if (!joined)
+		return;
+	s->joins++;
+	s->stay_until = now + join_backoff(s);
 }
 
 enum poller_spin_next poller_spin_idle(struct poller_spin *s, uint64_t now) {

@@ -23,6 +23,17 @@
 // nothing after it (an occasional caller). It also stops when it notices
 // it was itself descheduled: someone else wanted its CPU. A client's hints
 // decide only about a window its own work opened.
+//
+// A client that sleeps for its answers (an event-loop client, asleep in
+// epoll_wait() on gr_api_client_fd()) gains nothing from a poller on
+// another CPU when every CPU is busy: each answer must wake it, and the
+// woken client waits behind the task running on its CPU. A poller that kept
+// ringing such a client from another CPU joins it on its CPU instead (a
+// move, rate-limited as the other), where the client's next ring has the
+// poller answer before the client sleeps; and after a move off a client's
+// CPU that did not pay (an answer after it had to wake the client), it
+// moves off a client's CPU again only after a back-off that doubles with
+// each such move.
 
 #pragma once
 
@@ -45,6 +56,7 @@ enum poller_spin_stop {
 // poller spins for that client's own work.
 struct poller_spin_peer {
 	bool here; // it last ran on the poller's CPU
+	bool cpu_known; // it said where it runs (a CPU the poller may join)
 	bool sleeping; // its need-wakeup flag is set: it waits asleep
 	// For poller_spin_work() with sleeping only: every CPU had a task to
 	// run when last looked (the poller's caller reads it only then). The
@@ -96,6 +108,17 @@ struct poller_spin {
 	uint64_t next_move;
 	uint64_t move_cost;
 	uint64_t moves; // moves made
+	// Work in a row that rang a client asleep on another CPU while every
+	// CPU was busy (none between that found one awake there).
+	unsigned rung_busy;
+	// Moves off a client's CPU in a row that did not pay (an answer after
+	// one had to wake its client on a busy host), the answers still to
+	// judge the last move by (0: none), and the earliest time of the next
+	// move off a client's CPU: a back-off doubling with each such move.
+	unsigned join_streak;
+	unsigned judged;
+	uint64_t stay_until;
+	uint64_t joins; // joins made
 };
 
 // What the poller does after an empty pass's clock read.
@@ -116,6 +139,10 @@ enum poller_spin_work {
 	// is open: move to another CPU (then poller_spin_moved()), and call
 	// poller_spin_work() again.
 	POLLER_WORK_MOVE,
+	// Its client sleeps for its answers on another CPU and every CPU is
+	// busy: move to the client's CPU (then poller_spin_joined()), and call
+	// poller_spin_work() again.
+	POLLER_WORK_JOIN,
 };
 
 // A pass moved messages at now, the last of them for a channel whose client
@@ -127,6 +154,12 @@ poller_spin_work(struct poller_spin *, uint64_t now, const struct poller_spin_pe
 // ticks; moved false: it may run on no other CPU. The next move waits for
 // a hundred times the cost of this one.
 void poller_spin_moved(struct poller_spin *, uint64_t now, uint64_t cost, bool moved);
+
+// The poller moved to its client's CPU (as POLLER_WORK_JOIN asked) at now,
+// which took cost ticks; joined false: it may not run there. The next move
+// of either kind waits as after poller_spin_moved(); a move off the
+// client's CPU waits twice as long as after the join before.
+void poller_spin_joined(struct poller_spin *, uint64_t now, uint64_t cost, bool joined);
 
 // An empty pass read the clock: now.
 enum poller_spin_next poller_spin_idle(struct poller_spin *, uint64_t now);
