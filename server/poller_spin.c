@@ -192,6 +192,10 @@ void poller_spin_joined(struct poller_spin *s, uint64_t now, uint64_t cost, bool
 		return;
 	s->joins++;
 	s->stay_until = now + join_backoff(s);
+	// A window its work opened from afar would have us spin on its CPU,
+	// before it: it ends here.
+	s->until = now;
+	s->kind = POLLER_WINDOW_NONE;
 }
 
 enum poller_spin_next poller_spin_idle(struct poller_spin *s, uint64_t now) {

@@ -11,7 +11,10 @@
 // work opened; the window ends early for a client that stopped
 // taking its answers, for one woken that took its answer and sent nothing,
 // and when the poller notices it was descheduled; the quiet time follows
-// what was measured, within the budget.
+// what was measured, within the budget; a client that sleeps for its
+// answers on another CPU while every CPU is busy is joined on its CPU, and
+// a move off a client's CPU that made its answers wake it there again
+// doubles the wait before the next move off one.
 
 #include "poller_spin.h"
 
@@ -36,6 +39,16 @@ static const struct poller_spin_peer elsewhere = {0};
 static const struct poller_spin_peer here = {.here = true};
 static const struct poller_spin_peer asleep = {.sleeping = true};
 static const struct poller_spin_peer asleep_busy = {.sleeping = true, .cpus_busy = true};
+// An event-loop client on another CPU of a busy host, asleep in its loop
+// for each answer, and the same client once the poller shares its CPU.
+static const struct poller_spin_peer loop_elsewhere = {
+	.cpu_known = true,
+	.sleeping = true,
+	.cpus_busy = true,
+};
+static const struct poller_spin_peer loop_here = {.here = true, .cpu_known = true};
+// A client spinning for its answers on another CPU of a busy host.
+static const struct poller_spin_peer spinning_busy = {.cpu_known = true, .cpus_busy = true};
 
 // Empty passes from now to until, a clock read every TURN ticks, the
 // owner's client answering looks with peer (whose index moves by
@@ -144,6 +157,106 @@ static void test_client_on_our_cpu(void **state) {
 	uint64_t slept = spin_idle(&s, last + 10, until, &peer, 1);
 	assert_true(slept < last + 10 + poller_spin_quiet(&s));
 	assert_int_equal(s.stops[POLLER_STOP_HERE], 1);
+}
+
+static void test_join_sleeping_client(void **state) {
+	struct poller_spin s;
+	(void)state;
+
+	poller_spin_init(&s, BUDGET, BURST);
+	uint64_t t = T0;
+	// Answers that wake it, a few in a row: then join it.
+	for (unsigned i = 0; i < 3; i++, t += RTT)
+		assert_int_not_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t + 10, 10, true);
+	assert_int_equal(s.joins, 1);
+	// Asked again from its CPU: no window, we sleep and it goes on.
+	assert_int_equal(poller_spin_work(&s, t + 10, &loop_here), POLLER_WORK_NONE);
+	assert_int_equal(poller_spin_idle(&s, t + 10 + TURN), POLLER_SPIN_SLEEP);
+
+	// One answer that found it awake breaks the row.
+	poller_spin_init(&s, BUDGET, BURST);
+	t = T0;
+	for (unsigned i = 0; i < 3; i++, t += RTT)
+		poller_spin_work(&s, t, &loop_elsewhere);
+	poller_spin_work(&s, t, &spinning_busy);
+	t += RTT;
+	for (unsigned i = 0; i < 3; i++, t += RTT)
+		assert_int_not_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	// Not when a CPU is free (it wakes there at once), nor when it did
+	// not say where it runs.
+	poller_spin_init(&s, BUDGET, BURST);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_not_equal(poller_spin_work(&s, T0 + i * RTT, &asleep), POLLER_WORK_JOIN);
+	poller_spin_init(&s, BUDGET, BURST);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_not_equal(
+			poller_spin_work(&s, T0 + i * RTT, &asleep_busy),
+			POLLER_WORK_JOIN
+		);
+	// Nor with no spin budget (-S 0: every call wakes the poller).
+	poller_spin_init(&s, 0, BURST);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_not_equal(
+			poller_spin_work(&s, T0 + i * RTT, &loop_elsewhere),
+			POLLER_WORK_JOIN
+		);
+}
+
+static void test_join_rate_and_back_off(void **state) {
+	struct poller_spin s;
+	(void)state;
+
+	poller_spin_init(&s, BUDGET, BURST);
+	uint64_t t = T0;
+	for (unsigned i = 0; i < 4; i++, t += RTT)
+		poller_spin_work(&s, t, &loop_elsewhere);
+	// A join that cannot be made (not in our affinity) costs a hundred
+	// times as long before the next try.
+	poller_spin_joined(&s, t, 10, false);
+	assert_int_equal(s.joins, 0);
+	for (unsigned i = 0; i < 8; i++, t += 10)
+		assert_int_not_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	t = s.next_move;
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t, 10, true);
+	poller_spin_work(&s, t, &loop_here);
+	// On its CPU, calls back to back: no move off it before the back-off
+	// after the join ends (2 move costs' worth of a hundred each).
+	uint64_t stay = s.stay_until;
+	assert_int_equal(stay, t + 100 * 10);
+	for (t += RTT; t < stay; t += RTT)
+		assert_int_equal(poller_spin_work(&s, t, &loop_here), POLLER_WORK_NONE);
+	// Then a move off it, to try: it still sleeps for its answers, which
+	// now wake it on its busy CPU. The next move off waits twice as long,
+	// each time it fails.
+	uint64_t backoff = 100 * 10;
+	for (unsigned round = 1; round <= 3; round++) {
+		assert_int_equal(poller_spin_work(&s, t, &loop_here), POLLER_WORK_MOVE);
+		poller_spin_moved(&s, t, 10, true);
+		poller_spin_work(&s, t, &loop_elsewhere);
+		backoff *= 2;
+		assert_int_equal(s.stay_until, t + backoff);
+		// Joined again, it stays for the longer back-off.
+		t = s.next_move;
+		for (unsigned i = 0; i < 4; i++, t += RTT)
+			poller_spin_work(&s, t, &loop_elsewhere);
+		t -= RTT;
+		poller_spin_joined(&s, t, 10, true);
+		poller_spin_work(&s, t, &loop_here);
+		uint64_t until = s.stay_until;
+		assert_true(until - t >= backoff);
+		assert_int_equal(poller_spin_work(&s, until - 1, &loop_here), POLLER_WORK_NONE);
+		t = until;
+	}
+	// A client that spins for its answers once the poller moved off: the
+	// move paid, and the back-off starts again.
+	assert_int_equal(poller_spin_work(&s, t, &loop_here), POLLER_WORK_MOVE);
+	poller_spin_moved(&s, t, 10, true);
+	for (unsigned i = 0; i < 5; i++)
+		poller_spin_work(&s, t + i * RTT, &spinning_busy);
+	assert_int_equal(s.join_streak, 0);
 }
 
 static void test_stalled_client(void **state) {
@@ -283,6 +396,8 @@ int main(void) {
 		cmocka_unit_test(test_burst_then_follow),
 		cmocka_unit_test(test_no_spin_budget),
 		cmocka_unit_test(test_client_on_our_cpu),
+		cmocka_unit_test(test_join_sleeping_client),
+		cmocka_unit_test(test_join_rate_and_back_off),
 		cmocka_unit_test(test_stalled_client),
 		cmocka_unit_test(test_woken_client),
 		cmocka_unit_test(test_descheduled),
