@@ -243,6 +243,7 @@ static bool poller_peer(
 		.here = cpu >= 0 && hint.cpu == cpu,
 		.cpu_known = hint.cpu >= 0,
 		.sleeping = hint.sleeping,
+		.in_loop = hint.in_loop,
 		.taken = hint.taken,
 		.all_taken = hint.all_taken,
 	};

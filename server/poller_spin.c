@@ -89,8 +89,10 @@ static uint64_t join_backoff(const struct poller_spin *s) {
 enum poller_spin_work
 poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
 	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
-	// We rang it asleep elsewhere, and its wake-up waits for a busy CPU.
-	bool rung_busy = !peer->here && peer->sleeping && peer->cpus_busy;
+	// We rang it asleep in its event loop elsewhere, and its wake-up waits
+	// for a busy CPU. (A client asleep in the library's own waits spins
+	// for its answers while it has its CPU: one off its CPU pays.)
+	bool rung_busy = !peer->here && peer->sleeping && peer->in_loop && peer->cpus_busy;
 	enum poller_window kind;
 	uint64_t window;
 

@@ -58,6 +58,7 @@ struct poller_spin_peer {
 	bool here; // it last ran on the poller's CPU
 	bool cpu_known; // it said where it runs (a CPU the poller may join)
 	bool sleeping; // its need-wakeup flag is set: it waits asleep
+	bool in_loop; // ... in its caller's event loop: it never spins
 	// For poller_spin_work() with sleeping only: every CPU had a task to
 	// run when last looked (the poller's caller reads it only then). The
 	// client we just rang may then be woken on the poller's own CPU, behind

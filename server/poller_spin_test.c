@@ -44,6 +44,19 @@ static const struct poller_spin_peer asleep_busy = {.sleeping = true, .cpus_busy
 static const struct poller_spin_peer loop_elsewhere = {
 	.cpu_known = true,
 	.sleeping = true,
+	.in_loop = true,
+	.cpus_busy = true,
+};
+static const struct poller_spin_peer loop_cpu_free = {
+	.cpu_known = true,
+	.sleeping = true,
+	.in_loop = true,
+};
+// A client asleep in the library's own wait (it spins while it has its
+// CPU) on another CPU of a busy host.
+static const struct poller_spin_peer blocking_asleep_busy = {
+	.cpu_known = true,
+	.sleeping = true,
 	.cpus_busy = true,
 };
 static const struct poller_spin_peer loop_here = {.here = true, .cpu_known = true};
@@ -185,10 +198,20 @@ static void test_join_sleeping_client(void **state) {
 	for (unsigned i = 0; i < 3; i++, t += RTT)
 		assert_int_not_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
 	// Not when a CPU is free (it wakes there at once), nor when it did
-	// not say where it runs.
+	// not say where it runs, nor for a client asleep in the library's
+	// own wait (it spins while it has its CPU).
 	poller_spin_init(&s, BUDGET, BURST);
 	for (unsigned i = 0; i < 10; i++)
-		assert_int_not_equal(poller_spin_work(&s, T0 + i * RTT, &asleep), POLLER_WORK_JOIN);
+		assert_int_not_equal(
+			poller_spin_work(&s, T0 + i * RTT, &loop_cpu_free),
+			POLLER_WORK_JOIN
+		);
+	poller_spin_init(&s, BUDGET, BURST);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_not_equal(
+			poller_spin_work(&s, T0 + i * RTT, &blocking_asleep_busy),
+			POLLER_WORK_JOIN
+		);
 	poller_spin_init(&s, BUDGET, BURST);
 	for (unsigned i = 0; i < 10; i++)
 		assert_int_not_equal(
