@@ -270,7 +270,7 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 			// clients said where they run.
 			if (!poller_peer(p, *cpu, false, &peer, &peer_cpu))
 				peer = (struct poller_spin_peer){0};
-			if (peer.sleeping)
+			if (poller_spin_asks_cpus(spin, now, &peer))
 				peer.cpus_busy =
 					poller_cpus_busy(now, &p->cpus_checked, &p->cpus_busy);
 			enum poller_spin_work w = poller_spin_work(spin, now, &peer);

@@ -33,10 +33,10 @@
 // cost of its last move: a hundredth of its time at most, whatever a
 // client says about where it runs.
 #define MOVE_COST_RATIO 100
-// Work in a row that must ring a client asleep on another CPU, with every
-// CPU busy, before the poller joins it there: one answer that found the
-// client not yet asleep is no pattern, a few in a row are an event-loop
-// client (it sleeps for every answer).
+// Slow wake-ups in a row (poller_spin_judge()) of a client asleep in its
+// event loop on another CPU, every CPU busy, before the poller joins it
+// there: one is a hiccup, a few in a row are a client that sleeps for every
+// answer and waits for its CPU each time.
 #define JOIN_RUNG 4
 // Each join doubles the wait before the next move off a client's CPU, up
 // to 2^JOIN_BACKOFF_MAX times the move's: a client that sleeps for its
@@ -86,47 +86,75 @@ static uint64_t join_backoff(const struct poller_spin *s) {
 	return (uint64_t)MOVE_COST_RATIO * s->move_cost << s->join_streak;
 }
 
+bool poller_spin_asks_cpus(
+	const struct poller_spin *s,
+	uint64_t now,
+	const struct poller_spin_peer *peer
+) {
+	return peer->sleeping || (peer->here && now < s->stay_until);
+}
+
+// What the work at now says about the ring before it. When that ring woke
+// a client asleep in its loop on a busy host (rung_at), the gap to this
+// work is its wake-up plus its answer plus its next request: more than a
+// spin budget means its wake-up waited for a CPU (or it thinks between
+// calls; either way no spin could have waited for it). JOIN_RUNG such
+// wake-ups in a row ask for a join; one found awake for its answer on
+// another CPU breaks the row. After a move off a client's CPU, the next
+// MOVE_JUDGED answers judge the move: one slow wake-up and the next move
+// off waits twice as long; all prompt, and the back-off starts over.
+static void poller_spin_judge(
+	struct poller_spin *s,
+	uint64_t now,
+	const struct poller_spin_peer *peer,
+	bool rings_busy
+) {
+	if (s->rung_at != 0) {
+		bool slow = now - s->rung_at > s->budget;
+
+		s->slow_wakes = slow ? s->slow_wakes + 1 : 0;
+		if (s->judged > 0 && slow) {
+			if (s->join_streak < JOIN_BACKOFF_MAX)
+				s->join_streak++;
+			s->stay_until = now + join_backoff(s);
+			s->judged = 0;
+		} else if (s->judged > 0 && --s->judged == 0) {
+			s->join_streak = 0;
+		}
+	} else if (!peer->here && !peer->sleeping) {
+		// Awake on another CPU when its answer came: no wake-up to
+		// save.
+		s->slow_wakes = 0;
+		if (s->judged > 0 && --s->judged == 0)
+			s->join_streak = 0;
+	}
+	s->rung_at = rings_busy ? now : 0;
+}
+
 enum poller_spin_work
 poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
 	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
-	// We rang it asleep in its event loop elsewhere, and its wake-up waits
-	// for a busy CPU. (A client asleep in the library's own waits spins
-	// for its answers while it has its CPU: one off its CPU pays.)
-	bool rung_busy = !peer->here && peer->sleeping && peer->in_loop && peer->cpus_busy;
+	// This work rings a client asleep in its event loop on another CPU,
+	// with every CPU busy: its wake-up may wait for a CPU. (A client
+	// asleep in the library's own waits spins for its answers while it
+	// has its CPU: one off its CPU pays.)
+	bool rings_busy = !peer->here && peer->sleeping && peer->in_loop && peer->cpus_busy;
 	enum poller_window kind;
 	uint64_t window;
 
-	if (s->budget != 0 && !peer->here) {
-		if (rung_busy) {
-			s->rung_busy++;
-		} else if (!peer->sleeping) {
-			// Awake on another CPU when its answer came: no wake-up
-			// to save.
-			s->rung_busy = 0;
-		}
-		if (s->judged > 0) {
-			// The answers after a move off a client's CPU: one that
-			// must wake it behind a busy CPU says the move did not
-			// pay (it sleeps for its answers); the next waits twice
-			// as long. All awake: it did, and the back-off restarts.
-			if (rung_busy) {
-				if (s->join_streak < JOIN_BACKOFF_MAX)
-					s->join_streak++;
-				s->stay_until = now + join_backoff(s);
-				s->judged = 0;
-			} else if (--s->judged == 0) {
-				s->join_streak = 0;
-			}
-		}
-	}
-	if (rung_busy && peer->cpu_known && s->rung_busy >= JOIN_RUNG && now >= s->next_move) {
-		// Each of its answers wakes it, behind whatever runs on its
-		// CPU. On its CPU, its next ring wakes us there, and we answer
-		// before it sleeps. Asked again with the CPU we moved to.
+	if (s->budget != 0)
+		poller_spin_judge(s, now, peer, rings_busy);
+	if (rings_busy && peer->cpu_known && s->slow_wakes >= JOIN_RUNG && now >= s->next_move) {
+		// Each of its answers wakes it, and each wake-up took longer
+		// than any spin could wait: it waited behind whatever runs on
+		// its CPU. On its CPU, its next ring wakes us there, and we
+		// answer before it sleeps. Asked again with the CPU we moved to.
 		return POLLER_WORK_JOIN;
 	}
+	// Back on a client's CPU after a join, the poller stays there for
+	// the back-off, unless a CPU is free: then a move off pays at once.
 	if (peer->here && follows && now >= s->until && now >= s->next_move &&
-	    now >= s->stay_until) {
+	    (now >= s->stay_until || !peer->cpus_busy)) {
 		// A client calling back to back, which cannot send its next
 		// request before we leave the CPU, and nothing else keeps us
 		// spinning: leave the CPU, for another one. Asked again with
@@ -189,7 +217,8 @@ void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool 
 
 void poller_spin_joined(struct poller_spin *s, uint64_t now, uint64_t cost, bool joined) {
 	poller_spin_moved(s, now, cost, false);
-	s->rung_busy = 0;
+	s->slow_wakes = 0;
+	s->rung_at = 0;
 	if (!joined)
 		return;
 	s->joins++;

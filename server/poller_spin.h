@@ -27,13 +27,14 @@
 // A client that sleeps for its answers (an event-loop client, asleep in
 // epoll_wait() on gr_api_client_fd()) gains nothing from a poller on
 // another CPU when every CPU is busy: each answer must wake it, and the
-// woken client waits behind the task running on its CPU. A poller that kept
-// ringing such a client from another CPU joins it on its CPU instead (a
-// move, rate-limited as the other), where the client's next ring has the
-// poller answer before the client sleeps; and after a move off a client's
-// CPU that did not pay (an answer after it had to wake the client), it
-// moves off a client's CPU again only after a back-off that doubles with
-// each such move.
+// woken client waits behind the task running on its CPU. A poller whose
+// answers to such a client, asleep on another CPU, were followed by its
+// next request only more than a spin budget later, a few times in a row,
+// joins it on its CPU instead (a move, rate-limited as the other): there the
+// client's next ring has the poller answer before the client sleeps. The
+// poller leaves that CPU as soon as a CPU is free; while none is, it tries
+// a move off only after a back-off, which doubles each time a slow wake-up
+// follows such a move.
 
 #pragma once
 
@@ -59,8 +60,8 @@ struct poller_spin_peer {
 	bool cpu_known; // it said where it runs (a CPU the poller may join)
 	bool sleeping; // its need-wakeup flag is set: it waits asleep
 	bool in_loop; // ... in its caller's event loop: it never spins
-	// For poller_spin_work() with sleeping only: every CPU had a task to
-	// run when last looked (the poller's caller reads it only then). The
+	// For poller_spin_work() with sleeping or here only: every CPU had a
+	// task to run when last looked (the poller's caller reads it only then). The
 	// client we just rang may then be woken on the poller's own CPU, behind
 	// it.
 	bool cpus_busy;
@@ -109,11 +110,14 @@ struct poller_spin {
 	uint64_t next_move;
 	uint64_t move_cost;
 	uint64_t moves; // moves made
-	// Work in a row that rang a client asleep on another CPU while every
-	// CPU was busy (none between that found one awake there).
-	unsigned rung_busy;
-	// Moves off a client's CPU in a row that did not pay (an answer after
-	// one had to wake its client on a busy host), the answers still to
+	// When the last work rang a client asleep in its event loop on
+	// another CPU while every CPU was busy (0: it did not), and how many
+	// such rings in a row were answered by the next work more than a
+	// budget later: slow wake-ups.
+	uint64_t rung_at;
+	unsigned slow_wakes;
+	// Moves off a client's CPU in a row that did not pay (a slow wake-up
+	// of its client followed), the answers still to
 	// judge the last move by (0: none), and the earliest time of the next
 	// move off a client's CPU: a back-off doubling with each such move.
 	unsigned join_streak;
@@ -145,6 +149,15 @@ enum poller_spin_work {
 	// poller_spin_work() again.
 	POLLER_WORK_JOIN,
 };
+
+// Whether poller_spin_work() at now wants peer's cpus_busy (a read of the
+// kernel's count of runnable tasks): for a client asleep, or on the
+// poller's CPU while the back-off after a join holds the poller there.
+bool poller_spin_asks_cpus(
+	const struct poller_spin *,
+	uint64_t now,
+	const struct poller_spin_peer *peer
+);
 
 // A pass moved messages at now, the last of them for a channel whose client
 // says peer (taken and all_taken unused).
