@@ -38,6 +38,12 @@
 // there: one is a hiccup, a few in a row are a client that sleeps for every
 // answer and waits for its CPU each time.
 #define JOIN_RUNG 4
+// A wake-up is slow when the gap from the ring to the client's next
+// request exceeds this share of the spin budget: a quarter of the default
+// budget is several times the round trip of a client and a poller that
+// share a CPU (a ring, a switch each way: about 10 us measured on 2-vCPU
+// guests), which is what a join gives it.
+#define SLOW_WAKE_BUDGET_SHARE 4
 // Each join doubles the wait before the next move off a client's CPU, up
 // to 2^JOIN_BACKOFF_MAX times the move's: a client that sleeps for its
 // answers costs a move off it and back (a few slow answers) at most once
@@ -97,8 +103,9 @@ bool poller_spin_asks_cpus(
 // What the work at now says about the ring before it. When that ring woke
 // a client asleep in its loop on a busy host (rung_at), the gap to this
 // work is its wake-up plus its answer plus its next request: more than a
-// spin budget means its wake-up waited for a CPU (or it thinks between
-// calls; either way no spin could have waited for it). JOIN_RUNG such
+// quarter of a spin budget means its wake-up waited for a CPU or crossed to
+// another one, and cost more than a round trip on one CPU would (or it
+// thinks between calls, and the join costs it nothing). JOIN_RUNG such
 // wake-ups in a row ask for a join; one found awake for its answer on
 // another CPU breaks the row. After a move off a client's CPU, the next
 // MOVE_JUDGED answers judge the move: one slow wake-up and the next move
@@ -110,7 +117,7 @@ static void poller_spin_judge(
 	bool rings_busy
 ) {
 	if (s->rung_at != 0) {
-		bool slow = now - s->rung_at > s->budget;
+		bool slow = now - s->rung_at > s->budget / SLOW_WAKE_BUDGET_SHARE;
 
 		s->slow_wakes = slow ? s->slow_wakes + 1 : 0;
 		if (s->judged > 0 && slow) {
@@ -146,8 +153,8 @@ poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_p
 		poller_spin_judge(s, now, peer, rings_busy);
 	if (rings_busy && peer->cpu_known && s->slow_wakes >= JOIN_RUNG && now >= s->next_move) {
 		// Each of its answers wakes it, and each wake-up took longer
-		// than any spin could wait: it waited behind whatever runs on
-		// its CPU. On its CPU, its next ring wakes us there, and we
+		// than a round trip on its CPU would: it waited behind whatever
+		// runs there. On its CPU, its next ring wakes us there, and we
 		// answer before it sleeps. Asked again with the CPU we moved to.
 		return POLLER_WORK_JOIN;
 	}

@@ -29,9 +29,10 @@
 // another CPU when every CPU is busy: each answer must wake it, and the
 // woken client waits behind the task running on its CPU. A poller whose
 // answers to such a client, asleep on another CPU, were followed by its
-// next request only more than a spin budget later, a few times in a row,
-// joins it on its CPU instead (a move, rate-limited as the other): there the
-// client's next ring has the poller answer before the client sleeps. The
+// next request only more than a quarter of a spin budget later, a few
+// times in a row, joins it on its CPU instead (a move, rate-limited as the
+// other): there the client's next ring has the poller answer before the
+// client sleeps. The
 // poller leaves that CPU as soon as a CPU is free; while none is, it tries
 // a move off only after a back-off, which doubles each time a slow wake-up
 // follows such a move.
@@ -113,7 +114,7 @@ struct poller_spin {
 	// When the last work rang a client asleep in its event loop on
 	// another CPU while every CPU was busy (0: it did not), and how many
 	// such rings in a row were answered by the next work more than a
-	// budget later: slow wake-ups.
+	// quarter of a budget later: slow wake-ups.
 	uint64_t rung_at;
 	unsigned slow_wakes;
 	// Moves off a client's CPU in a row that did not pay (a slow wake-up

@@ -34,8 +34,8 @@
 #define TURN 40
 #define RTT 300
 // The gap from a ring to the woken client's next request when its wake-up
-// waited for a CPU (more than a budget), and when it did not.
-#define SLOW_WAKE (BUDGET + RTT)
+// waited for a CPU (more than a quarter of a budget), and when it did not.
+#define SLOW_WAKE (BUDGET / 4 + RTT)
 #define PROMPT_WAKE RTT
 // Where the clock starts: any time, not 0 (0 means "never").
 #define T0 1000000
