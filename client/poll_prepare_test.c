@@ -5,7 +5,8 @@
 // sent with gr_api_client_send_more() before it, also when an earlier
 // prepare armed the doorbell already and no poll_done() came between: a
 // caller that then sleeps on the fd must not wait for answers to requests
-// the daemon was never woken for.
+// the daemon was never woken for. And the daemon hears that a client which
+// armed through poll_prepare sleeps in its caller's loop.
 
 #include "fake_daemon.h"
 
@@ -29,6 +30,10 @@ static void prepare_again_flushes(void **state) {
 	shmchan_server_doorbell_arm(d->server);
 	assert_int_equal(gr_api_client_poll_prepare(c), 0);
 	assert_int_equal(fake_daemon_doorbell_rings(d), 0);
+	struct shmchan_peer peer;
+	shmchan_server_peer(d->server, true, &peer);
+	assert_true(peer.sleeping);
+	assert_true(peer.in_loop);
 
 	long id = gr_api_client_send_more(c, TEST_ECHO, 0, NULL);
 	assert_true(id > 0);

@@ -213,14 +213,18 @@ static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, ui
 }
 
 // Arm the response doorbell, then re-check: the one place that arms, for
-// the blocking calls and for gr_api_client_poll_prepare(). want_room: the
+// the blocking calls and for gr_api_client_poll_prepare() (in_loop). want_room: the
 // length of a request waiting for room, or 0. Returns true when armed (the
 // caller may sleep on the doorbell), false when the re-check found what the
 // caller waits for (disarmed again: do not sleep).
-static bool shm_arm(struct gr_api_client *c, size_t want_room) {
+static bool shm_arm(struct gr_api_client *c, size_t want_room, bool in_loop) {
 	// Arming also rings the daemon if it waits for room in our response
 	// ring: we sleep only after taking every response, so we just made it.
-	shmchan_client_doorbell_arm(c->chan);
+	// In the caller's loop, the daemon hears that we never spin.
+	if (in_loop)
+		shmchan_client_doorbell_arm_in_loop(c->chan);
+	else
+		shmchan_client_doorbell_arm(c->chan);
 	// Re-check after arming (arm ends with a full fence): the daemon may
 	// have published or freed room between our last look and the flag
 	// store, seen the flag still clear and not rung. Sleeping now would miss
@@ -255,7 +259,7 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_
 	int ret = client_wait_ms(c, &ms);
 	if (ret < 0)
 		return ret;
-	if (!shm_arm(c, want_room))
+	if (!shm_arm(c, want_room, false))
 		return SHM_WAIT_POLL;
 	// Two vDSO clock reads around a system call that sleeps: the adaptive
 	// budget learns from how long the sleep lasted.
@@ -478,7 +482,7 @@ int client_shm_poll_prepare(struct gr_api_client *c) {
 		return 0;
 	if (shmchan_client_has_response(c->chan))
 		return 1;
-	return shm_arm(c, 0) ? 0 : 1;
+	return shm_arm(c, 0, true) ? 0 : 1;
 }
 
 int client_shm_poll_done(struct gr_api_client *c) {

@@ -180,6 +180,24 @@ static int poller_move_off(int cpu) {
 	return sched_getcpu();
 }
 
+// Move the calling poller to CPU cpu (its client's), if its affinity allows
+// it: that CPU alone, then the affinity back, as poller_move_off(). Returns
+// the CPU it runs on now, or -1 when it may not run there (it stays).
+static int poller_move_to(int cpu) {
+	cpu_set_t allowed, target;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
+	    !CPU_ISSET(cpu, &allowed))
+		return -1;
+	CPU_ZERO(&target);
+	CPU_SET(cpu, &target);
+	if (sched_setaffinity(0, sizeof(target), &target) < 0)
+		return -1;
+	if (sched_setaffinity(0, sizeof(allowed), &allowed) < 0)
+		LOG(ERR, "cannot give a poller its CPUs back: %s", strerror(errno));
+	return sched_getcpu();
+}
+
 // The kernel's count of runnable tasks (running or waiting for a CPU) is
 // the fourth field of /proc/loadavg, "R/T". Opened once, read with pread().
 static int loadavg_fd = -1;
@@ -210,18 +228,26 @@ static bool poller_cpus_busy(uint64_t now, uint64_t *checked, bool *busy) {
 // What the client of the channel that worked last (owner false) or of the
 // window's owner says, as the spin policy wants it. Returns false when
 // there is none (poller_spin_look() then stops). In a read-side section.
-static bool
-poller_peer(const struct poller *p, int cpu, bool owner, struct poller_spin_peer *peer) {
+static bool poller_peer(
+	const struct poller *p,
+	int cpu,
+	bool owner,
+	struct poller_spin_peer *peer,
+	int *peer_cpu
+) {
 	struct shmchan_peer hint;
 
 	if (!channel_spin_peer(p->id, owner, owner, &hint))
 		return false;
 	*peer = (struct poller_spin_peer){
 		.here = cpu >= 0 && hint.cpu == cpu,
+		.cpu_known = hint.cpu >= 0,
 		.sleeping = hint.sleeping,
+		.in_loop = hint.in_loop,
 		.taken = hint.taken,
 		.all_taken = hint.all_taken,
 	};
+	*peer_cpu = hint.cpu;
 	return true;
 }
 
@@ -231,6 +257,7 @@ poller_peer(const struct poller *p, int cpu, bool owner, struct poller_spin_peer
 static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) {
 	struct poller_spin_peer peer;
 	bool sleep = false;
+	int peer_cpu = -1;
 
 	rcu_read_lock();
 	for (unsigned pass = 0; pass < POLLER_PASSES_PER_LOCK; pass++) {
@@ -241,9 +268,9 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 			// A channel whose client has no say (none recorded) is
 			// taken as one whose client runs elsewhere, as before
 			// clients said where they run.
-			if (!poller_peer(p, *cpu, false, &peer))
+			if (!poller_peer(p, *cpu, false, &peer, &peer_cpu))
 				peer = (struct poller_spin_peer){0};
-			if (peer.sleeping)
+			if (poller_spin_asks_cpus(spin, now, &peer))
 				peer.cpus_busy =
 					poller_cpus_busy(now, &p->cpus_checked, &p->cpus_busy);
 			enum poller_spin_work w = poller_spin_work(spin, now, &peer);
@@ -256,6 +283,17 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 				if (moved >= 0) {
 					*cpu = poller_cpu_update(p, *cpu);
 					peer.here = false;
+				}
+				w = poller_spin_work(spin, after, &peer);
+			} else if (w == POLLER_WORK_JOIN) {
+				uint64_t before = rte_rdtsc();
+				int joined = poller_move_to(peer_cpu);
+				uint64_t after = rte_rdtsc();
+
+				poller_spin_joined(spin, after, after - before, joined >= 0);
+				if (joined >= 0) {
+					*cpu = poller_cpu_update(p, *cpu);
+					peer.here = *cpu == peer_cpu;
 				}
 				w = poller_spin_work(spin, after, &peer);
 			}
@@ -272,7 +310,7 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 
 			if (next == POLLER_SPIN_LOOK) {
 				*cpu = poller_cpu_update(p, *cpu);
-				bool known = poller_peer(p, *cpu, true, &peer);
+				bool known = poller_peer(p, *cpu, true, &peer, &peer_cpu);
 				if (!poller_spin_look(spin, now, known ? &peer : NULL))
 					next = POLLER_SPIN_SLEEP;
 			}
@@ -347,8 +385,8 @@ static void *poller_main(void *arg) {
 
 	LOG(DEBUG,
 	    "poller %u: spin stops: here %" PRIu64 ", stalled %" PRIu64 ", thinking %" PRIu64
-	    ", descheduled %" PRIu64 ", gone %" PRIu64 "; moves %" PRIu64 "; rtt %" PRIu64
-	    ", turn %" PRIu64 " cycles",
+	    ", descheduled %" PRIu64 ", gone %" PRIu64 "; moves %" PRIu64 ", joins %" PRIu64
+	    "; rtt %" PRIu64 ", turn %" PRIu64 " cycles",
 	    p->id,
 	    spin.stops[POLLER_STOP_HERE],
 	    spin.stops[POLLER_STOP_STALLED],
@@ -356,6 +394,7 @@ static void *poller_main(void *arg) {
 	    spin.stops[POLLER_STOP_DESCHEDULED],
 	    spin.stops[POLLER_STOP_GONE],
 	    spin.moves,
+	    spin.joins,
 	    spin.rtt,
 	    spin.turn);
 	rcu_unregister_thread();

@@ -33,6 +33,26 @@
 // cost of its last move: a hundredth of its time at most, whatever a
 // client says about where it runs.
 #define MOVE_COST_RATIO 100
+// Slow wake-ups in a row (poller_spin_judge()) of a client asleep in its
+// event loop on another CPU, every CPU busy, before the poller joins it
+// there: one is a hiccup, a few in a row are a client that sleeps for every
+// answer and waits for its CPU each time.
+#define JOIN_RUNG 4
+// A wake-up is slow when the gap from the ring to the client's next
+// request exceeds this share of the spin budget: a quarter of the default
+// budget is several times the round trip of a client and a poller that
+// share a CPU (a ring, a switch each way: about 10 us measured on 2-vCPU
+// guests), which is what a join gives it.
+#define SLOW_WAKE_BUDGET_SHARE 4
+// Each join doubles the wait before the next move off a client's CPU, up
+// to 2^JOIN_BACKOFF_MAX times the move's: a client that sleeps for its
+// answers costs a move off it and back (a few slow answers) at most once
+// per that long, about a second with the moves measured.
+#define JOIN_BACKOFF_MAX 12
+// The answers after a move off a client's CPU that judge it: a client that
+// spins for its answers is awake for each, one that sleeps for them (an
+// event-loop client) is asleep for most.
+#define MOVE_JUDGED 4
 
 static uint64_t ewma(uint64_t mean, uint64_t sample) {
 	if (mean == 0)
@@ -66,13 +86,82 @@ static bool poller_spin_stop(struct poller_spin *s, uint64_t now, enum poller_sp
 	return false;
 }
 
+// How long the poller stays on a client's CPU after a move off it did not
+// pay, or after it joined it.
+static uint64_t join_backoff(const struct poller_spin *s) {
+	return (uint64_t)MOVE_COST_RATIO * s->move_cost << s->join_streak;
+}
+
+bool poller_spin_asks_cpus(
+	const struct poller_spin *s,
+	uint64_t now,
+	const struct poller_spin_peer *peer
+) {
+	return peer->sleeping || (peer->here && now < s->stay_until);
+}
+
+// What the work at now says about the ring before it. When that ring woke
+// a client asleep in its loop on a busy host (rung_at), the gap to this
+// work is its wake-up plus its answer plus its next request: more than a
+// quarter of a spin budget means its wake-up waited for a CPU or crossed to
+// another one, and cost more than a round trip on one CPU would (or it
+// thinks between calls, and the join costs it nothing). JOIN_RUNG such
+// wake-ups in a row ask for a join; one found awake for its answer on
+// another CPU breaks the row. After a move off a client's CPU, the next
+// MOVE_JUDGED answers judge the move: one slow wake-up and the next move
+// off waits twice as long; all prompt, and the back-off starts over.
+static void poller_spin_judge(
+	struct poller_spin *s,
+	uint64_t now,
+	const struct poller_spin_peer *peer,
+	bool rings_busy
+) {
+	if (s->rung_at != 0) {
+		bool slow = now - s->rung_at > s->budget / SLOW_WAKE_BUDGET_SHARE;
+
+		s->slow_wakes = slow ? s->slow_wakes + 1 : 0;
+		if (s->judged > 0 && slow) {
+			if (s->join_streak < JOIN_BACKOFF_MAX)
+				s->join_streak++;
+			s->stay_until = now + join_backoff(s);
+			s->judged = 0;
+		} else if (s->judged > 0 && --s->judged == 0) {
+			s->join_streak = 0;
+		}
+	} else if (!peer->here && !peer->sleeping) {
+		// Awake on another CPU when its answer came: no wake-up to
+		// save.
+		s->slow_wakes = 0;
+		if (s->judged > 0 && --s->judged == 0)
+			s->join_streak = 0;
+	}
+	s->rung_at = rings_busy ? now : 0;
+}
+
 enum poller_spin_work
 poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
 	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
+	// This work rings a client asleep in its event loop on another CPU,
+	// with every CPU busy: its wake-up may wait for a CPU. (A client
+	// asleep in the library's own waits spins for its answers while it
+	// has its CPU: one off its CPU pays.)
+	bool rings_busy = !peer->here && peer->sleeping && peer->in_loop && peer->cpus_busy;
 	enum poller_window kind;
 	uint64_t window;
 
-	if (peer->here && follows && now >= s->until && now >= s->next_move) {
+	if (s->budget != 0)
+		poller_spin_judge(s, now, peer, rings_busy);
+	if (rings_busy && peer->cpu_known && s->slow_wakes >= JOIN_RUNG && now >= s->next_move) {
+		// Each of its answers wakes it, and each wake-up took longer
+		// than a round trip on its CPU would: it waited behind whatever
+		// runs there. On its CPU, its next ring wakes us there, and we
+		// answer before it sleeps. Asked again with the CPU we moved to.
+		return POLLER_WORK_JOIN;
+	}
+	// Back on a client's CPU after a join, the poller stays there for
+	// the back-off, unless a CPU is free: then a move off pays at once.
+	if (peer->here && follows && now >= s->until && now >= s->next_move &&
+	    (now >= s->stay_until || !peer->cpus_busy)) {
 		// A client calling back to back, which cannot send its next
 		// request before we leave the CPU, and nothing else keeps us
 		// spinning: leave the CPU, for another one. Asked again with
@@ -118,8 +207,11 @@ poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_p
 }
 
 void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool moved) {
-	if (moved)
+	if (moved) {
 		s->moves++;
+		// Plus the work that asked for the move, asked again now.
+		s->judged = MOVE_JUDGED + 1;
+	}
 	// The cheapest move seen is what a move costs: a dearer one had the
 	// poller descheduled in the middle. A move that failed cost as much to
 	// find out: the same wait.
@@ -128,6 +220,20 @@ void poller_spin_moved(struct poller_spin *s, uint64_t now, uint64_t cost, bool 
 	if (s->move_cost == 0 || cost < s->move_cost)
 		s->move_cost = cost;
 	s->next_move = now + MOVE_COST_RATIO * s->move_cost;
+}
+
+void poller_spin_joined(struct poller_spin *s, uint64_t now, uint64_t cost, bool joined) {
+	poller_spin_moved(s, now, cost, false);
+	s->slow_wakes = 0;
+	s->rung_at = 0;
+	if (!joined)
+		return;
+	s->joins++;
+	s->stay_until = now + join_backoff(s);
+	// A window its work opened from afar would have us spin on its CPU,
+	// before it: it ends here.
+	s->until = now;
+	s->kind = POLLER_WINDOW_NONE;
 }
 
 enum poller_spin_next poller_spin_idle(struct poller_spin *s, uint64_t now) {

@@ -23,6 +23,19 @@
 // nothing after it (an occasional caller). It also stops when it notices
 // it was itself descheduled: someone else wanted its CPU. A client's hints
 // decide only about a window its own work opened.
+//
+// A client that sleeps for its answers (an event-loop client, asleep in
+// epoll_wait() on gr_api_client_fd()) gains nothing from a poller on
+// another CPU when every CPU is busy: each answer must wake it, and the
+// woken client waits behind the task running on its CPU. A poller whose
+// answers to such a client, asleep on another CPU, were followed by its
+// next request only more than a quarter of a spin budget later, a few
+// times in a row, joins it on its CPU instead (a move, rate-limited as the
+// other): there the client's next ring has the poller answer before the
+// client sleeps. The
+// poller leaves that CPU as soon as a CPU is free; while none is, it tries
+// a move off only after a back-off, which doubles each time a slow wake-up
+// follows such a move.
 
 #pragma once
 
@@ -45,9 +58,11 @@ enum poller_spin_stop {
 // poller spins for that client's own work.
 struct poller_spin_peer {
 	bool here; // it last ran on the poller's CPU
+	bool cpu_known; // it said where it runs (a CPU the poller may join)
 	bool sleeping; // its need-wakeup flag is set: it waits asleep
-	// For poller_spin_work() with sleeping only: every CPU had a task to
-	// run when last looked (the poller's caller reads it only then). The
+	bool in_loop; // ... in its caller's event loop: it never spins
+	// For poller_spin_work() with sleeping or here only: every CPU had a
+	// task to run when last looked (the poller's caller reads it only then). The
 	// client we just rang may then be woken on the poller's own CPU, behind
 	// it.
 	bool cpus_busy;
@@ -96,6 +111,20 @@ struct poller_spin {
 	uint64_t next_move;
 	uint64_t move_cost;
 	uint64_t moves; // moves made
+	// When the last work rang a client asleep in its event loop on
+	// another CPU while every CPU was busy (0: it did not), and how many
+	// such rings in a row were answered by the next work more than a
+	// quarter of a budget later: slow wake-ups.
+	uint64_t rung_at;
+	unsigned slow_wakes;
+	// Moves off a client's CPU in a row that did not pay (a slow wake-up
+	// of its client followed), the answers still to
+	// judge the last move by (0: none), and the earliest time of the next
+	// move off a client's CPU: a back-off doubling with each such move.
+	unsigned join_streak;
+	unsigned judged;
+	uint64_t stay_until;
+	uint64_t joins; // joins made
 };
 
 // What the poller does after an empty pass's clock read.
@@ -116,7 +145,20 @@ enum poller_spin_work {
 	// is open: move to another CPU (then poller_spin_moved()), and call
 	// poller_spin_work() again.
 	POLLER_WORK_MOVE,
+	// Its client sleeps for its answers on another CPU and every CPU is
+	// busy: move to the client's CPU (then poller_spin_joined()), and call
+	// poller_spin_work() again.
+	POLLER_WORK_JOIN,
 };
+
+// Whether poller_spin_work() at now wants peer's cpus_busy (a read of the
+// kernel's count of runnable tasks): for a client asleep, or on the
+// poller's CPU while the back-off after a join holds the poller there.
+bool poller_spin_asks_cpus(
+	const struct poller_spin *,
+	uint64_t now,
+	const struct poller_spin_peer *peer
+);
 
 // A pass moved messages at now, the last of them for a channel whose client
 // says peer (taken and all_taken unused).
@@ -127,6 +169,12 @@ poller_spin_work(struct poller_spin *, uint64_t now, const struct poller_spin_pe
 // ticks; moved false: it may run on no other CPU. The next move waits for
 // a hundred times the cost of this one.
 void poller_spin_moved(struct poller_spin *, uint64_t now, uint64_t cost, bool moved);
+
+// The poller moved to its client's CPU (as POLLER_WORK_JOIN asked) at now,
+// which took cost ticks; joined false: it may not run there. The next move
+// of either kind waits as after poller_spin_moved(); a move off the
+// client's CPU waits twice as long as after the join before.
+void poller_spin_joined(struct poller_spin *, uint64_t now, uint64_t cost, bool joined);
 
 // An empty pass read the clock: now.
 enum poller_spin_next poller_spin_idle(struct poller_spin *, uint64_t now);

@@ -11,7 +11,11 @@
 // work opened; the window ends early for a client that stopped
 // taking its answers, for one woken that took its answer and sent nothing,
 // and when the poller notices it was descheduled; the quiet time follows
-// what was measured, within the budget.
+// what was measured, within the budget; a client that sleeps for its
+// answers on another CPU while every CPU is busy, and whose wake-ups take
+// longer than a budget, is joined on its CPU; the poller leaves it when a
+// CPU is free, and a move off it that was followed by a slow wake-up
+// doubles the wait before the next move off one.
 
 #include "poller_spin.h"
 
@@ -29,6 +33,10 @@
 // A loop turn of the made-up poller, and a round trip of a busy client.
 #define TURN 40
 #define RTT 300
+// The gap from a ring to the woken client's next request when its wake-up
+// waited for a CPU (more than a quarter of a budget), and when it did not.
+#define SLOW_WAKE (BUDGET / 4 + RTT)
+#define PROMPT_WAKE RTT
 // Where the clock starts: any time, not 0 (0 means "never").
 #define T0 1000000
 
@@ -36,6 +44,35 @@ static const struct poller_spin_peer elsewhere = {0};
 static const struct poller_spin_peer here = {.here = true};
 static const struct poller_spin_peer asleep = {.sleeping = true};
 static const struct poller_spin_peer asleep_busy = {.sleeping = true, .cpus_busy = true};
+// An event-loop client on another CPU of a busy host, asleep in its loop
+// for each answer, and the same client once the poller shares its CPU.
+static const struct poller_spin_peer loop_elsewhere = {
+	.cpu_known = true,
+	.sleeping = true,
+	.in_loop = true,
+	.cpus_busy = true,
+};
+static const struct poller_spin_peer loop_cpu_free = {
+	.cpu_known = true,
+	.sleeping = true,
+	.in_loop = true,
+};
+// A client asleep in the library's own wait (it spins while it has its
+// CPU) on another CPU of a busy host.
+static const struct poller_spin_peer blocking_asleep_busy = {
+	.cpu_known = true,
+	.sleeping = true,
+	.cpus_busy = true,
+};
+// On the poller's CPU (joined), every CPU busy or one free.
+static const struct poller_spin_peer loop_here_busy = {
+	.here = true,
+	.cpu_known = true,
+	.cpus_busy = true,
+};
+static const struct poller_spin_peer loop_here = {.here = true, .cpu_known = true};
+// A client spinning for its answers on another CPU of a busy host.
+static const struct poller_spin_peer spinning_busy = {.cpu_known = true, .cpus_busy = true};
 
 // Empty passes from now to until, a clock read every TURN ticks, the
 // owner's client answering looks with peer (whose index moves by
@@ -144,6 +181,173 @@ static void test_client_on_our_cpu(void **state) {
 	uint64_t slept = spin_idle(&s, last + 10, until, &peer, 1);
 	assert_true(slept < last + 10 + poller_spin_quiet(&s));
 	assert_int_equal(s.stops[POLLER_STOP_HERE], 1);
+}
+
+// n works, each gap ticks after the one before (the first gap after t),
+// none asking for a join; the time of the last.
+static uint64_t
+no_join(struct poller_spin *s,
+	uint64_t t,
+	uint64_t gap,
+	unsigned n,
+	const struct poller_spin_peer *peer) {
+	for (unsigned i = 0; i < n; i++) {
+		t += gap;
+		assert_int_not_equal(poller_spin_work(s, t, peer), POLLER_WORK_JOIN);
+	}
+	return t;
+}
+
+static void test_join_sleeping_client(void **state) {
+	struct poller_spin s;
+	(void)state;
+
+	// Rings of a client asleep in its loop on a busy host, each answered
+	// more than a budget later (its wake-up waited for its CPU): the
+	// first sets the row going, four slow wake-ups after it ask for a
+	// join.
+	poller_spin_init(&s, BUDGET, BURST);
+	uint64_t t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
+	assert_int_equal(s.slow_wakes, 3);
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t + 10, 10, true);
+	assert_int_equal(s.joins, 1);
+	// Asked again from its CPU: no window, we sleep and it goes on.
+	assert_int_equal(poller_spin_work(&s, t + 10, &loop_here_busy), POLLER_WORK_NONE);
+	assert_int_equal(poller_spin_idle(&s, t + 10 + TURN), POLLER_SPIN_SLEEP);
+
+	// Woken promptly (its next request within a budget of the ring),
+	// however often it sleeps: no join. A spin budget covers its wake-up.
+	poller_spin_init(&s, BUDGET, BURST);
+	no_join(&s, T0, PROMPT_WAKE, 50, &loop_elsewhere);
+	assert_int_equal(s.slow_wakes, 0);
+
+	// One prompt wake-up breaks the row, and so does an answer that
+	// found it awake on another CPU.
+	poller_spin_init(&s, BUDGET, BURST);
+	t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere);
+	t = no_join(&s, t, PROMPT_WAKE, 1, &loop_elsewhere);
+	t = no_join(&s, t, SLOW_WAKE, 3, &loop_elsewhere);
+	t = no_join(&s, t, PROMPT_WAKE, 1, &spinning_busy);
+	assert_int_equal(s.slow_wakes, 0);
+	no_join(&s, t, SLOW_WAKE, 4, &loop_elsewhere);
+
+	// Not when a CPU is free (it wakes there at once), nor when it did
+	// not say where it runs, nor for a client asleep in the library's
+	// own wait (it spins while it has its CPU).
+	const struct poller_spin_peer *never[] = {
+		&loop_cpu_free,
+		&blocking_asleep_busy,
+		&asleep_busy};
+	for (unsigned i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		poller_spin_init(&s, BUDGET, BURST);
+		no_join(&s, T0, SLOW_WAKE, 10, never[i]);
+	}
+	// Nor with no spin budget (-S 0: every call wakes the poller).
+	poller_spin_init(&s, 0, BURST);
+	no_join(&s, T0, SLOW_WAKE, 10, &loop_elsewhere);
+}
+
+static void test_join_rate_and_back_off(void **state) {
+	// A move that cost MOVE ticks: the next waits a hundred times as long.
+	const uint64_t move = 10000, backoff0 = 100 * move;
+	struct poller_spin s;
+	(void)state;
+
+	poller_spin_init(&s, BUDGET, BURST);
+	uint64_t t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	// A join that cannot be made (not in our affinity) costs a hundred
+	// times as long before the next try, however slow the wake-ups.
+	poller_spin_joined(&s, t, move, false);
+	assert_int_equal(s.joins, 0);
+	t = no_join(&s, t, SLOW_WAKE, (unsigned)(backoff0 / SLOW_WAKE) - 1, &loop_elsewhere);
+	assert_true(t < s.next_move);
+	t = s.next_move;
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t, move, true);
+	assert_int_equal(s.stay_until, t + backoff0);
+
+	// On its CPU, calls back to back, every CPU busy: no move off it
+	// before the back-off after the join ends.
+	uint64_t stay = s.stay_until;
+	for (t += RTT; t < stay; t += RTT)
+		assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_NONE);
+	// Then a move off it, to try: it still sleeps for its answers, which
+	// now wake it slowly behind its busy CPU. The next move off waits
+	// twice as long, each time it fails.
+	uint64_t backoff = backoff0;
+	for (unsigned round = 1; round <= 3; round++) {
+		assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_MOVE);
+		poller_spin_moved(&s, t, move, true);
+		poller_spin_work(&s, t, &loop_elsewhere);
+		t += SLOW_WAKE;
+		poller_spin_work(&s, t, &loop_elsewhere);
+		backoff *= 2;
+		assert_int_equal(s.join_streak, round);
+		assert_int_equal(s.stay_until, t + backoff);
+		// Joined again, it stays for the longer back-off.
+		t = no_join(&s, t, SLOW_WAKE, 3, &loop_elsewhere);
+		if (t < s.next_move)
+			t = s.next_move;
+		assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+		poller_spin_joined(&s, t, move, true);
+		uint64_t until = s.stay_until;
+		assert_int_equal(until, t + backoff);
+		uint64_t u;
+		for (u = t + RTT; u < until; u += RTT)
+			assert_int_equal(
+				poller_spin_work(&s, u, &loop_here_busy),
+				POLLER_WORK_NONE
+			);
+		t = u;
+	}
+	// A client awake for its answers once the poller moved off: the move
+	// paid, and the back-off starts over.
+	assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_MOVE);
+	poller_spin_moved(&s, t, move, true);
+	for (unsigned i = 0; i < 6; i++)
+		poller_spin_work(&s, t + i * RTT, &spinning_busy);
+	assert_int_equal(s.join_streak, 0);
+}
+
+static void test_join_left_when_cpu_free(void **state) {
+	const uint64_t move = 10000;
+	struct poller_spin s;
+	(void)state;
+
+	// Joined, moved off, a slow wake-up, joined again: the back-off now
+	// outlasts the rate limit of moves.
+	poller_spin_init(&s, BUDGET, BURST);
+	uint64_t t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t, move, true);
+	t = s.next_move;
+	poller_spin_work(&s, t - RTT, &loop_here_busy);
+	assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_MOVE);
+	poller_spin_moved(&s, t, move, true);
+	t = no_join(&s, t, SLOW_WAKE, 4, &loop_elsewhere);
+	assert_int_equal(s.join_streak, 1);
+	t = s.next_move;
+	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t, move, true);
+	uint64_t next = s.next_move;
+	assert_true(next < s.stay_until);
+	// While every CPU is busy, the back-off holds the poller there (and
+	// wants the CPUs read); once one is free, the next back-to-back call
+	// after the rate limit moves it off, before the back-off ends.
+	for (t += RTT; t < next + 10 * RTT; t += RTT) {
+		assert_true(poller_spin_asks_cpus(&s, t, &loop_here_busy));
+		assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_NONE);
+	}
+	assert_true(t < s.stay_until);
+	assert_int_equal(poller_spin_work(&s, t, &loop_here), POLLER_WORK_MOVE);
+	// With no back-off holding it, a client on our CPU does not make the
+	// poller read the CPUs (a system call) at all; one asleep does.
+	poller_spin_init(&s, BUDGET, BURST);
+	assert_false(poller_spin_asks_cpus(&s, T0, &loop_here));
+	assert_false(poller_spin_asks_cpus(&s, T0, &elsewhere));
+	assert_true(poller_spin_asks_cpus(&s, T0, &asleep));
 }
 
 static void test_stalled_client(void **state) {
@@ -283,6 +487,9 @@ int main(void) {
 		cmocka_unit_test(test_burst_then_follow),
 		cmocka_unit_test(test_no_spin_budget),
 		cmocka_unit_test(test_client_on_our_cpu),
+		cmocka_unit_test(test_join_sleeping_client),
+		cmocka_unit_test(test_join_rate_and_back_off),
+		cmocka_unit_test(test_join_left_when_cpu_free),
 		cmocka_unit_test(test_stalled_client),
 		cmocka_unit_test(test_woken_client),
 		cmocka_unit_test(test_descheduled),

@@ -648,12 +648,12 @@ int shmchan_client_recv_keyed(
 	return (int)len;
 }
 
-void shmchan_client_doorbell_arm(struct shmchan_client *c) {
+static void doorbell_arm(struct shmchan_client *c, uint32_t asleep) {
 	// Detached: the flag may be another client's now. The caller's re-check
 	// (has_response, can_enqueue) says true and its next operation fails.
 	if (!lease_held(c))
 		return;
-	__atomic_store_n(&c->ctrl->client_sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->ctrl->client_sleeping, asleep, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the
 	// response ring (a load of prod.tail) or retried enqueue (a load of the
 	// request ring's cons.tail): the daemon may have moved its index between
@@ -667,6 +667,14 @@ void shmchan_client_doorbell_arm(struct shmchan_client *c) {
 	// cons.tail). Either it sees the room, or we see it waiting and ring.
 	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == SHMCHAN_WAIT_ROOM)
 		daemon_doorbell_ring(c);
+}
+
+void shmchan_client_doorbell_arm(struct shmchan_client *c) {
+	doorbell_arm(c, SHMCHAN_CLIENT_ASLEEP);
+}
+
+void shmchan_client_doorbell_arm_in_loop(struct shmchan_client *c) {
+	doorbell_arm(c, SHMCHAN_CLIENT_ASLEEP_IN_LOOP);
 }
 
 void shmchan_client_doorbell_disarm(struct shmchan_client *c) {

@@ -5,7 +5,9 @@
 // beside its need-wakeup flag only when it changed, a client rings the
 // daemon's doorbell with its CPU told, nothing is stored once the channel
 // is detached; the client sees the daemon "on" a CPU only while the
-// poller is awake; and the daemon reads whatever a client wrote as a hint
+// poller is awake; a client's need-wakeup flag says whether it sleeps in
+// the library's wait or in its caller's loop; and the daemon reads
+// whatever a client wrote as a hint
 // only: a value that is no CPU number is "not known", and a consumer index
 // read for the spin moves none of the daemon's own. The region lives in
 // plain process memory: no EAL is needed.
@@ -155,6 +157,25 @@ static void test_daemon_on_cpu_when_awake(void **state) {
 	assert_false(shmchan_client_daemon_on(h->cli, 0));
 }
 
+static void test_sleep_says_where(void **state) {
+	struct hint *h = *state;
+
+	// Asleep in the library's own wait, or in its caller's event loop:
+	// the daemon hears which, and that it sleeps either way.
+	shmchan_client_doorbell_arm(h->cli);
+	assert_int_equal(h->ctrl->client_sleeping, SHMCHAN_CLIENT_ASLEEP);
+	assert_true(peer(h).sleeping);
+	assert_false(peer(h).in_loop);
+	shmchan_client_doorbell_disarm(h->cli);
+	assert_false(peer(h).sleeping);
+	shmchan_client_doorbell_arm_in_loop(h->cli);
+	assert_int_equal(h->ctrl->client_sleeping, SHMCHAN_CLIENT_ASLEEP_IN_LOOP);
+	assert_true(peer(h).sleeping);
+	assert_true(peer(h).in_loop);
+	shmchan_client_doorbell_disarm(h->cli);
+	assert_false(peer(h).in_loop);
+}
+
 static void test_hostile_hints(void **state) {
 	struct hint *h = *state;
 	const uint8_t resp[MSG_LEN] = {1};
@@ -172,6 +193,8 @@ static void test_hostile_hints(void **state) {
 	assert_int_equal(peer(h).cpu, SHMCHAN_CPU_HINT_MAX - 1);
 	h->ctrl->client_sleeping = 0x12345678;
 	assert_true(peer(h).sleeping);
+	// Only the in-loop value says "in its loop"; any other is a sleep.
+	assert_false(peer(h).in_loop);
 
 	// The consumer index: what was taken, as it is.
 	assert_int_equal(shmchan_server_send(h->srv, resp, MSG_LEN, NULL, 0), 0);
@@ -213,6 +236,7 @@ int main(void) {
 			hint_setup,
 			hint_teardown
 		),
+		cmocka_unit_test_setup_teardown(test_sleep_says_where, hint_setup, hint_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_hints, hint_setup, hint_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,13 @@ _Static_assert(
 // one, so that a zeroed control block says "not known".
 #define SHMCHAN_CPU_UNKNOWN 0
 
+// Values of client_sleeping: awake (0), asleep in one of the client
+// library's own waits, or asleep in its caller's event loop (which never
+// spins: a hint for the poller, docs/spin-budgets.md). The daemon rings
+// for any value but 0.
+#define SHMCHAN_CLIENT_ASLEEP 1
+#define SHMCHAN_CLIENT_ASLEEP_IN_LOOP 2
+
 // The control block at offset 0 of every region.
 //
 // Who writes what: the setup fields are written by the daemon in
@@ -124,8 +131,10 @@ struct shmchan_ctrl {
 
 	// Need-wakeup flag of the client: non-zero while the client sleeps on the
 	// response doorbell, waiting for a response or for room in the request
-	// ring. Written by the client, read by the daemon after each batch of
-	// messages it moved. Its own cache line, for the same reason.
+	// ring (SHMCHAN_CLIENT_ASLEEP, or SHMCHAN_CLIENT_ASLEEP_IN_LOOP when it
+	// waits in its caller's event loop). Written by the client, read by the
+	// daemon after each batch of messages it moved. Its own cache line, for
+	// the same reason.
 	alignas(SHMCHAN_CACHE_LINE) uint32_t client_sleeping;
 	// The CPU the client last waited or rang the daemon from, plus 1
 	// (SHMCHAN_CPU_UNKNOWN: not told), written by the client when it

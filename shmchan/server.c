@@ -536,7 +536,10 @@ void shmchan_server_peer(const struct shmchan_server *s, bool tail, struct shmch
 	// themselves: a value that is no CPU number of this machine is "not
 	// known", and nothing here moves our indices or copies.
 	peer->cpu = cpu != SHMCHAN_CPU_UNKNOWN && cpu <= SHMCHAN_CPU_HINT_MAX ? (int)cpu - 1 : -1;
-	peer->sleeping = __atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) != 0;
+	uint32_t asleep = __atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED);
+
+	peer->sleeping = asleep != 0;
+	peer->in_loop = asleep == SHMCHAN_CLIENT_ASLEEP_IN_LOOP;
 	peer->taken = 0;
 	peer->all_taken = false;
 	if (!tail)

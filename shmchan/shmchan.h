@@ -253,6 +253,7 @@ void shmchan_server_cpu_publish(struct shmchan_server *, int cpu);
 struct shmchan_peer {
 	int cpu; // the CPU it last waited or rang from, -1 if not known
 	bool sleeping; // its need-wakeup flag is set
+	bool in_loop; // ... by a wait in its caller's event loop
 	// With tail: its consumer index of the response ring as it is (not
 	// checked), and whether it equals ours (it took every response);
 	// without, 0 and false.
@@ -393,7 +394,10 @@ int shmchan_client_recv_keyed(
 // (after its fence, so that it cannot miss): a client arms only after it
 // took every response it could, so it has just made room. A client waiting
 // for room in the request ring arms, then re-checks by enqueueing again.
+// arm_in_loop: the same, for a client that waits in its caller's event
+// loop and never spins (the daemon may read that as a hint).
 void shmchan_client_doorbell_arm(struct shmchan_client *);
+void shmchan_client_doorbell_arm_in_loop(struct shmchan_client *);
 void shmchan_client_doorbell_disarm(struct shmchan_client *);
 bool shmchan_client_has_response(const struct shmchan_client *);
 
