@@ -16,16 +16,14 @@
 #                                                 (make bench-loaded)
 #
 # Noise never fails it: a goal round whose two outer measurements moved is
-# measured again while the run's retry budget lasts, then kept and reported
-# as moved. It exits non-zero only on a real error, and says which: a tool
-# that failed, crashed or hung, the daemon's death, output that is not what
-# the report reads.
+# kept, and the report says so and leaves it out of the goal's median. It
+# exits non-zero only on a real error, and says which: a tool that failed,
+# crashed or hung, the daemon's death, output that is not what the report
+# reads.
 #
 # Environment: BENCH_CELL_S (seconds per cell, 1), BENCH_IDLE_S (10),
 # BENCH_FAIR_CELL_S (the pinned and shared 16-client cells, 4),
-# BENCH_BESIDE_S (each ring-beside-channel round, 3), BENCH_RETRY_S (goal
-# retries in all, 40), BENCH_GOAL_TRIES (tries of one round, 3),
-# BENCH_QUICK=1 (64 B, 1 or 16 clients, one loaded scenario of each kind),
+# BENCH_BESIDE_S (each ring-beside-channel round, 3), BENCH_QUICK=1 (64 B, 1 or 16 clients, one loaded scenario of each kind),
 # BENCH_LOADED_SCENARIOS, BENCH_ROUTES=0, BENCH_ROUTES_N, BENCH_RESULTS (the
 # folder), BENCH_REF_BENCH, BENCH_PING2_PERF, BENCH_GAP_PY, BENCH_PY_BENCH
 # (the tools: the tests give stand-ins), BENCH_BUILD=0 (no ninja),
@@ -73,12 +71,10 @@ CELL_S=${BENCH_CELL_S:-1}
 FAIR_CELL_S=${BENCH_FAIR_CELL_S:-4}
 IDLE_S=${BENCH_IDLE_S:-10}
 BESIDE_S=${BENCH_BESIDE_S:-3}
-RETRY_S=${BENCH_RETRY_S:-40}
-RETRY_LEFT=$RETRY_S
 # Two measurements of a round further apart than this fraction of the lower
-# one mean that the vCPUs moved in between, or that other work took a CPU.
+# one mean that the vCPUs moved in between, or that other work took a CPU
+# (the report reads it from meta.txt).
 TOLERANCE=0.2
-GOAL_TRIES=${BENCH_GOAL_TRIES:-3}
 # Warmup calls per client: enough to fault in the rings and buffers and to
 # let the poller start spinning, cheap at 128 KiB over the socket.
 WARMUP=200
@@ -304,60 +300,24 @@ goal_refs() {
 	done
 }
 
-# retried KIND NAME PREFIX: try_KIND PREFIX-tTRY NAME measures one try of a
-# round side by side, setting outer_a and outer_b, the measurements around
-# its cell. Further apart than TOLERANCE of the lower one, they moved (the
-# vCPUs moved in between, or other work took a CPU): the round is measured
-# again, up to GOAL_TRIES tries, while the retry budget (RETRY_LEFT seconds,
-# all retries together) lasts; else it is kept as it is, and the report
-# says it moved.
-retried() {
-	local kind=$1 name=$2 try=1 started moved a b
-	while :; do
-		started=$SECONDS
-		"try_$kind" "$3-t$try" "$name"
-		[ "$try" = 1 ] || RETRY_LEFT=$((RETRY_LEFT - (SECONDS - started)))
-		read -r moved a b < <(awk -v a="$outer_a" -v b="$outer_b" -v t="$TOLERANCE" 'BEGIN {
-			s = (a > b ? a - b : b - a) / (a < b ? a : b)
-			printf "%s %.0f %.0f\n", (s > t ? sprintf("%.1f", 100 * s) : "-"), a, b }')
-		[ "$moved" != - ] || break
-		if [ "$kind" = goal ]; then
-			echo "bench: goal $name: the references moved by $moved % ($a ns before the cell, $b" \
-				"ns after) in try $try of $GOAL_TRIES; $((RETRY_LEFT > 0 ? RETRY_LEFT : 0)) s of" \
-				"retries left" >&2
-		else
-			echo "bench: $name: one client's rate moved by $moved % ($a calls/s before, $b" \
-				"after) in try $try of $GOAL_TRIES" >&2
-		fi
-		[ "$try" -lt "$GOAL_TRIES" ] || break
-		if [ "$RETRY_LEFT" -le 0 ]; then
-			[ "$kind" = shared ] || name="goal $name"
-			echo "bench: $name: no retry budget left ($RETRY_S s in all): kept as moved" >&2
-			break
-		fi
-		try=$((try + 1))
-	done
-}
-
 # A goal's ratio means something only if its cell and its reference ran
 # with the vCPUs in the same place: a triple, the reference, the cell
-# (--no-stamps: timed as the reference is), the reference again. Each
+# (--no-stamps: timed as the reference is), the reference again; the report
+# judges each round by how far apart its two references are. Each
 # "NAME|REF_BENCH ARGS|PING2_PERF ARGS".
 goal_specs=("rtt|cacheline|-d 1 -z 64" "ring|-z 64 ring-pingpong|-d 1 -z 64"
 	"stream|-z 64 ring-stream|-d 32 -z 64" "echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
-try_goal() {
+goal_triple() {
 	local rest=${goal_spec#*|} refargs perfargs
 	refargs=${rest%%|*}
 	perfargs=${rest#*|}
 	# shellcheck disable=SC2086 # the args are lists of words
 	measure ref "ref_bench $refargs (goal $2)" "$1-ref1.json" "$ref" --json $refargs
-	outer_a=$output_value
 	# shellcheck disable=SC2086
 	measure cell "ping2_perf $perfargs (goal $2)" "$1-cell.json" "$perf" -s "$SHMT_SOCK" \
 		-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps $perfargs
 	# shellcheck disable=SC2086
 	measure ref "ref_bench $refargs (goal $2)" "$1-ref2.json" "$ref" --json $refargs
-	outer_b=$output_value
 }
 
 # goal_round N: one round of every hardware-bound goal, and the ring goal
@@ -368,7 +328,7 @@ goal_round() {
 	for goal_spec in "${goal_specs[@]}"; do
 		name=${goal_spec%%|*}-r$1
 		progress "goal $name"
-		retried goal "$name" "$results/goal-$name"
+		goal_triple "$results/goal-$name" "$name"
 	done
 	progress "goal beside-r$1"
 	measure beside "ping2_perf --beside-ring (goal beside-r$1)" "$results/goal-beside-r$1.json" \
@@ -459,18 +419,16 @@ pinned_cells() {
 
 # One client, 16 over the fairness window, one client again, wherever the
 # scheduler puts them: the goal compares the 16 with the two single clients
-# around them, so those must agree (retried as a goal triple is).
+# around them, so those must agree (judged as a goal triple is).
 shared_cell() {
 	measure cell "ping2_perf -c $2 ($4)" "$1" "$perf" -s "$SHMT_SOCK" -t shm -d 1 -z 64 \
 		-c "$2" -T "$3" -w "$WARMUP" -q --json --no-stamps
 }
-try_shared() {
+shared_triple() {
 	shared_cell "$1-one1.json" 1 "$CELL_S" "$2"
-	outer_a=$output_value
 	shared_cell "$1-many.json" 16 "$FAIR_CELL_S" "$2"
 	echo "bench:   16 clients: ${output_value%.*} calls/s" >&2
 	shared_cell "$1-one2.json" 1 "$CELL_S" "$2"
-	outer_b=$output_value
 	daemon_check "$2"
 }
 
@@ -486,7 +444,7 @@ part_shared() {
 		daemon_start "the shared-CPU rounds" -S "$SPINNING_US" "${args[@]}"
 		for r in $(seq "$rounds"); do
 			progress "16 clients on shared CPUs: shared-$nice_mode-r$r"
-			retried shared "shared-$nice_mode-r$r" "$results/shared-$nice_mode-r$r"
+			shared_triple "$results/shared-$nice_mode-r$r" "shared-$nice_mode-r$r"
 		done
 		nice="?"
 		for t in /proc/"$SHMT_PID"/task/*; do
@@ -708,12 +666,11 @@ meta() {
 			"hypervisor=$(systemd-detect-virt 2>/dev/null || true)" \
 			"commit=$(git rev-parse --short HEAD 2>/dev/null || true)" \
 			"autogroup=$(cat /proc/self/autogroup 2>/dev/null || true)" \
-			"cell_seconds=$CELL_S" "idle_seconds=$IDLE_S" "retry_seconds=$RETRY_S" \
-			"goal_tries=$GOAL_TRIES" "tolerance=$TOLERANCE" "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)" \
-			>"$results/meta.txt"
+			"cell_seconds=$CELL_S" "idle_seconds=$IDLE_S" "tolerance=$TOLERANCE" \
+			"loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)" >"$results/meta.txt"
 	else
 		printf '%s\n' "end=$(date -Iseconds)" "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" \
-			"retry_seconds_left=$RETRY_LEFT" >>"$results/meta.txt"
+			>>"$results/meta.txt"
 	fi
 }
 

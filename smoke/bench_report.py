@@ -59,22 +59,6 @@ def fail(msg):
 # ---- the results folder ----
 
 
-def pick_try(tries, max_tries, tolerance):
-    """The try a round is judged by: its first steady one (its outer
-    measurements within tolerance), else the one whose outer measurements
-    agree best; with every try's spread, and why bench.sh stopped measuring
-    it again. None for a round not run."""
-    if not tries:
-        return None
-    steady = [t for t in tries if t["spread"] <= tolerance]
-    chosen = dict(steady[0] if steady else min(tries, key=lambda t: t["spread"]))
-    stopped = "steady" if steady else "max-tries" if len(tries) >= max_tries else "budget"
-    chosen.update({"tries": len(tries), "stable": bool(steady), "stopped": stopped,
-                   "spreads": [t["spread"] for t in tries]})
-    return chosen
-
-
-
 class Results:
     def __init__(self, folder, strace_short=None, strace_long=None):
         if not os.path.isdir(folder):
@@ -173,28 +157,25 @@ class Results:
         return self.cells.get((transport, mode, depth, clients, size))
 
     def _rounds(self, prefix, parts, kinds, max_rounds):
-        # Each round's tries, PREFIX-rR-tT-PART.json, and the try it is
-        # judged by (pick_try).
+        # Each round, PREFIX-rR-PART.json: a triple, its cell between two
+        # measurements of its base (references, or one client's rate). Its
+        # base moved when those are further apart than the run's tolerance.
         out = []
         for r in range(1, max_rounds + 1):
-            tries = []
-            for t in range(1, 100):
-                files = [self.load(f"{prefix}-r{r}-t{t}-{p}.json", k) for p, k in zip(parts, kinds)]
-                if None in files:
-                    break
-                if kinds[0] == "ref":
-                    a, b = files[0]["ns_per_op"], files[2]["ns_per_op"]
-                    base_ns = (a + b) / 2
-                else:
-                    # A lone client's time per call; the base, its mean rate's.
-                    a, b = (1e9 / files[i]["calls_per_s"] for i in (0, 2))
-                    base_ns = 2e9 / (files[0]["calls_per_s"] + files[2]["calls_per_s"])
-                tries.append({"cell": files[1], "ref1_ns": a, "ref2_ns": b, "ref_ns": base_ns,
-                              "spread": spread(a, b)})
-            chosen = pick_try(tries, int(self.meta["goal_tries"]), float(self.meta["tolerance"]))
-            if chosen:
-                name = prefix[len("goal-"):] if prefix.startswith("goal-") else prefix
-                out.append(dict(chosen, name=f"{name}-r{r}"))
+            files = [self.load(f"{prefix}-r{r}-{p}.json", k) for p, k in zip(parts, kinds)]
+            if None in files:
+                continue
+            if kinds[0] == "ref":
+                a, b = files[0]["ns_per_op"], files[2]["ns_per_op"]
+                base_ns = (a + b) / 2
+            else:
+                # A lone client's time per call; the base, its mean rate's.
+                a, b = (1e9 / files[i]["calls_per_s"] for i in (0, 2))
+                base_ns = 2e9 / (files[0]["calls_per_s"] + files[2]["calls_per_s"])
+            name = prefix[len("goal-"):] if prefix.startswith("goal-") else prefix
+            out.append({"name": f"{name}-r{r}", "cell": files[1], "ref1_ns": a, "ref2_ns": b,
+                        "ref_ns": base_ns, "spread": spread(a, b),
+                        "stable": spread(a, b) <= float(self.meta["tolerance"])})
         return out
 
     def goal_rounds(self, name):
@@ -282,14 +263,12 @@ class Goals:
                                    if left_out else "") + f", {each}: ")
 
     def noise(self):
-        return [{"round": r["name"], "tries": r["tries"], "steady": r["stable"],
-                 "stopped": r["stopped"], "spread": r["spread"], "spreads": r["spreads"],
+        return [{"round": r["name"], "steady": r["stable"], "spread": r["spread"],
                  "ref1_ns": r["ref1_ns"], "ref2_ns": r["ref2_ns"]} for r in self.rounds]
 
 
 def round_text(value, what, r, moved="references moved"):
-    note = (f"; **{moved}** by {100 * r['spread']:.0f} % in the best of {r['tries']} tries"
-            if not r["stable"] else f"; steady in try {r['tries']}" if r["tries"] > 1 else "")
+    note = "" if r["stable"] else f"; **{moved}** by {100 * r['spread']:.0f} %"
     return f"{value:.2f} ({what}{note})"
 
 

@@ -165,18 +165,14 @@ def noise_lines(res, noise):
         return lines + ["No goal rounds in this run.", ""]
     moved = [n for n in noise if not n["steady"]]
     lines += [f"Each goal round is a triple (reference, cell, reference); its references farther "
-              f"apart than {100 * float(res.meta['tolerance']):.0f} % mean that the vCPUs moved or other work took "
-              "the CPUs, and the triple is measured again while the run's retry budget "
-              f"({res.meta.get('retry_seconds', '?')} s) lasts. {len(noise) - len(moved)} of "
-              f"{len(noise)} rounds steady, {len(moved)} with moved references.", ""]
-    why = {"budget": "retry budget spent", "max-tries": "out of tries"}
+              f"apart than {100 * float(res.meta['tolerance']):.0f} % mean that the vCPUs moved "
+              "or other work took the CPUs, and a goal leaves such a round out of its median. "
+              f"{len(noise) - len(moved)} of {len(noise)} rounds steady, {len(moved)} with moved "
+              "references.", ""]
     return lines + table(
-        ("round", "tries", "references (before / after, chosen try)", "spread of each try",
-         "result"),
-        [(n["round"], n["tries"], f"{n['ref1_ns']:.0f} / {n['ref2_ns']:.0f} ns",
-          ", ".join(f"{100 * s:.0f} %" for s in n["spreads"]),
-          "steady" if n["steady"] else f"**references moved** ({why[n['stopped']]})")
-         for n in noise])
+        ("round", "references (before / after)", "spread", "result"),
+        [(n["round"], f"{n['ref1_ns']:.0f} / {n['ref2_ns']:.0f} ns", f"{100 * n['spread']:.0f} %",
+          "steady" if n["steady"] else "**references moved**") for n in noise])
 
 
 def references_lines(res):
