@@ -21,10 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_routes  # noqa: E402
 import bench_tables  # noqa: E402
 from bench_data import BadOutput, fmt_gap, fmt_ns, fmt_rate, load, median, ratio, spread  # noqa: E402,E501
-from bench_tables import idle_channel_rows, rtt_ns  # noqa: E402
+from bench_tables import CLIENTS, idle_channel_rows, rtt_ns  # noqa: E402
 
-# The clients of the occasional calls, and the file of each (bench.sh).
-GAP_CLIENTS = (("c", "C (ping2_perf)"), ("python", "Python (shmchan)"))
 # Occasional calls: shm p50 / socket p50 at the worst gap, and its stretch.
 OCCASIONAL_GOAL, OCCASIONAL_STRETCH = 1.0, 0.8
 # The loaded host's scenarios: what runs beside the daemon and its client.
@@ -78,7 +76,7 @@ class Results:
                 fail(f"bad output: {path}: not an idle channels cell's name (idlech-rR-nN.json)")
             self.idle_channel_cells[(int(m[1]), int(m[2]))] = self.load(path, "cell")
         self.idle = self.load("idle.json", "idle")
-        self.gaps = {key: self.load(f"gap-{key}.json", "gap") for key, _ in GAP_CLIENTS}
+        self.gaps = {key: self.load(f"gap-{key}.json", "gap") for key, _ in CLIENTS}
         self.headline = self.load("headline.json", "headline")
         self.memzone_skipped = self._text("memzone-skipped.txt")
         self.nices = dict(line.split() for line in (self._text("poller-nice.txt") or "").splitlines()
@@ -431,7 +429,7 @@ def sixteen_client_goals(res, g):
 def occasional_rows(gaps):
     """One row per client and gap of the occasional calls."""
     out = []
-    for key, label in GAP_CLIENTS:
+    for key, label in CLIENTS:
         for g in (gaps.get(key) or {}).get("gaps", []):
             value = g["shm"]["p50"] / g["socket"]["p50"]
             verdict = ("stretch" if value <= OCCASIONAL_STRETCH else
@@ -444,7 +442,7 @@ def occasional_rows(gaps):
 
 def occasional_goals(g, rows):
     # Per client, the worst gap decides, against the goal and the stretch.
-    for key, label in GAP_CLIENTS:
+    for key, label in CLIENTS:
         mine = [r for r in rows if r["client"] == key]
         if not mine:
             continue

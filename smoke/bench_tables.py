@@ -12,6 +12,9 @@ from bench_data import fmt_gap, fmt_ns, fmt_num, fmt_rate, median, ratio
 
 TRANSPORTS = ("socket", "memfd", "memzone")
 MODES = ("spinning", "sleeping")
+# The clients of the headline and the occasional calls, and the file of each
+# of their gap runs (gap-KEY.json, bench.sh).
+CLIENTS = (("c", "C (ping2_perf)"), ("python", "Python (shmchan)"))
 # The headline quotes the occasional call after this much silence: a
 # controller's call every few tens of milliseconds is the common case.
 HEADLINE_GAP_MS = 20
@@ -92,7 +95,7 @@ def headline_rows(res, occasional):
     which runs ping2_perf for C) and after HEADLINE_GAP_MS of silence."""
     out = []
     busy_keys = {"c": ("c", "c_socket"), "python": ("shm", "socket")}
-    labels = {"c": "C (ping2_perf)", "python": "Python (shmchan)"}
+    labels = dict(CLIENTS)
     if res.headline:
         for key, (shm, sock) in busy_keys.items():
             s, o = res.headline[shm], res.headline[sock]
