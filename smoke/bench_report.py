@@ -190,19 +190,7 @@ class Results:
 
     def _loaded_rows(self):
         """The loaded host: a row per scenario, in the order run."""
-        hosts = []
-        for path in self._glob("loaded-*-host.json"):
-            try:
-                with open(path) as f:
-                    h = json.load(f)
-                if not (isinstance(h, dict) and all(isinstance(h.get(k), t) for k, t in (
-                        ("scenario", str), ("order", int), ("cpus", int), ("load_processes", int),
-                        ("runnable", list), ("others", list)))):
-                    raise ValueError("not a loaded-host description (scenario, order, cpus, "
-                                     "load_processes, runnable, others)")
-            except (OSError, ValueError) as e:
-                raise BadOutput(f"{path}: {e}")
-            hosts.append(h)
+        hosts = [self.load(os.path.basename(p), "host") for p in self._glob("loaded-*-host.json")]
         rows = []
         for h in sorted(hosts, key=lambda h: h["order"]):
             s = h["scenario"]

@@ -236,12 +236,15 @@ class LoadedTest(unittest.TestCase):
         self.assertEqual(bench_tables.loaded_lines([]), [])
 
     def test_bad_host_file(self):
-        with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, "loaded-x-host.json"), "w") as f:
-                json.dump({"scenario": "x"}, f)
-            with self.assertRaises(SystemExit) as e:
-                bench_report.Results(d)
-            self.assertEqual(e.exception.code, 1)
+        host = {"scenario": "x", "order": 0, "cpus": 2, "load_processes": 1, "runnable": [1],
+                "others": []}
+        for bad in ({"scenario": "x"}, dict(host, runnable=1)):
+            with tempfile.TemporaryDirectory() as d:
+                write_json(d, "loaded-x-host.json", bad)
+                with self.assertRaises(SystemExit) as e:
+                    bench_report.Results(d)
+                self.assertEqual(e.exception.code, 1)
+        self.assertIs(check(host, SCHEMAS["host"]), host)
 
 
 class CheckTest(unittest.TestCase):
