@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# The route table of make bench (smoke/bench_routes.sh): routes/s of
+# The route table of make bench (smoke/bench.sh): routes/s of
 # route_inject into examples/route_table at each depth over each transport,
 # beside the same insertions into an rte_fib of its own process, and the
 # list of every route on each transport; the goals, the report's table and
