@@ -170,6 +170,15 @@ progress() {
 	echo "bench: [$step/$n_steps $(elapsed)] $*" >&2
 }
 
+# ended RC: how a process that exited with status RC ended.
+ended() {
+	if [ "$1" -gt 128 ]; then
+		echo "killed by SIG$(kill -l $(($1 - 128)))"
+	else
+		echo "exit status $1"
+	fi
+}
+
 # daemon_check WHAT: fail, saying so, if the daemon died (during WHAT).
 daemon_check() {
 	local pid=$SHMT_PID rc=0
@@ -178,8 +187,7 @@ daemon_check() {
 	wait "$pid" || rc=$?
 	SHMT_PID=
 	shmt_clean_dpdk
-	[ "$rc" -le 128 ] || shmt_fail "the daemon (pid $pid) died during $1: killed by SIG$(kill -l $((rc - 128)))"
-	shmt_fail "the daemon (pid $pid) died during $1: exit status $rc"
+	shmt_fail "the daemon (pid $pid) died during $1: $(ended "$rc")"
 }
 
 # run_tool WHAT OUT CMD [ARGS...]: CMD's output into OUT, bounded by
@@ -200,13 +208,9 @@ run_tool() {
 	# the daemon's exit: give it a second to be seen gone.
 	[ -z "$SHMT_PID" ] || shmt_wait_gone "$SHMT_PID" 1 || true
 	daemon_check "$what"
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		how="hung: no result within $TOOL_BOUND_S s"
-	elif [ "$rc" -gt 128 ]; then
-		how="crashed: killed by SIG$(kill -l $((rc - 128)))"
-	else
-		how="failed: exit status $rc"
-	fi
+	how="failed: $(ended "$rc")"
+	[ "$rc" -le 128 ] || how="crashed: $(ended "$rc")"
+	[ "$rc" != 124 ] && [ "$rc" != 137 ] || how="hung: no result within $TOOL_BOUND_S s"
 	shmt_fail "$what $how; its last words: $(tail -n 5 "$out.err")"
 }
 
@@ -367,7 +371,7 @@ memzone_probe() {
 		return 0
 	fi
 	reason=$(tail -n 1 "$err")
-	[ "$rc" -le 128 ] || reason="$reason (killed by SIG$(kill -l $((rc - 128))))"
+	[ "$rc" -le 128 ] || reason="$reason ($(ended "$rc"))"
 	echo "bench: no memzone column: $reason" >&2
 	printf '%s\n' "$reason" >"$results/memzone-skipped.txt"
 	return 1
@@ -555,14 +559,19 @@ loaded_start() {
 	done
 }
 
+# stop_pid PID: stop a process this bench started, SIGKILL if SIGTERM does
+# not end it in time.
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || true
+	shmt_wait_gone "$1" "$SHMT_STOP_WAIT_S" || kill -KILL "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
 # loaded_stop: end the load, clients before their servers (later PIDs first).
 loaded_stop() {
-	local i pid
+	local i
 	for ((i = ${#loaded_pids[@]} - 1; i >= 0; i--)); do
-		pid=${loaded_pids[i]}
-		kill -TERM "$pid" 2>/dev/null || true
-		shmt_wait_gone "$pid" "$SHMT_STOP_WAIT_S" || kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
+		stop_pid "${loaded_pids[i]}"
 	done
 }
 
@@ -682,9 +691,7 @@ routes_start() {
 routes_stop() {
 	shmt_running "$routes_pid" ||
 		shmt_fail "route_table (pid $routes_pid) died: $(tail -n 3 "$results/routes-app.log")"
-	kill -TERM "$routes_pid" 2>/dev/null || true
-	shmt_wait_gone "$routes_pid" "$SHMT_STOP_WAIT_S" || kill -KILL "$routes_pid" 2>/dev/null || true
-	wait "$routes_pid" 2>/dev/null || true
+	stop_pid "$routes_pid"
 	routes_pid=
 }
 
