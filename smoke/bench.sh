@@ -7,7 +7,7 @@
 # (transport x daemon spinning or sleeping x requests in flight x clients x
 # payload), the idle cost, the pinned cells, 16 clients on the shared CPUs,
 # idle channels beside a busy client, the occasional calls and the headline,
-# the loaded host, the route table (bench_routes.sh), the busy channel's
+# the loaded host, the route table, the busy channel's
 # system calls under strace; then the report (bench_report.py) and the
 # plots (plot.gp). Each step prints "[n/N m:ss] what".
 #
@@ -16,16 +16,14 @@
 #                                                 (make bench-loaded)
 #
 # Noise never fails it: a goal round whose two outer measurements moved is
-# measured again while the run's retry budget lasts, then kept and reported
-# as moved. It exits non-zero only on a real error, and says which: a tool
-# that failed, crashed or hung, the daemon's death, output that is not what
-# the report reads.
+# kept, and the report says so and leaves it out of the goal's median. It
+# exits non-zero only on a real error, and says which: a tool that failed,
+# crashed or hung, the daemon's death, output that is not what the report
+# reads.
 #
 # Environment: BENCH_CELL_S (seconds per cell, 1), BENCH_IDLE_S (10),
 # BENCH_FAIR_CELL_S (the pinned and shared 16-client cells, 4),
-# BENCH_BESIDE_S (each ring-beside-channel round, 3), BENCH_RETRY_S (goal
-# retries in all, 40), BENCH_GOAL_TRIES (tries of one round, 3),
-# BENCH_QUICK=1 (64 B, 1 or 16 clients, one loaded scenario of each kind),
+# BENCH_BESIDE_S (each ring-beside-channel round, 3), BENCH_QUICK=1 (64 B, 1 or 16 clients, one loaded scenario of each kind),
 # BENCH_LOADED_SCENARIOS, BENCH_ROUTES=0, BENCH_ROUTES_N, BENCH_RESULTS (the
 # folder), BENCH_REF_BENCH, BENCH_PING2_PERF, BENCH_GAP_PY, BENCH_PY_BENCH
 # (the tools: the tests give stand-ins), BENCH_BUILD=0 (no ninja),
@@ -73,12 +71,10 @@ CELL_S=${BENCH_CELL_S:-1}
 FAIR_CELL_S=${BENCH_FAIR_CELL_S:-4}
 IDLE_S=${BENCH_IDLE_S:-10}
 BESIDE_S=${BENCH_BESIDE_S:-3}
-RETRY_S=${BENCH_RETRY_S:-40}
-RETRY_LEFT=$RETRY_S
 # Two measurements of a round further apart than this fraction of the lower
-# one mean that the vCPUs moved in between, or that other work took a CPU.
+# one mean that the vCPUs moved in between, or that other work took a CPU
+# (the report reads it from meta.txt).
 TOLERANCE=0.2
-GOAL_TRIES=${BENCH_GOAL_TRIES:-3}
 # Warmup calls per client: enough to fault in the rings and buffers and to
 # let the poller start spinning, cheap at 128 KiB over the socket.
 WARMUP=200
@@ -174,6 +170,15 @@ progress() {
 	echo "bench: [$step/$n_steps $(elapsed)] $*" >&2
 }
 
+# ended RC: how a process that exited with status RC ended.
+ended() {
+	if [ "$1" -gt 128 ]; then
+		echo "killed by SIG$(kill -l $(($1 - 128)))"
+	else
+		echo "exit status $1"
+	fi
+}
+
 # daemon_check WHAT: fail, saying so, if the daemon died (during WHAT).
 daemon_check() {
 	local pid=$SHMT_PID rc=0
@@ -182,8 +187,7 @@ daemon_check() {
 	wait "$pid" || rc=$?
 	SHMT_PID=
 	shmt_clean_dpdk
-	[ "$rc" -le 128 ] || shmt_fail "the daemon (pid $pid) died during $1: killed by SIG$(kill -l $((rc - 128)))"
-	shmt_fail "the daemon (pid $pid) died during $1: exit status $rc"
+	shmt_fail "the daemon (pid $pid) died during $1: $(ended "$rc")"
 }
 
 # run_tool WHAT OUT CMD [ARGS...]: CMD's output into OUT, bounded by
@@ -204,13 +208,9 @@ run_tool() {
 	# the daemon's exit: give it a second to be seen gone.
 	[ -z "$SHMT_PID" ] || shmt_wait_gone "$SHMT_PID" 1 || true
 	daemon_check "$what"
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		how="hung: no result within $TOOL_BOUND_S s"
-	elif [ "$rc" -gt 128 ]; then
-		how="crashed: killed by SIG$(kill -l $((rc - 128)))"
-	else
-		how="failed: exit status $rc"
-	fi
+	how="failed: $(ended "$rc")"
+	[ "$rc" -le 128 ] || how="crashed: $(ended "$rc")"
+	[ "$rc" != 124 ] && [ "$rc" != 137 ] || how="hung: no result within $TOOL_BOUND_S s"
 	shmt_fail "$what $how; its last words: $(tail -n 5 "$out.err")"
 }
 
@@ -259,12 +259,6 @@ daemon_start() {
 	echo "bench: daemon ${*:-with its default options} for $what, pid $SHMT_PID" >&2
 }
 
-# shellcheck source=smoke/bench_routes.sh
-. smoke/bench_routes.sh
-part_routes() {
-	routes_all
-}
-
 # ---- the references and the goal rounds ----
 
 # run_ref "NAME|REF_BENCH ARGS" [SUFFIX]: one ref_bench run into
@@ -304,60 +298,24 @@ goal_refs() {
 	done
 }
 
-# retried KIND NAME PREFIX: try_KIND PREFIX-tTRY NAME measures one try of a
-# round side by side, setting outer_a and outer_b, the measurements around
-# its cell. Further apart than TOLERANCE of the lower one, they moved (the
-# vCPUs moved in between, or other work took a CPU): the round is measured
-# again, up to GOAL_TRIES tries, while the retry budget (RETRY_LEFT seconds,
-# all retries together) lasts; else it is kept as it is, and the report
-# says it moved.
-retried() {
-	local kind=$1 name=$2 try=1 started moved a b
-	while :; do
-		started=$SECONDS
-		"try_$kind" "$3-t$try" "$name"
-		[ "$try" = 1 ] || RETRY_LEFT=$((RETRY_LEFT - (SECONDS - started)))
-		read -r moved a b < <(awk -v a="$outer_a" -v b="$outer_b" -v t="$TOLERANCE" 'BEGIN {
-			s = (a > b ? a - b : b - a) / (a < b ? a : b)
-			printf "%s %.0f %.0f\n", (s > t ? sprintf("%.1f", 100 * s) : "-"), a, b }')
-		[ "$moved" != - ] || break
-		if [ "$kind" = goal ]; then
-			echo "bench: goal $name: the references moved by $moved % ($a ns before the cell, $b" \
-				"ns after) in try $try of $GOAL_TRIES; $((RETRY_LEFT > 0 ? RETRY_LEFT : 0)) s of" \
-				"retries left" >&2
-		else
-			echo "bench: $name: one client's rate moved by $moved % ($a calls/s before, $b" \
-				"after) in try $try of $GOAL_TRIES" >&2
-		fi
-		[ "$try" -lt "$GOAL_TRIES" ] || break
-		if [ "$RETRY_LEFT" -le 0 ]; then
-			[ "$kind" = shared ] || name="goal $name"
-			echo "bench: $name: no retry budget left ($RETRY_S s in all): kept as moved" >&2
-			break
-		fi
-		try=$((try + 1))
-	done
-}
-
 # A goal's ratio means something only if its cell and its reference ran
 # with the vCPUs in the same place: a triple, the reference, the cell
-# (--no-stamps: timed as the reference is), the reference again. Each
+# (--no-stamps: timed as the reference is), the reference again; the report
+# judges each round by how far apart its two references are. Each
 # "NAME|REF_BENCH ARGS|PING2_PERF ARGS".
 goal_specs=("rtt|cacheline|-d 1 -z 64" "ring|-z 64 ring-pingpong|-d 1 -z 64"
 	"stream|-z 64 ring-stream|-d 32 -z 64" "echo|-z 64 --depth $ECHO_DEPTH ring-echo|-d 32 -z 64")
-try_goal() {
+goal_triple() {
 	local rest=${goal_spec#*|} refargs perfargs
 	refargs=${rest%%|*}
 	perfargs=${rest#*|}
 	# shellcheck disable=SC2086 # the args are lists of words
 	measure ref "ref_bench $refargs (goal $2)" "$1-ref1.json" "$ref" --json $refargs
-	outer_a=$output_value
 	# shellcheck disable=SC2086
 	measure cell "ping2_perf $perfargs (goal $2)" "$1-cell.json" "$perf" -s "$SHMT_SOCK" \
 		-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps $perfargs
 	# shellcheck disable=SC2086
 	measure ref "ref_bench $refargs (goal $2)" "$1-ref2.json" "$ref" --json $refargs
-	outer_b=$output_value
 }
 
 # goal_round N: one round of every hardware-bound goal, and the ring goal
@@ -368,7 +326,7 @@ goal_round() {
 	for goal_spec in "${goal_specs[@]}"; do
 		name=${goal_spec%%|*}-r$1
 		progress "goal $name"
-		retried goal "$name" "$results/goal-$name"
+		goal_triple "$results/goal-$name" "$name"
 	done
 	progress "goal beside-r$1"
 	measure beside "ping2_perf --beside-ring (goal beside-r$1)" "$results/goal-beside-r$1.json" \
@@ -413,7 +371,7 @@ memzone_probe() {
 		return 0
 	fi
 	reason=$(tail -n 1 "$err")
-	[ "$rc" -le 128 ] || reason="$reason (killed by SIG$(kill -l $((rc - 128))))"
+	[ "$rc" -le 128 ] || reason="$reason ($(ended "$rc"))"
 	echo "bench: no memzone column: $reason" >&2
 	printf '%s\n' "$reason" >"$results/memzone-skipped.txt"
 	return 1
@@ -459,18 +417,16 @@ pinned_cells() {
 
 # One client, 16 over the fairness window, one client again, wherever the
 # scheduler puts them: the goal compares the 16 with the two single clients
-# around them, so those must agree (retried as a goal triple is).
+# around them, so those must agree (judged as a goal triple is).
 shared_cell() {
 	measure cell "ping2_perf -c $2 ($4)" "$1" "$perf" -s "$SHMT_SOCK" -t shm -d 1 -z 64 \
 		-c "$2" -T "$3" -w "$WARMUP" -q --json --no-stamps
 }
-try_shared() {
+shared_triple() {
 	shared_cell "$1-one1.json" 1 "$CELL_S" "$2"
-	outer_a=$output_value
 	shared_cell "$1-many.json" 16 "$FAIR_CELL_S" "$2"
 	echo "bench:   16 clients: ${output_value%.*} calls/s" >&2
 	shared_cell "$1-one2.json" 1 "$CELL_S" "$2"
-	outer_b=$output_value
 	daemon_check "$2"
 }
 
@@ -486,7 +442,7 @@ part_shared() {
 		daemon_start "the shared-CPU rounds" -S "$SPINNING_US" "${args[@]}"
 		for r in $(seq "$rounds"); do
 			progress "16 clients on shared CPUs: shared-$nice_mode-r$r"
-			retried shared "shared-$nice_mode-r$r" "$results/shared-$nice_mode-r$r"
+			shared_triple "$results/shared-$nice_mode-r$r" "shared-$nice_mode-r$r"
 		done
 		nice="?"
 		for t in /proc/"$SHMT_PID"/task/*; do
@@ -603,14 +559,19 @@ loaded_start() {
 	done
 }
 
+# stop_pid PID: stop a process this bench started, SIGKILL if SIGTERM does
+# not end it in time.
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || true
+	shmt_wait_gone "$1" "$SHMT_STOP_WAIT_S" || kill -KILL "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
 # loaded_stop: end the load, clients before their servers (later PIDs first).
 loaded_stop() {
-	local i pid
+	local i
 	for ((i = ${#loaded_pids[@]} - 1; i >= 0; i--)); do
-		pid=${loaded_pids[i]}
-		kill -TERM "$pid" 2>/dev/null || true
-		shmt_wait_gone "$pid" "$SHMT_STOP_WAIT_S" || kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
+		stop_pid "${loaded_pids[i]}"
 	done
 }
 
@@ -670,6 +631,100 @@ part_loaded() {
 	stop_daemon
 }
 
+# ---- the route table ----
+
+# examples/route_table (routes in rte_fib, served with libgr_api_server) fed
+# ROUTES_N IPv4 routes by route_inject (the prefix lengths of the BGP table,
+# one request per route), at depth 1 (one call at a time, as FRR's plugin
+# for Grout and Grout's fib_inject do) and depth 32, over the channel and
+# over the socket; beside them route_inject --reference, the same
+# insertions into an rte_fib of its own process (no server: the physical
+# limit); then the list of every route, a stream of ROUTES_N responses, on
+# each transport. Each injection gets a fresh route_table. Writes
+#   routes-reference.json, routes-{shm,socket}-d{1,32}.json,
+#   routes-list-{shm,socket}.json      (route_inject --json)
+# which bench_routes.py reports. BENCH_ROUTES=0 skips it; BENCH_ROUTES_N
+# sets the count (default 1 000 000, BENCH_QUICK 100 000). Every process it
+# starts is stopped by PID.
+
+ROUTES_N=${BENCH_ROUTES_N:-1000000}
+[ "${BENCH_QUICK:-0}" = 0 ] || [ -n "${BENCH_ROUTES_N:-}" ] || ROUTES_N=100000
+ROUTES_DEPTHS=(1 32)
+ROUTES_TRANSPORTS=(shm socket)
+# route_table's IPv4 table: the routes and room to spare (its -r).
+ROUTES_TABLE=$((ROUTES_N + ROUTES_N / 4 + 1024))
+# Its IPv6 table, which the bench does not fill: small, as its memory is
+# reserved at start.
+ROUTES_TABLE6=1024
+# route_table's worker looks routes up in bursts with this pause between
+# them (its -p): a datapath with traffic to spare, which leaves the CPU it
+# shares with the control path on a small host; a worker that spins takes a
+# CPU of its own, which a 2-CPU host cannot give it.
+ROUTES_WORKER_PAUSE_US=${BENCH_ROUTES_WORKER_PAUSE_US:-1000}
+# route_table serves its socket within this bound.
+ROUTES_WAIT_S=30
+routes_app=$builddir/examples/route_table/route_table
+routes_inject=$builddir/examples/route_table/route_inject
+routes_pid=
+routes_sock=
+
+# The steps: the reference, each injection, the two lists.
+if [ "${BENCH_ROUTES:-1}" = 0 ]; then
+	routes_steps=0
+else
+	routes_steps=$((1 + ${#ROUTES_DEPTHS[@]} * ${#ROUTES_TRANSPORTS[@]} + ${#ROUTES_TRANSPORTS[@]}))
+fi
+
+# routes_start: a fresh route_table on its own socket and file prefix.
+routes_start() {
+	routes_sock=$SHMT_TMPDIR/route_table.sock
+	rm -f "$routes_sock"
+	shmt_spawn "$routes_app" -s "$routes_sock" -r "$ROUTES_TABLE" -R "$ROUTES_TABLE6" \
+		-p "$ROUTES_WORKER_PAUSE_US" -- \
+		--file-prefix "$SHMT_PREFIX-routes" >>"$results/routes-app.log" 2>&1
+	routes_pid=$SHMT_SPAWNED
+	echo "bench: route_table, pid $routes_pid" >&2
+	serving_wait "$routes_pid" "$routes_sock" "$results/routes-app.log" route_table "$ROUTES_WAIT_S"
+}
+
+# routes_stop: stop it by PID, and fail if it died meanwhile.
+routes_stop() {
+	shmt_running "$routes_pid" ||
+		shmt_fail "route_table (pid $routes_pid) died: $(tail -n 3 "$results/routes-app.log")"
+	stop_pid "$routes_pid"
+	routes_pid=
+}
+
+# routes_run NAME WHAT ARGS...: route_inject ARGS into routes-NAME.json.
+routes_run() {
+	local name=$1 what=$2
+	shift 2
+	progress "routes: $what"
+	run_tool "route_inject $*" "$results/routes-$name.json" "$routes_inject" -4 -n "$ROUTES_N" \
+		--json "$@"
+	check_output routes "$results/routes-$name.json" "route_inject $*"
+}
+
+part_routes() {
+	local t d
+	[ "$routes_steps" -gt 0 ] || return 0
+	routes_run reference "$ROUTES_N into an rte_fib of route_inject's own" --reference \
+		-r "$ROUTES_TABLE"
+	for t in "${ROUTES_TRANSPORTS[@]}"; do
+		for d in "${ROUTES_DEPTHS[@]}"; do
+			routes_start
+			routes_run "$t-d$d" "$ROUTES_N over $t, depth $d" -s "$routes_sock" -t "$t" -d "$d"
+			if [ "$t" = shm ] && [ "$d" = "${ROUTES_DEPTHS[-1]}" ]; then
+				routes_run list-shm "the list of $ROUTES_N over shm" -s "$routes_sock" \
+					-t shm --list
+				routes_run list-socket "the list of $ROUTES_N over the socket" \
+					-s "$routes_sock" -t socket --list
+			fi
+			routes_stop
+		done
+	done
+}
+
 # ---- the busy channel's system calls, under strace ----
 
 # Client: ping2_perf under strace -f -c. Daemon: strace -f -c attached to it
@@ -708,12 +763,11 @@ meta() {
 			"hypervisor=$(systemd-detect-virt 2>/dev/null || true)" \
 			"commit=$(git rev-parse --short HEAD 2>/dev/null || true)" \
 			"autogroup=$(cat /proc/self/autogroup 2>/dev/null || true)" \
-			"cell_seconds=$CELL_S" "idle_seconds=$IDLE_S" "retry_seconds=$RETRY_S" \
-			"goal_tries=$GOAL_TRIES" "tolerance=$TOLERANCE" "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)" \
-			>"$results/meta.txt"
+			"cell_seconds=$CELL_S" "idle_seconds=$IDLE_S" "tolerance=$TOLERANCE" \
+			"loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)" >"$results/meta.txt"
 	else
 		printf '%s\n' "end=$(date -Iseconds)" "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" \
-			"retry_seconds_left=$RETRY_LEFT" >>"$results/meta.txt"
+			>>"$results/meta.txt"
 	fi
 }
 

@@ -14,9 +14,9 @@ class BadOutput(Exception):
 
 
 # What a field must be: "+" a number above 0, "0" a number, 0 or above,
-# "?" such a number or null, "s" a word; a dict, an object with those
-# fields; a one-item list, a non-empty list of such items; a tuple, one of
-# these values; None, anything.
+# "?" such a number or null, "s" a word, "[]" a list of anything; a dict,
+# an object with those fields; a one-item list, a non-empty list of such
+# items; a tuple, one of these values; None, anything.
 _LATENCY = {"p50": "0", "p99": "0", "p999": "0", "max": "0"}
 _GAP_SIDE = {"count": "+", "p50": "+", "p99": "+", "max": "+"}
 _SIDE_NS = {"p50": "+", "min": "+", "max": "+"}
@@ -40,6 +40,10 @@ SCHEMAS = {
     "routes": {"tool": ("route_inject",), "mode": ("add", "list"), "count": "+",
                "installed": "0", "depth": "+", "transport": ("shm", "socket", "reference"),
                "seconds": "+", "routes_per_s": "+"},
+    # bench.sh's description of a loaded-host scenario: the runnable tasks
+    # seen, the other servers' requests during each cell.
+    "host": {"scenario": "s", "order": "0", "cpus": "+", "load_processes": "0", "runnable": "[]",
+             "others": "[]"},
     "gap": {"mode": ("gap",), "seconds": "+", "gaps": [{
         "gap_ms": "+", "rounds": "+", "shm": _GAP_SIDE, "socket": _GAP_SIDE, "p50_ratio": "+"}]},
 }
@@ -56,6 +60,8 @@ def _valid(v, want):
         return v in want
     if want == "s":
         return isinstance(v, str) and v != ""
+    if want == "[]":
+        return isinstance(v, list)
     if want == "?" and v is None:
         return True
     return _number(v) and (v > 0 if want == "+" else v >= 0)

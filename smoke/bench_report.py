@@ -21,10 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_routes  # noqa: E402
 import bench_tables  # noqa: E402
 from bench_data import BadOutput, fmt_gap, fmt_ns, fmt_rate, load, median, ratio, spread  # noqa: E402,E501
-from bench_tables import idle_channel_rows, rtt_ns  # noqa: E402
+from bench_tables import CLIENTS, idle_channel_rows, rtt_ns  # noqa: E402
 
-# The clients of the occasional calls, and the file of each (bench.sh).
-GAP_CLIENTS = (("c", "C (ping2_perf)"), ("python", "Python (shmchan)"))
 # Occasional calls: shm p50 / socket p50 at the worst gap, and its stretch.
 OCCASIONAL_GOAL, OCCASIONAL_STRETCH = 1.0, 0.8
 # The loaded host's scenarios: what runs beside the daemon and its client.
@@ -59,22 +57,6 @@ def fail(msg):
 # ---- the results folder ----
 
 
-def pick_try(tries, max_tries, tolerance):
-    """The try a round is judged by: its first steady one (its outer
-    measurements within tolerance), else the one whose outer measurements
-    agree best; with every try's spread, and why bench.sh stopped measuring
-    it again. None for a round not run."""
-    if not tries:
-        return None
-    steady = [t for t in tries if t["spread"] <= tolerance]
-    chosen = dict(steady[0] if steady else min(tries, key=lambda t: t["spread"]))
-    stopped = "steady" if steady else "max-tries" if len(tries) >= max_tries else "budget"
-    chosen.update({"tries": len(tries), "stable": bool(steady), "stopped": stopped,
-                   "spreads": [t["spread"] for t in tries]})
-    return chosen
-
-
-
 class Results:
     def __init__(self, folder, strace_short=None, strace_long=None):
         if not os.path.isdir(folder):
@@ -94,7 +76,7 @@ class Results:
                 fail(f"bad output: {path}: not an idle channels cell's name (idlech-rR-nN.json)")
             self.idle_channel_cells[(int(m[1]), int(m[2]))] = self.load(path, "cell")
         self.idle = self.load("idle.json", "idle")
-        self.gaps = {key: self.load(f"gap-{key}.json", "gap") for key, _ in GAP_CLIENTS}
+        self.gaps = {key: self.load(f"gap-{key}.json", "gap") for key, _ in CLIENTS}
         self.headline = self.load("headline.json", "headline")
         self.memzone_skipped = self._text("memzone-skipped.txt")
         self.nices = dict(line.split() for line in (self._text("poller-nice.txt") or "").splitlines()
@@ -173,28 +155,25 @@ class Results:
         return self.cells.get((transport, mode, depth, clients, size))
 
     def _rounds(self, prefix, parts, kinds, max_rounds):
-        # Each round's tries, PREFIX-rR-tT-PART.json, and the try it is
-        # judged by (pick_try).
+        # Each round, PREFIX-rR-PART.json: a triple, its cell between two
+        # measurements of its base (references, or one client's rate). Its
+        # base moved when those are further apart than the run's tolerance.
         out = []
         for r in range(1, max_rounds + 1):
-            tries = []
-            for t in range(1, 100):
-                files = [self.load(f"{prefix}-r{r}-t{t}-{p}.json", k) for p, k in zip(parts, kinds)]
-                if None in files:
-                    break
-                if kinds[0] == "ref":
-                    a, b = files[0]["ns_per_op"], files[2]["ns_per_op"]
-                    base_ns = (a + b) / 2
-                else:
-                    # A lone client's time per call; the base, its mean rate's.
-                    a, b = (1e9 / files[i]["calls_per_s"] for i in (0, 2))
-                    base_ns = 2e9 / (files[0]["calls_per_s"] + files[2]["calls_per_s"])
-                tries.append({"cell": files[1], "ref1_ns": a, "ref2_ns": b, "ref_ns": base_ns,
-                              "spread": spread(a, b)})
-            chosen = pick_try(tries, int(self.meta["goal_tries"]), float(self.meta["tolerance"]))
-            if chosen:
-                name = prefix[len("goal-"):] if prefix.startswith("goal-") else prefix
-                out.append(dict(chosen, name=f"{name}-r{r}"))
+            files = [self.load(f"{prefix}-r{r}-{p}.json", k) for p, k in zip(parts, kinds)]
+            if None in files:
+                continue
+            if kinds[0] == "ref":
+                a, b = files[0]["ns_per_op"], files[2]["ns_per_op"]
+                base_ns = (a + b) / 2
+            else:
+                # A lone client's time per call; the base, its mean rate's.
+                a, b = (1e9 / files[i]["calls_per_s"] for i in (0, 2))
+                base_ns = 2e9 / (files[0]["calls_per_s"] + files[2]["calls_per_s"])
+            name = prefix[len("goal-"):] if prefix.startswith("goal-") else prefix
+            out.append({"name": f"{name}-r{r}", "cell": files[1], "ref1_ns": a, "ref2_ns": b,
+                        "ref_ns": base_ns, "spread": spread(a, b),
+                        "stable": spread(a, b) <= float(self.meta["tolerance"])})
         return out
 
     def goal_rounds(self, name):
@@ -211,19 +190,7 @@ class Results:
 
     def _loaded_rows(self):
         """The loaded host: a row per scenario, in the order run."""
-        hosts = []
-        for path in self._glob("loaded-*-host.json"):
-            try:
-                with open(path) as f:
-                    h = json.load(f)
-                if not (isinstance(h, dict) and all(isinstance(h.get(k), t) for k, t in (
-                        ("scenario", str), ("order", int), ("cpus", int), ("load_processes", int),
-                        ("runnable", list), ("others", list)))):
-                    raise ValueError("not a loaded-host description (scenario, order, cpus, "
-                                     "load_processes, runnable, others)")
-            except (OSError, ValueError) as e:
-                raise BadOutput(f"{path}: {e}")
-            hosts.append(h)
+        hosts = [self.load(os.path.basename(p), "host") for p in self._glob("loaded-*-host.json")]
         rows = []
         for h in sorted(hosts, key=lambda h: h["order"]):
             s = h["scenario"]
@@ -282,14 +249,12 @@ class Goals:
                                    if left_out else "") + f", {each}: ")
 
     def noise(self):
-        return [{"round": r["name"], "tries": r["tries"], "steady": r["stable"],
-                 "stopped": r["stopped"], "spread": r["spread"], "spreads": r["spreads"],
+        return [{"round": r["name"], "steady": r["stable"], "spread": r["spread"],
                  "ref1_ns": r["ref1_ns"], "ref2_ns": r["ref2_ns"]} for r in self.rounds]
 
 
 def round_text(value, what, r, moved="references moved"):
-    note = (f"; **{moved}** by {100 * r['spread']:.0f} % in the best of {r['tries']} tries"
-            if not r["stable"] else f"; steady in try {r['tries']}" if r["tries"] > 1 else "")
+    note = "" if r["stable"] else f"; **{moved}** by {100 * r['spread']:.0f} %"
     return f"{value:.2f} ({what}{note})"
 
 
@@ -452,7 +417,7 @@ def sixteen_client_goals(res, g):
 def occasional_rows(gaps):
     """One row per client and gap of the occasional calls."""
     out = []
-    for key, label in GAP_CLIENTS:
+    for key, label in CLIENTS:
         for g in (gaps.get(key) or {}).get("gaps", []):
             value = g["shm"]["p50"] / g["socket"]["p50"]
             verdict = ("stretch" if value <= OCCASIONAL_STRETCH else
@@ -465,7 +430,7 @@ def occasional_rows(gaps):
 
 def occasional_goals(g, rows):
     # Per client, the worst gap decides, against the goal and the stretch.
-    for key, label in GAP_CLIENTS:
+    for key, label in CLIENTS:
         mine = [r for r in rows if r["client"] == key]
         if not mine:
             continue

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# The arithmetic of make bench's report: which try of a round is judged and
-# why its retries stopped, a goal's verdict against its target, the median
+# The arithmetic of make bench's report: which rounds held still, a goal's
+# verdict against its target, the median
 # of the steady rounds, the ring goal pair by pair, the occasional calls'
 # goal, its stretch and table, the loaded host's rows, goals and table, and
 # what a tool's JSON must hold.
@@ -16,40 +16,41 @@ from types import SimpleNamespace
 import bench_report
 import bench_tables
 from bench_data import BadOutput, SCHEMAS, check
-from bench_report import Goals, pick_try
+from bench_report import Goals
 
 
 def a_round(name, calls_per_s=1.0, stable=True, ref_ns=100.0):
-    """A round as Results reads it: its chosen try's cell and references."""
+    """A round as Results reads it: its cell and references."""
     return {"name": name, "cell": {"calls_per_s": calls_per_s}, "ref_ns": ref_ns,
-            "ref1_ns": 100.0, "ref2_ns": 100.0, "stable": stable, "tries": 1, "spread": 0.0,
-            "spreads": [0.0], "stopped": "steady"}
+            "ref1_ns": 100.0, "ref2_ns": 100.0, "stable": stable, "spread": 0.0}
 
 
-class PickTryTest(unittest.TestCase):
-    def tries(self, spreads):
-        return [{"spread": s, "try": i} for i, s in enumerate(spreads, 1)]
+def write_json(d, name, value):
+    with open(os.path.join(d, name), "w") as f:
+        json.dump(value, f)
 
-    def test_the_first_steady_try_is_taken(self):
-        r = pick_try(self.tries([0.5, 0.1, 0.05]), 3, 0.2)
-        self.assertEqual((r["try"], r["tries"], r["stable"], r["stopped"]), (2, 3, True, "steady"))
-        self.assertEqual(r["spreads"], [0.5, 0.1, 0.05])
 
-    def test_with_none_steady_the_closest_is_taken_out_of_tries(self):
-        r = pick_try(self.tries([0.5, 0.3, 0.9]), 3, 0.2)
-        self.assertEqual((r["try"], r["stable"], r["spread"], r["stopped"]),
-                         (2, False, 0.3, "max-tries"))
+class RoundsTest(unittest.TestCase):
+    def ref(self, ns):
+        return {"test": "cacheline", "unit": "round_trip", "ns_per_op": ns, "ops_per_s": 1e9 / ns,
+                "cpus": None, "size": None, "depth": None, "gap_us": None,
+                "leader_cpu_ns_per_op": ns, "follower_cpu_ns_per_op": None}
 
-    def test_moved_with_tries_left_means_the_budget_ran_out(self):
-        self.assertEqual(pick_try(self.tries([0.5]), 3, 0.2)["stopped"], "budget")
-
-    def test_a_spread_of_the_tolerance_is_steady(self):
-        self.assertTrue(pick_try(self.tries([0.2]), 3, 0.2)["stable"])
-        self.assertFalse(pick_try(self.tries([0.2001]), 1, 0.2)["stable"])
-        self.assertTrue(pick_try(self.tries([0.25]), 3, 0.3)["stable"])
-
-    def test_no_round(self):
-        self.assertIsNone(pick_try([], 3, 0.2))
+    def test_a_round_moved_when_its_references_are_further_apart_than_the_tolerance(self):
+        # Of a run whose tolerance is 20 %: round 1 within 20 % (steady),
+        # round 2 just beyond, round 3 30 % apart.
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "meta.txt"), "w") as f:
+                f.write("tolerance=0.2\n")
+            for r, (a, b) in ((1, (100, 120)), (2, (100, 120.01)), (3, (100, 130))):
+                write_json(d, f"goal-rtt-r{r}-ref1.json", self.ref(a))
+                write_json(d, f"goal-rtt-r{r}-cell.json", loaded_cell(1e7))
+                write_json(d, f"goal-rtt-r{r}-ref2.json", self.ref(b))
+            rounds = bench_report.Results(d).goal_rounds("rtt")
+        self.assertEqual([(r["name"], r["stable"], r["ref_ns"]) for r in rounds],
+                         [("rtt-r1", True, 110.0), ("rtt-r2", False, 110.005),
+                          ("rtt-r3", False, 115.0)])
+        self.assertAlmostEqual(rounds[2]["spread"], 0.3)
 
 
 class GoalTest(unittest.TestCase):
@@ -155,26 +156,27 @@ class OccasionalTest(unittest.TestCase):
         self.assertEqual(bench_tables.occasional_lines(res, []), [])
 
 
+def loaded_cell(rate):
+    """A ping2_perf cell at this rate, its latencies to match."""
+    return {"mode": "calls", "calls_per_s": rate, "seconds": 1.0,
+            "latency_ns": {"p50": 1e9 / rate, "p99": 2e9 / rate, "p999": 3e9 / rate,
+                           "max": 4e9 / rate},
+            "client_cpu_ns_per_call": 1.0, "daemon_cpu_ns_per_call": 1.0,
+            "client_syscalls_per_call": None, "daemon_syscalls_per_call": None,
+            "client_vcsw_per_call": 0.0, "daemon_vcsw_per_call": 0.0,
+            "fastest_over_slowest": 1.0}
+
+
 def loaded_folder(d, scenario, order, shm, socket, gaps, others=None, processes=0):
     """A loaded-host scenario as bench.sh writes it: two rounds of each
     transport (rates), the occasional calls ({gap_ms: (shm p50, socket
     p50)}), the other servers' requests per second during each cell."""
-    def cell(rate):
-        return {"mode": "calls", "calls_per_s": rate, "seconds": 1.0,
-                "latency_ns": {"p50": 1e9 / rate, "p99": 2e9 / rate, "p999": 3e9 / rate,
-                               "max": 4e9 / rate},
-                "client_cpu_ns_per_call": 1.0, "daemon_cpu_ns_per_call": 1.0,
-                "client_syscalls_per_call": None, "daemon_syscalls_per_call": None,
-                "client_vcsw_per_call": 0.0, "daemon_vcsw_per_call": 0.0,
-                "fastest_over_slowest": 1.0}
-
     def write(name, value):
-        with open(os.path.join(d, name), "w") as f:
-            json.dump(value, f)
+        write_json(d, name, value)
 
     for t, rates in (("shm", shm), ("socket", socket)):
         for i, rate in enumerate(rates, 1):
-            write(f"loaded-{scenario}-{t}-r{i}.json", cell(rate))
+            write(f"loaded-{scenario}-{t}-r{i}.json", loaded_cell(rate))
     write(f"loaded-{scenario}-gap.json", {"mode": "gap", "seconds": 1.0, "gaps": [
         {"gap_ms": ms, "rounds": 8, "p50_ratio": a / b,
          "shm": {"count": 8, "p50": a, "p99": a, "max": a},
@@ -234,12 +236,15 @@ class LoadedTest(unittest.TestCase):
         self.assertEqual(bench_tables.loaded_lines([]), [])
 
     def test_bad_host_file(self):
-        with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, "loaded-x-host.json"), "w") as f:
-                json.dump({"scenario": "x"}, f)
-            with self.assertRaises(SystemExit) as e:
-                bench_report.Results(d)
-            self.assertEqual(e.exception.code, 1)
+        host = {"scenario": "x", "order": 0, "cpus": 2, "load_processes": 1, "runnable": [1],
+                "others": []}
+        for bad in ({"scenario": "x"}, dict(host, runnable=1)):
+            with tempfile.TemporaryDirectory() as d:
+                write_json(d, "loaded-x-host.json", bad)
+                with self.assertRaises(SystemExit) as e:
+                    bench_report.Results(d)
+                self.assertEqual(e.exception.code, 1)
+        self.assertIs(check(host, SCHEMAS["host"]), host)
 
 
 class CheckTest(unittest.TestCase):

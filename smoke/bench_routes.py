@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# The route table of make bench (smoke/bench_routes.sh): routes/s of
+# The route table of make bench (smoke/bench.sh): routes/s of
 # route_inject into examples/route_table at each depth over each transport,
 # beside the same insertions into an rte_fib of its own process, and the
 # list of every route on each transport; the goals, the report's table and
@@ -23,6 +23,9 @@ DEPTH32_REF_MIN = 0.5
 DEPTH32_REF_STRETCH = 0.8
 # The list of every route: routes/s over shm / over the socket.
 LIST_MIN = 10
+# The runs side by side in the table and the plot: (label, shm run, socket run).
+PAIRS = (("depth 1", "shm-d1", "socket-d1"), ("depth 32", "shm-d32", "socket-d32"),
+         ("the list", "list-shm", "list-socket"))
 
 
 def _load(folder, name):
@@ -34,10 +37,8 @@ def rows(folder):
     """{"reference", "shm-d1", ..., "list-shm", "list-socket"}: each run's
     JSON, those that ran; {} when the route table was not run. A run that
     installed (or listed) fewer routes than it was asked is bad output."""
-    names = ["reference", "list-shm", "list-socket"] + [
-        f"{t}-d{d}" for t in ("shm", "socket") for d in (1, 32)]
     out = {}
-    for name in names:
+    for name in ["reference"] + [run for _, shm, sock in PAIRS for run in (shm, sock)]:
         r = _load(folder, name)
         if r is None:
             continue
@@ -87,9 +88,7 @@ def table_lines(rs):
              "list is one stream request of every route.", "",
              "| run | shm routes/s | socket routes/s | shm / socket | shm / reference |",
              "|---|---|---|---|---|"]
-    for label, shm, sock in (("depth 1", "shm-d1", "socket-d1"),
-                             ("depth 32", "shm-d32", "socket-d32"),
-                             ("the list", "list-shm", "list-socket")):
+    for label, shm, sock in PAIRS:
         a, b = _rate(rs, shm), _rate(rs, sock)
         ratio = f"{a / b:.1f}x" if a and b else "-"
         vs_ref = f"{a / ref:.2f}" if a and ref and not shm.startswith("list") else "-"
@@ -107,7 +106,5 @@ def write_plot_data(folder, rs):
     with open(os.path.join(folder, "routes.dat"), "w") as f:
         f.write("# run shm_routes_per_s socket_routes_per_s reference_routes_per_s\n")
         ref = _rate(rs, "reference") or "NaN"
-        for label, shm, sock in (("depth 1", "shm-d1", "socket-d1"),
-                                 ("depth 32", "shm-d32", "socket-d32"),
-                                 ("list", "list-shm", "list-socket")):
+        for label, shm, sock in PAIRS:
             f.write(f'"{label}" {_rate(rs, shm) or "NaN"} {_rate(rs, sock) or "NaN"} {ref}\n')

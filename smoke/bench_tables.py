@@ -12,6 +12,9 @@ from bench_data import fmt_gap, fmt_ns, fmt_num, fmt_rate, median, ratio
 
 TRANSPORTS = ("socket", "memfd", "memzone")
 MODES = ("spinning", "sleeping")
+# The clients of the headline and the occasional calls, and the file of each
+# of their gap runs (gap-KEY.json, bench.sh).
+CLIENTS = (("c", "C (ping2_perf)"), ("python", "Python (shmchan)"))
 # The headline quotes the occasional call after this much silence: a
 # controller's call every few tens of milliseconds is the common case.
 HEADLINE_GAP_MS = 20
@@ -92,7 +95,7 @@ def headline_rows(res, occasional):
     which runs ping2_perf for C) and after HEADLINE_GAP_MS of silence."""
     out = []
     busy_keys = {"c": ("c", "c_socket"), "python": ("shm", "socket")}
-    labels = {"c": "C (ping2_perf)", "python": "Python (shmchan)"}
+    labels = dict(CLIENTS)
     if res.headline:
         for key, (shm, sock) in busy_keys.items():
             s, o = res.headline[shm], res.headline[sock]
@@ -165,18 +168,14 @@ def noise_lines(res, noise):
         return lines + ["No goal rounds in this run.", ""]
     moved = [n for n in noise if not n["steady"]]
     lines += [f"Each goal round is a triple (reference, cell, reference); its references farther "
-              f"apart than {100 * float(res.meta['tolerance']):.0f} % mean that the vCPUs moved or other work took "
-              "the CPUs, and the triple is measured again while the run's retry budget "
-              f"({res.meta.get('retry_seconds', '?')} s) lasts. {len(noise) - len(moved)} of "
-              f"{len(noise)} rounds steady, {len(moved)} with moved references.", ""]
-    why = {"budget": "retry budget spent", "max-tries": "out of tries"}
+              f"apart than {100 * float(res.meta['tolerance']):.0f} % mean that the vCPUs moved "
+              "or other work took the CPUs, and a goal leaves such a round out of its median. "
+              f"{len(noise) - len(moved)} of {len(noise)} rounds steady, {len(moved)} with moved "
+              "references.", ""]
     return lines + table(
-        ("round", "tries", "references (before / after, chosen try)", "spread of each try",
-         "result"),
-        [(n["round"], n["tries"], f"{n['ref1_ns']:.0f} / {n['ref2_ns']:.0f} ns",
-          ", ".join(f"{100 * s:.0f} %" for s in n["spreads"]),
-          "steady" if n["steady"] else f"**references moved** ({why[n['stopped']]})")
-         for n in noise])
+        ("round", "references (before / after)", "spread", "result"),
+        [(n["round"], f"{n['ref1_ns']:.0f} / {n['ref2_ns']:.0f} ns", f"{100 * n['spread']:.0f} %",
+          "steady" if n["steady"] else "**references moved**") for n in noise])
 
 
 def references_lines(res):

@@ -39,12 +39,35 @@ REF_NS_PER_OP_MAX=100000000
 REF_KILL_RUN_S=20
 REF_KILL_NOTICE_S=3
 
-# check JSON PYTHON_CONDITION MESSAGE: fail unless the condition holds for r,
-# the parsed JSON.
+# check JSON PYTHON_CONDITION MESSAGE: the condition must hold for r, the
+# parsed JSON. Kept for check_all, which judges every check in one python3:
+# one interpreter per check would take most of the test's time.
+shmt_tmpdir
+checks=$SHMT_TMPDIR/checks
+: >"$checks"
 check() {
-	python3 -c 'import json, sys
-r = json.loads(sys.argv[1])
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || shmt_fail "$3: $1"
+	printf '%s\0%s\0%s\0' "$1" "$2" "$3" >>"$checks"
+}
+
+# check_all: fail, naming each check that does not hold, and its JSON.
+check_all() {
+	python3 - "$checks" <<'PY' || shmt_fail "the checks above failed"
+import json, sys
+fields = open(sys.argv[1]).read().split("\0")[:-1]
+failed = 0
+for i in range(0, len(fields), 3):
+    text, condition, message = fields[i:i + 3]
+    try:
+        ok = eval(condition, {"r": json.loads(text)})
+    except Exception as e:
+        ok = False
+        message += f" ({type(e).__name__}: {e})"
+    if not ok:
+        print(f"{message}: {text}", file=sys.stderr)
+        failed += 1
+print(f"{len(fields) // 3 - failed} of {len(fields) // 3} checks hold", file=sys.stderr)
+sys.exit(1 if failed else 0)
+PY
 }
 
 for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix unix-epoll clock \
@@ -56,7 +79,6 @@ done
 # A follower killed during a run fails its leader at once (a SIGCHLD it did
 # not ask for), not after the run: a spinning or blocked leader would
 # otherwise wait for its answer for ever. A blocking test and a spinning one.
-shmt_tmpdir
 for t in cacheline eventfd; do
 	shmt_spawn "$ref" -T "$REF_KILL_RUN_S" "$t" 2>"$SHMT_TMPDIR/ref-kill.err"
 	leader=$SHMT_SPAWNED
@@ -256,3 +278,4 @@ if "$perf" -s "$SHMT_SOCK" -n 10 -q --json --cdf --no-stamps 2>/dev/null; then
 	shmt_fail "ping2_perf accepted --cdf without stamps"
 fi
 stop_daemon
+check_all

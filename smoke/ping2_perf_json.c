@@ -31,6 +31,14 @@ static void print_json_per_call(const char *name, int64_t value, double calls) {
 		printf(", \"%s\": null", name);
 }
 
+// Print ", \"name\": value", or null when value is -1 (not measurable).
+static void print_json_count(const char *name, int64_t value) {
+	if (value >= 0)
+		printf(", \"%s\": %" PRId64, name, value);
+	else
+		printf(", \"%s\": null", name);
+}
+
 // The fields every mode starts with: what was measured, and how.
 static void print_json_head(
 	const struct options *o,
@@ -164,22 +172,13 @@ void print_json_idle(const struct options *o, const struct summary *sum) {
 		       (double)sum->daemon.cpu_ns / idle_ns);
 	else
 		printf(", \"daemon_cpu_ns\": null, \"daemon_cpu_core_fraction\": null");
-	if (sum->daemon.vcsw >= 0)
-		printf(", \"daemon_vcsw\": %" PRId64, sum->daemon.vcsw);
-	else
-		printf(", \"daemon_vcsw\": null");
-	if (sum->daemon.syscalls >= 0)
-		printf(", \"daemon_syscalls\": %" PRId64, sum->daemon.syscalls);
-	else
-		printf(", \"daemon_syscalls\": null");
+	print_json_count("daemon_vcsw", sum->daemon.vcsw);
+	print_json_count("daemon_syscalls", sum->daemon.syscalls);
 	printf(", \"first_request_ns\": %" PRIu64, sum->first_ns);
 	// Each round sleeps IDLE_GAP_MS (one voluntary context switch and a
 	// system call or two); the rest is the client sleeping for its answer.
 	printf(", \"client0_vcsw\": %" PRIu64, sum->client0_vcsw);
-	if (sum->client0_syscalls >= 0)
-		printf(", \"client0_syscalls\": %" PRId64, sum->client0_syscalls);
-	else
-		printf(", \"client0_syscalls\": null");
+	print_json_count("client0_syscalls", sum->client0_syscalls);
 	printf(", \"after_idle_ns\": {\"rounds\": %u, \"gap_ms\": %d, \"p50\": %" PRIu64
 	       ", \"p99\": %" PRIu64 ", \"max\": %" PRIu64 "}}\n",
 	       o->idle_rounds,
@@ -202,10 +201,7 @@ static void print_json_gap_samples(const char *name, const struct gap_samples *g
 
 void print_json_gaps(const struct options *o, const struct gap_run *run) {
 	print_json_head(o, "gap", "shm+socket", run->reason, run->backing);
-	if (o->spin_us >= 0)
-		printf(", \"spin_us\": %d", o->spin_us);
-	else
-		printf(", \"spin_us\": null");
+	print_json_count("spin_us", o->spin_us);
 	printf(", \"warmup\": %" PRIu64 ", \"seconds\": %.3f, \"gaps\": [", o->warmup, run->seconds
 	);
 	for (unsigned i = 0; i < o->n_gaps; i++) {
