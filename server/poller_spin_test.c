@@ -198,18 +198,25 @@ no_join(struct poller_spin *s,
 	return t;
 }
 
+// A fresh poller rings a client asleep in its loop on a busy host until
+// it asks to join it; the time it asks.
+static uint64_t join_asked(struct poller_spin *s) {
+	poller_spin_init(s, BUDGET, BURST);
+	uint64_t t = no_join(s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
+	assert_int_equal(poller_spin_work(s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	return t;
+}
+
 static void test_join_sleeping_client(void **state) {
 	struct poller_spin s;
 	(void)state;
 
 	// Rings of a client asleep in its loop on a busy host, each answered
-	// more than a budget later (its wake-up waited for its CPU): the
-	// first sets the row going, four slow wake-ups after it ask for a
-	// join.
-	poller_spin_init(&s, BUDGET, BURST);
-	uint64_t t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
-	assert_int_equal(s.slow_wakes, 3);
-	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	// more than a quarter of a budget later (its wake-up waited for its
+	// CPU): the first sets the row going, four slow wake-ups after it ask
+	// for a join.
+	uint64_t t = join_asked(&s);
+	assert_int_equal(s.slow_wakes, 4);
 	poller_spin_joined(&s, t + 10, 10, true);
 	assert_int_equal(s.joins, 1);
 	// Asked again from its CPU: no window, we sleep and it goes on.
@@ -254,9 +261,7 @@ static void test_join_rate_and_back_off(void **state) {
 	struct poller_spin s;
 	(void)state;
 
-	poller_spin_init(&s, BUDGET, BURST);
-	uint64_t t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
-	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	uint64_t t = join_asked(&s);
 	// A join that cannot be made (not in our affinity) costs a hundred
 	// times as long before the next try, however slow the wake-ups.
 	poller_spin_joined(&s, t, move, false);
@@ -318,9 +323,7 @@ static void test_join_left_when_cpu_free(void **state) {
 
 	// Joined, moved off, a slow wake-up, joined again: the back-off now
 	// outlasts the rate limit of moves.
-	poller_spin_init(&s, BUDGET, BURST);
-	uint64_t t = no_join(&s, T0, SLOW_WAKE, 4, &loop_elsewhere) + SLOW_WAKE;
-	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
+	uint64_t t = join_asked(&s);
 	poller_spin_joined(&s, t, move, true);
 	t = s.next_move;
 	poller_spin_work(&s, t - RTT, &loop_here_busy);
