@@ -23,10 +23,13 @@ if [ "$sanitize" != none ] && [ -n "$sanitize" ]; then
 	echo "sanitizers: $sanitize; ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
 fi
 
-# As many tests at once as there are CPUs (MESON_TESTTHREADS overrides):
-# each test has its own socket, DPDK file prefix and folders, and those
-# that measure or pin CPUs run alone (is_parallel: false in meson.build).
-jobs=${MESON_TESTTHREADS:-$(nproc)}
+# Twice as many tests at once as there are CPUs (MESON_TESTTHREADS
+# overrides): most of them spend their time waiting (for a daemon's start,
+# a timeout, a stall bound, a child), so that one a CPU leaves half of the
+# CPUs idle. Each test has its own socket, DPDK file prefix and folders,
+# none bounds the time of what other tests slow, and those that measure or
+# pin CPUs, or keep them busy, run alone (is_parallel: false in meson.build).
+jobs=${MESON_TESTTHREADS:-$((2 * $(nproc)))}
 meson test -C "$builddir" --print-errorlogs --num-processes "$jobs"
 rc=$?
 log="$builddir/meson-logs/testlog.json"

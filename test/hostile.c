@@ -40,9 +40,10 @@
 //                        for it (the daemon's slow-client limit, about 2 s)
 //   doorbell_flood       tries to fill its response doorbell (a write must fail:
 //                        only the daemon writes there), then
-//                        writes its request doorbell in a tight loop for
-//                        HOSTILE_FLOOD_MS (it prints "flooding" first, and the
-//                        rate at the end); must still be served after it
+//                        writes its request doorbell in a tight loop until
+//                        the file STOP_FILE (its third argument) exists, or
+//                        for HOSTILE_FLOOD_MAX_MS (it prints "flooding" first,
+//                        and the rate at the end); must still be served after it
 //   ring_empty_20us      writes its request doorbell every 20 us (300 us) for
 //   ring_empty_300us     HOSTILE_RING_EMPTY_MS, sending no request; prints "ringing"
 //                        first, then "ringer cpu_s S rings N", its own CPU time
@@ -112,10 +113,12 @@
 #define HOSTILE_SLOW_BOUND_MS 8000
 // The same for a socket client: SOCK_OUTPUT_STALL_SEC (5 s, server/sock.h).
 #define HOSTILE_SOCK_STALL_BOUND_MS 12000
-// Length of the doorbell flood: two latency probes of 1 s run during it,
-// each a process that starts, connects and attaches, slowly in a sanitized
-// build on a loaded host (4 s was not always enough).
-#define HOSTILE_FLOOD_MS 8000
+// The doorbell flood lasts until its caller, which runs two latency probes
+// of 1 s during it, creates the stop file; at most this long, below the
+// watchdog (TEST_WATCHDOG_S), for a caller that never does.
+#define HOSTILE_FLOOD_MAX_MS 15000
+// Doorbell writes between two looks for the stop file.
+#define HOSTILE_FLOOD_BURST 1024
 // Length of each empty-ringing case: 4 s at 300 us is 13,000 empty wake-ups,
 // whose poller CPU a spin after each (the default 100 us budget: 1.3 s) puts
 // far above the bound test/shm_empty_wakes.sh allows (about 0.6 s); longer
@@ -146,6 +149,7 @@ struct hostile {
 	uint32_t resp_pos; // consumer index of the response ring
 	uint32_t next_id;
 	uint8_t *msg; // one message, SHMCHAN_MSG_MAX bytes
+	const char *flood_stop_path; // doorbell_flood: ends once this file exists
 };
 
 static size_t ring_bytes(const struct hostile *h) {
@@ -760,6 +764,11 @@ static enum outcome case_never_reads(struct hostile *h) {
 	return OUTCOME_DETACHED;
 }
 
+// Whether the doorbell flood's caller asked it to end (its stop file exists).
+static bool flood_stopped(const struct hostile *h) {
+	return h->flood_stop_path != NULL && access(h->flood_stop_path, F_OK) == 0;
+}
+
 static enum outcome case_doorbell_flood(struct hostile *h) {
 	uint64_t max = HOSTILE_EVENTFD_MAX, one = 1, writes = 0, refused = 0;
 
@@ -771,9 +780,9 @@ static enum outcome case_doorbell_flood(struct hostile *h) {
 
 	printf("flooding\n");
 	fflush(stdout);
-	uint64_t start = monotonic_ns(), end = start + HOSTILE_FLOOD_MS * 1000000ull, now;
+	uint64_t start = monotonic_ns(), end = start + HOSTILE_FLOOD_MAX_MS * 1000000ull, now;
 	do {
-		for (unsigned i = 0; i < 1024; i++) {
+		for (unsigned i = 0; i < HOSTILE_FLOOD_BURST; i++) {
 			if (write(h->req_doorbell, &one, sizeof(one)) == sizeof(one))
 				writes++;
 			else if (errno == EAGAIN)
@@ -782,7 +791,7 @@ static enum outcome case_doorbell_flood(struct hostile *h) {
 				CHECK(false, "doorbell: %s", strerror(errno));
 		}
 		now = monotonic_ns();
-	} while (now < end);
+	} while (now < end && !flood_stopped(h));
 	printf("doorbell flood: %" PRIu64 " writes (%" PRIu64 " refused) in %.1f s, %.0f/s\n",
 	       writes,
 	       refused,
@@ -977,11 +986,15 @@ static const struct {
 int main(int argc, char **argv) {
 	struct hostile h = {0};
 
-	CHECK(argc == 3, "usage: %s SOCK CASE", argv[0]);
+	CHECK(argc == 3 || (argc == 4 && strcmp(argv[2], "doorbell_flood") == 0),
+	      "usage: %s SOCK CASE, or %s SOCK doorbell_flood STOP_FILE",
+	      argv[0],
+	      argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
 	if (strcmp(argv[2], "stats") == 0)
 		return print_stats(argv[1]);
 	h.sock_path = argv[1];
+	h.flood_stop_path = argc == 4 ? argv[3] : NULL;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (strcmp(argv[2], cases[i].name) != 0)
 			continue;

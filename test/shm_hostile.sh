@@ -43,7 +43,7 @@ probe_bin=$4
 HOSTILE_TIMEOUT_S=40
 READY_WAIT_S=5
 LOG_WAIT_S=3
-# Length of each latency probe (the flood lasts 8 s: HOSTILE_FLOOD_MS).
+# Length of each latency probe (the flood lasts until both are done).
 PROBE_MS=1000
 # Growth of the daemon's VmRSS allowed over all the cases.
 RSS_SLACK_KB=$((8 * 1024))
@@ -109,7 +109,9 @@ for case in $cases; do
 	out=$SHMT_TMPDIR/hostile-$case.out
 	rc=0
 	if [ "$case" = doorbell_flood ]; then
-		shmt_spawn_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" >"$out" 2>&1
+		flood_stop=$SHMT_TMPDIR/flood.stop
+		shmt_spawn_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" "$flood_stop" \
+			>"$out" 2>&1
 		flood_pid=$SHMT_SPAWNED
 		polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
 		until grep -qs '^flooding$' "$out"; do
@@ -125,7 +127,8 @@ for case in $cases; do
 		done
 		cpu_during=$(cpu_share "$ticks" "$ms")
 		grep -q '^doorbell flood: ' "$out" &&
-			shmt_fail "$case: the flood ended before the probes did: lengthen HOSTILE_FLOOD_MS"
+			shmt_fail "$case: the flood ended before the probes did: lengthen HOSTILE_FLOOD_MAX_MS"
+		: >"$flood_stop"
 		wait "$flood_pid" || rc=$?
 	else
 		shmt_run_bounded "$HOSTILE_TIMEOUT_S" "$hostile_bin" "$SHMT_SOCK" "$case" >"$out" 2>&1 ||

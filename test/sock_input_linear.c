@@ -13,9 +13,11 @@
 // not a rate, is what must hold, so a loaded machine slows both alike.
 //
 // usage: sock_input_linear SOCK ratio
-//        sock_input_linear SOCK flood MS   misaligned pipelining for MS ms,
-//                                          then print its rate (an attacker
-//                                          for test/sock_input_linear.sh)
+//        sock_input_linear SOCK flood MS STOP_FILE
+//            misaligned pipelining until the file STOP_FILE exists, for at
+//            most MS ms, then print its rate (an attacker for
+//            test/sock_input_linear.sh, which ends it once it has measured
+//            other clients beside it)
 //
 // Each round prints "flooding" once its pipelining begins.
 
@@ -78,14 +80,21 @@ static void *sender(void *arg) {
 	return NULL;
 }
 
-// Pipeline requests of payload_len bytes for ms milliseconds on a new
-// connection, and return the responses per second.
-static double pipeline_rate(const char *sock_path, uint32_t payload_len, unsigned ms) {
+// Whether the file stop_path (NULL: none) exists.
+static bool stop_file_exists(const char *stop_path) {
+	return stop_path != NULL && access(stop_path, F_OK) == 0;
+}
+
+// Pipeline requests of payload_len bytes on a new connection for ms
+// milliseconds, or until the file stop_path exists, and return the
+// responses per second.
+static double
+pipeline_rate(const char *sock_path, uint32_t payload_len, unsigned ms, const char *stop_path) {
 	static uint8_t big[GR_API_MAX_MSG_LEN];
 	static uint8_t in[RECV_CHUNK];
 	struct round r = {.payload_len = payload_len};
 	struct gr_api_response resp;
-	uint64_t bytes = 0, start, stop;
+	uint64_t bytes = 0, start, stop, now = 0;
 	pthread_t thread;
 	ssize_t n;
 
@@ -108,21 +117,22 @@ static double pipeline_rate(const char *sock_path, uint32_t payload_len, unsigne
 		CHECK(n > 0, "recv: %s", n < 0 ? strerror(errno) : "EOF");
 		if (!atomic_load(&r.stop)) {
 			bytes += (uint64_t)n;
-			if (monotonic_ns() >= stop)
+			now = monotonic_ns();
+			if (now >= stop || stop_file_exists(stop_path))
 				atomic_store(&r.stop, true);
 		}
 	}
 	pthread_join(thread, NULL);
 	close(r.fd);
-	return (double)(bytes / sizeof(resp)) / ((double)ms / 1e3);
+	return (double)(bytes / sizeof(resp)) / ((double)(now - start) / 1e9);
 }
 
 static int run_ratio(const char *sock_path) {
 	double best_aligned = 0, best_misaligned = 0;
 
 	for (unsigned i = 0; i < ROUNDS; i++) {
-		double a = pipeline_rate(sock_path, ALIGNED_PAYLOAD, ROUND_MS);
-		double m = pipeline_rate(sock_path, MISALIGNED_PAYLOAD, ROUND_MS);
+		double a = pipeline_rate(sock_path, ALIGNED_PAYLOAD, ROUND_MS, NULL);
+		double m = pipeline_rate(sock_path, MISALIGNED_PAYLOAD, ROUND_MS, NULL);
 		printf("round %u: %.0f requests/s with %d-byte payloads, %.0f with %d-byte ones\n",
 		       i,
 		       a,
@@ -143,18 +153,18 @@ static int run_ratio(const char *sock_path) {
 }
 
 int main(int argc, char **argv) {
-	CHECK(argc >= 3, "usage: %s SOCK ratio | SOCK flood MS", argv[0]);
+	CHECK(argc >= 3, "usage: %s SOCK ratio | SOCK flood MS STOP_FILE", argv[0]);
 	watchdog_start(TEST_WATCHDOG_S);
 	if (strcmp(argv[2], "ratio") == 0 && argc == 3)
 		return run_ratio(argv[1]);
-	CHECK(strcmp(argv[2], "flood") == 0 && argc == 4,
-	      "usage: %s SOCK ratio | SOCK flood MS",
+	CHECK(strcmp(argv[2], "flood") == 0 && argc == 5,
+	      "usage: %s SOCK ratio | SOCK flood MS STOP_FILE",
 	      argv[0]);
 	char *end;
 	unsigned long ms = strtoul(argv[3], &end, 10);
 	CHECK(*end == '\0' && ms > 0, "MS '%s' is not a positive number", argv[3]);
 	printf("flood: %.0f requests/s with %d-byte payloads\n",
-	       pipeline_rate(argv[1], MISALIGNED_PAYLOAD, (unsigned)ms),
+	       pipeline_rate(argv[1], MISALIGNED_PAYLOAD, (unsigned)ms, argv[4]),
 	       MISALIGNED_PAYLOAD);
 	return EXIT_SUCCESS;
 }

@@ -22,9 +22,10 @@ linear_bin=$2
 probe_bin=$3
 
 ATTACKERS=8
-# Each probe's length; the attackers outlast both probes.
+# Each probe's length. The attackers flood until both probes are done, for
+# at most FLOOD_MAX_MS (below the programs' watchdog, TEST_WATCHDOG_S).
 PROBE_MS=1000
-FLOOD_MS=$((4 * PROBE_MS))
+FLOOD_MAX_MS=15000
 # Bounds of a run of either program, and of the attackers' start.
 RUN_TIMEOUT_S=20
 READY_WAIT_S=5
@@ -45,9 +46,10 @@ for t in socket shm; do
 done
 
 attackers=()
+flood_stop=$SHMT_TMPDIR/flood.stop
 for i in $(seq "$ATTACKERS"); do
-	shmt_spawn_bounded "$RUN_TIMEOUT_S" "$linear_bin" "$SHMT_SOCK" flood "$FLOOD_MS" \
-		>"$SHMT_TMPDIR/attacker-$i.out" 2>&1
+	shmt_spawn_bounded "$RUN_TIMEOUT_S" "$linear_bin" "$SHMT_SOCK" flood "$FLOOD_MAX_MS" \
+		"$flood_stop" >"$SHMT_TMPDIR/attacker-$i.out" 2>&1
 	attackers+=("$SHMT_SPAWNED")
 done
 polls=$((READY_WAIT_S * SHMT_POLLS_PER_S))
@@ -61,6 +63,11 @@ done
 for t in socket shm; do
 	during[$t]=$(probe "$t" "beside $ATTACKERS misaligned pipelining clients")
 done
+for i in $(seq "$ATTACKERS"); do
+	! grep -qs '^flood: ' "$SHMT_TMPDIR/attacker-$i.out" ||
+		shmt_fail "attacker $i ended before the probes did: raise FLOOD_MAX_MS"
+done
+: >"$flood_stop"
 for i in $(seq "$ATTACKERS"); do
 	rc=0
 	wait "${attackers[$((i - 1))]}" || rc=$?
