@@ -101,7 +101,8 @@ for bad in "--gap 1" "--beside-ring 1" "--spin 0 -n 10"; do
 	if err=$("$perf" -s "$SHMT_SOCK" --event-loop $bad -q 2>&1); then
 		shmt_fail "ping2_perf accepted --event-loop $bad"
 	fi
-	[[ $err == *--event-loop* ]] || shmt_fail "ping2_perf --event-loop $bad: no word of --event-loop: $err"
+	[[ $err == *--event-loop* ]] ||
+		shmt_fail "ping2_perf --event-loop $bad: no word of --event-loop: $err"
 done
 
 stop_daemon
