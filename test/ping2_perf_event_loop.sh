@@ -6,7 +6,8 @@
 # (gr_api_client_try_recv_into(), gr_api_client_poll_prepare(), epoll_wait()
 # on gr_api_client_fd(), gr_api_client_poll_done()): on each transport, at
 # depth 1 and DEPTH, every echo checked by ping2_perf itself, it completes
-# and its JSON says event_loop and holds the fields of a run of calls,
+# and its JSON says event_loop and holds the fields of a run of calls (and
+# of --idle),
 # against a daemon whose poller never spins (-S 0: every request goes
 # through both doorbells). With the daemon stopped now and then, strace
 # sees the client wait in epoll_wait() with --event-loop, and never
@@ -62,6 +63,12 @@ PY
 		shmt_log "--event-loop -t $t -d $d: $CALLS calls, JSON checked"
 	done
 done
+
+# --idle times its requests after silences the same way.
+out=$("$perf" -s "$SHMT_SOCK" -t shm --event-loop --idle 0.2 --idle-rounds 2 -w 10 -q --json) ||
+	shmt_fail "ping2_perf --event-loop --idle failed"
+[[ $out == *'"mode": "idle"'*'"event_loop": true'*'"after_idle_ns": {"rounds": 2'* ]] ||
+	shmt_fail "ping2_perf --event-loop --idle: $out"
 
 # The blocking calls say so too.
 out=$("$perf" -s "$SHMT_SOCK" -t shm -n 100 -w 10 -q --json) || shmt_fail "ping2_perf -t shm failed"
