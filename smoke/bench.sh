@@ -508,7 +508,9 @@ part_occasional() {
 # loops; a compiler run over and over, as a build does; other channel
 # servers (a shmchand of its own each, without hugepages, with a client
 # calling back to back). In each: calls back to back on the channel and on
-# the socket, alternated, then the occasional calls; loaded-SCEN-host.json
+# the socket, with a blocking client and with an event-loop client
+# (ping2_perf --event-loop), alternated, then the occasional calls;
+# loaded-SCEN-host.json
 # says what ran, the runnable tasks seen and the other servers' requests.
 
 # loaded_processes SCEN: how many loops or other servers SCEN runs.
@@ -587,22 +589,28 @@ loaded_requests() {
 	echo "$total"
 }
 
-# loaded_cell SCEN TRANSPORT ROUND: one cell, the runnable tasks before it
+# The loaded host's cells in each odd round, in the reverse order in each
+# even one: TRANSPORT, or TRANSPORT-evloop for the event-loop client.
+LOADED_CELLS=(shm socket shm-evloop socket-evloop)
+
+# loaded_cell SCEN CELL ROUND: one cell, the runnable tasks before it
 # (procs_running, less the reader), the other servers' requests during it.
 loaded_cell() {
-	local r0 t0
+	local r0 t0 transport=${2%-evloop} evloop=() what=$2 is_evloop=false
+	[ "$transport" = "$2" ] || evloop=(--event-loop) what="$transport event loop" is_evloop=true
 	seen+=($(($(awk '$1 == "procs_running" { print $2 }' /proc/stat) - 1)))
 	r0=$(loaded_requests)
 	t0=$EPOCHREALTIME
-	measure cell "ping2_perf $2 ($1)" "$results/loaded-$1-$2-r$3.json" "$perf" -s "$SHMT_SOCK" \
-		-t "$2" -T "$CELL_S" -w "$WARMUP" -q --json --no-syscall-count
-	others+=("{\"transport\": \"$2\", \"round\": $3, \"requests\": $(($(loaded_requests) - r0)), \"seconds\": $(
+	measure cell "ping2_perf $what ($1)" "$results/loaded-$1-$2-r$3.json" "$perf" \
+		-s "$SHMT_SOCK" -t "$transport" "${evloop[@]}" -T "$CELL_S" -w "$WARMUP" -q --json \
+		--no-syscall-count
+	others+=("{\"transport\": \"$transport\", \"event_loop\": $is_evloop, \"round\": $3, \"requests\": $(($(loaded_requests) - r0)), \"seconds\": $(
 		awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')}")
 }
 
 # loaded_host: every scenario, in turn, on a daemon with its default options.
 part_loaded() {
-	local i scen r order load_start seen others
+	local i scen r cell order load_start seen others
 	daemon_start "the loaded host"
 	for i in "${!LOADED_SCENARIOS[@]}"; do
 		scen=${LOADED_SCENARIOS[i]} seen=() others=()
@@ -611,11 +619,12 @@ part_loaded() {
 		loaded_start "$scen"
 		sleep "$LOADED_SETTLE_S"
 		for r in $(seq "$LOADED_ROUNDS"); do
-			# Alternated, so that a load that grows or fades hits both.
-			order=(shm socket)
-			[ $((r % 2)) = 1 ] || order=(socket shm)
-			loaded_cell "$scen" "${order[0]}" "$r"
-			loaded_cell "$scen" "${order[1]}" "$r"
+			# Alternated, so that a load that grows or fades hits all.
+			order=("${LOADED_CELLS[@]}")
+			[ $((r % 2)) = 1 ] || mapfile -t order < <(printf '%s\n' "${LOADED_CELLS[@]}" | tac)
+			for cell in "${order[@]}"; do
+				loaded_cell "$scen" "$cell" "$r"
+			done
 		done
 		seen+=($(($(awk '$1 == "procs_running" { print $2 }' /proc/stat) - 1)))
 		measure gap "ping2_perf --gap ($scen)" "$results/loaded-$scen-gap.json" "$perf" \

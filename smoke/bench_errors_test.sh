@@ -5,8 +5,9 @@
 # make bench fails on real errors only, and says which: smoke/bench.sh
 # (BENCH_QUICK, the part of the run where the fault lies) with stand-ins for ref_bench and ping2_perf
 # (fake_tools.sh), each run with one fault: a tool
-# that crashes, a tool whose output is not what the report reads, the
-# daemon killed under a cell. Each must end the bench with a non-zero status
+# that crashes, a tool whose output is not what the report reads (a matrix
+# cell, the headline, the loaded host's event-loop cells), the daemon killed
+# under a cell. Each must end the bench with a non-zero status
 # and a line naming the tool, the cell and what happened, and leave no
 # daemon behind. bench_report.py on a results folder with a corrupt file
 # must fail naming the file.
@@ -93,6 +94,12 @@ expect_failure "during ping2_perf memfd spinning d32 c1 z64: killed by SIGKILL" 
 	spinning FAKE_PERF_KILL_DAEMON="-t shm -d 32 -c 1"
 # python/bench.py's output without a transport: the report says which file.
 expect_failure "headline.json: no 'c_socket'" occasional FAKE_PERF_BAD="--rounds 1"
+# The loaded host's event-loop cells fail as its other cells do, named.
+expect_failure "bench: FAIL: ping2_perf socket event loop (quiet) crashed: killed by SIGSEGV" \
+	loaded BENCH_LOADED_SCENARIOS=quiet FAKE_PERF_CRASH="-t socket --event-loop"
+cell=$SHMT_TMPDIR/case-8/results/loaded-quiet-shm-evloop-r1.json
+expect_failure "ping2_perf shm event loop (quiet): bad output: $cell: no 'calls_per_s' number" \
+	loaded BENCH_LOADED_SCENARIOS=quiet FAKE_PERF_BAD="-t shm --event-loop"
 check_cases
 grep -qF "bench: FAIL: the daemon (pid" "$SHMT_TMPDIR/case-5/err" ||
 	shmt_fail "the daemon's death was not reported as such: $(tail -n 5 "$SHMT_TMPDIR/case-5/err")"

@@ -120,6 +120,10 @@ if set(rows) != {"busy-1", "cc-1x", "servers-1"}:
     sys.exit(f"loaded scenarios {sorted(rows)}")
 if any(r["busy_ratio"] != 1.0 for r in rows.values()):
     sys.exit(f"busy ratios {[r['busy_ratio'] for r in rows.values()]}")
+# The event-loop client's cells, beside the blocking ones.
+if any((r["evloop_shm"], r["evloop_socket"], r["evloop_ratio"]) != (1e6, 1e6, 1.0)
+       for r in rows.values()):
+    sys.exit(f"event-loop rates {[(r['evloop_shm'], r['evloop_ratio']) for r in rows.values()]}")
 if not isinstance(rows["servers-1"]["others_per_server"], (int, float)):
     sys.exit("the other server's client was not counted")
 PY
@@ -150,6 +154,8 @@ report=$loaded/report.md
 grep -q '^### Route table$' "$report" || shmt_fail "report.md: no route table section"
 grep -q '^### Loaded host$' "$report" || shmt_fail "report.md: no loaded host section"
 grep -qF '| 1 busy loop |' "$report" || shmt_fail "report.md: no busy loop row"
+grep -qF '| 1.00 M / 1.00 M | 1.0x |' "$report" ||
+	shmt_fail "report.md: no event-loop rates: $(grep -F '| 1 busy loop |' "$report")"
 report=$results/report.md
 grep -qF '| stream-r1 | 48 / 32 ns | 50 % | **references moved** |' "$report" ||
 	shmt_fail "report.md: no moved stream-r1 row: $(grep -n stream-r1 "$report")"

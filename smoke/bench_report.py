@@ -44,6 +44,8 @@ LOADED_GOALS = (
      3, None, 1.0, 0.8),
     ("loaded host, beside other channel servers", ("servers-1", "servers-2"), 1.5, 3, 1.0, None),
 )
+# The loaded host's cells in each scenario: bench.sh's LOADED_CELLS.
+LOADED_CELLS = ("shm", "socket", "shm-evloop", "socket-evloop")
 # Beside other servers, the slowest busy client's calls/s over the fastest's
 # (ours, and the others' mean): none starves.
 LOADED_SHARE_MIN = 0.25
@@ -188,24 +190,43 @@ class Results:
         return [r for r in (self.load(f"goal-beside-r{i}.json", "beside") for i in (1, 2, 3))
                 if r]
 
+    def _loaded_cells(self, scenario, cell):
+        """A loaded-host cell's rounds (CELL: TRANSPORT, or TRANSPORT-evloop
+        for the event-loop client, whose JSON must say so)."""
+        evloop = cell.endswith("-evloop")
+        cells = []
+        for i in range(1, 10):
+            name = f"loaded-{scenario}-{cell}-r{i}.json"
+            c = self.load(name, "cell")
+            if c is None:
+                continue
+            if bool(c.get("event_loop")) != evloop:
+                raise BadOutput(f"{os.path.join(self.dir, name)}: 'event_loop' is not "
+                                f"{'true' if evloop else 'false'}")
+            cells.append(c)
+        return cells
+
     def _loaded_rows(self):
-        """The loaded host: a row per scenario, in the order run."""
+        """The loaded host: a row per scenario, in the order run; the
+        event-loop client's rates None where it did not run."""
         hosts = [self.load(os.path.basename(p), "host") for p in self._glob("loaded-*-host.json")]
         rows = []
         for h in sorted(hosts, key=lambda h: h["order"]):
             s = h["scenario"]
-            cells = {t: [c for c in (self.load(f"loaded-{s}-{t}-r{i}.json", "cell")
-                                     for i in range(1, 10)) if c] for t in ("shm", "socket")}
+            cells = {t: self._loaded_cells(s, t) for t in LOADED_CELLS}
             if not cells["shm"] or not cells["socket"]:
                 continue
-            rate = {t: median([c["calls_per_s"] for c in cells[t]]) for t in cells}
+            rate = {t: median([c["calls_per_s"] for c in cells[t]]) if cells[t] else None
+                    for t in cells}
+            evloop = {"evloop_shm": rate["shm-evloop"], "evloop_socket": rate["socket-evloop"],
+                      "evloop_ratio": ratio(rate["shm-evloop"], rate["socket-evloop"])}
             p50 = {t: median([(c["latency_ns"] or {}).get("p50") or 0 for c in cells[t]])
-                   for t in cells}
+                   for t in ("shm", "socket")}
             gap = self.load(f"loaded-{s}-gap.json", "gap")
             others = share = None
             if s.startswith("servers-") and h["load_processes"]:
                 during = [o["requests"] / o["seconds"] for o in h["others"]
-                          if o.get("transport") == "shm"]
+                          if o.get("transport") == "shm" and not o.get("event_loop")]
                 if during:
                     others = median(during) / h["load_processes"]
                     share = min(rate["shm"], others) / max(rate["shm"], others)
@@ -213,7 +234,7 @@ class Results:
                          "runnable": median(h["runnable"]) if h["runnable"] else None,
                          "shm": rate["shm"], "socket": rate["socket"],
                          "busy_ratio": rate["shm"] / rate["socket"], "shm_p50": p50["shm"],
-                         "socket_p50": p50["socket"],
+                         "socket_p50": p50["socket"], **evloop,
                          "gaps": {g["gap_ms"]: g for g in gap["gaps"]} if gap else {},
                          "others_per_server": others, "share": share})
         return rows

@@ -7,6 +7,8 @@
 # goal, its stretch and table, the loaded host's rows, goals and table, and
 # what a tool's JSON must hold.
 
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -156,9 +158,9 @@ class OccasionalTest(unittest.TestCase):
         self.assertEqual(bench_tables.occasional_lines(res, []), [])
 
 
-def loaded_cell(rate):
+def loaded_cell(rate, event_loop=False):
     """A ping2_perf cell at this rate, its latencies to match."""
-    return {"mode": "calls", "calls_per_s": rate, "seconds": 1.0,
+    return {"mode": "calls", "calls_per_s": rate, "seconds": 1.0, "event_loop": event_loop,
             "latency_ns": {"p50": 1e9 / rate, "p99": 2e9 / rate, "p999": 3e9 / rate,
                            "max": 4e9 / rate},
             "client_cpu_ns_per_call": 1.0, "daemon_cpu_ns_per_call": 1.0,
@@ -167,16 +169,22 @@ def loaded_cell(rate):
             "fastest_over_slowest": 1.0}
 
 
-def loaded_folder(d, scenario, order, shm, socket, gaps, others=None, processes=0):
+def loaded_folder(d, scenario, order, shm, socket, gaps, others=None, processes=0,
+                  evloop=None):
     """A loaded-host scenario as bench.sh writes it: two rounds of each
-    transport (rates), the occasional calls ({gap_ms: (shm p50, socket
-    p50)}), the other servers' requests per second during each cell."""
+    transport (rates), of each with the event-loop client (evloop: (shm
+    rates, socket rates), none when None), the occasional calls ({gap_ms:
+    (shm p50, socket p50)}), the other servers' requests per second during
+    each cell (the event-loop cells': none)."""
     def write(name, value):
         write_json(d, name, value)
 
-    for t, rates in (("shm", shm), ("socket", socket)):
+    cells = [("shm", shm, False), ("socket", socket, False)]
+    if evloop is not None:
+        cells += [("shm-evloop", evloop[0], True), ("socket-evloop", evloop[1], True)]
+    for t, rates, is_evloop in cells:
         for i, rate in enumerate(rates, 1):
-            write(f"loaded-{scenario}-{t}-r{i}.json", loaded_cell(rate))
+            write(f"loaded-{scenario}-{t}-r{i}.json", loaded_cell(rate, is_evloop))
     write(f"loaded-{scenario}-gap.json", {"mode": "gap", "seconds": 1.0, "gaps": [
         {"gap_ms": ms, "rounds": 8, "p50_ratio": a / b,
          "shm": {"count": 8, "p50": a, "p99": a, "max": a},
@@ -184,15 +192,17 @@ def loaded_folder(d, scenario, order, shm, socket, gaps, others=None, processes=
     write(f"loaded-{scenario}-host.json", {
         "scenario": scenario, "order": order, "cpus": 2, "load_processes": processes,
         "loadavg_start": "1 1 1", "loadavg_end": "2 2 2", "runnable": [1, 3, 2],
-        "others": [{"transport": t, "round": 1, "requests": int(others or 0), "seconds": 1.0}
-                   for t in ("shm", "socket")]})
+        "others": [{"transport": t, "event_loop": False, "round": 1,
+                    "requests": int(others or 0), "seconds": 1.0} for t in ("shm", "socket")]
+        + [{"transport": "shm", "event_loop": True, "round": 1, "requests": 0, "seconds": 1.0}]})
 
 
 class LoadedTest(unittest.TestCase):
     def test_rows_goals_and_table(self):
         with tempfile.TemporaryDirectory() as d:
             loaded_folder(d, "busy-1x", 1, [3e5, 5e5], [4e4, 6e4], {20: (50e3, 100e3),
-                                                                    300: (90e3, 100e3)})
+                                                                    300: (90e3, 100e3)},
+                          evloop=([2e5, 4e5], [2e4, 4e4]))
             loaded_folder(d, "quiet", 0, [1e6, 1e6], [4e4, 4e4], {20: (40e3, 100e3)})
             loaded_folder(d, "servers-2", 2, [2e5, 2e5], [1e5, 1e5], {20: (120e3, 100e3)},
                           others=2e6, processes=2)
@@ -203,6 +213,11 @@ class LoadedTest(unittest.TestCase):
         self.assertEqual((busy["shm"], busy["socket"], busy["busy_ratio"], busy["runnable"]),
                          (4e5, 5e4, 8.0, 2))
         self.assertIsNone(busy["share"])
+        # The event-loop client's medians and their ratio; none where it
+        # did not run.
+        self.assertEqual((busy["evloop_shm"], busy["evloop_socket"], busy["evloop_ratio"]),
+                         (3e5, 3e4, 10.0))
+        self.assertEqual((rows[0]["evloop_shm"], rows[0]["evloop_ratio"]), (None, None))
         # Each other server's client, against ours: 1 M each, 200 k ours.
         self.assertEqual((rows[2]["others_per_server"], rows[2]["share"]), (1e6, 0.2))
         g = Goals()
@@ -230,10 +245,27 @@ class LoadedTest(unittest.TestCase):
             (1.2, 1.0, False))
         lines = bench_tables.loaded_lines(rows)
         # p50s: the median of the rounds' (1e9 / rate each).
-        self.assertIn("| a busy loop per CPU | 2 / 2 | 400.0 k | 50.0 k | 8.0x | 2667 ns / "
+        self.assertIn("| a busy loop per CPU | 2 / 2 | 400.0 k | 50.0 k | 8.0x | "
+                      "300.0 k / 30.0 k | 10.0x | 2667 ns / "
                       "20.8 us | 0.50 (50.0 us / 100.0 us) | 0.90 (90.0 us / 100.0 us) | - |",
                       lines)
+        self.assertIn("| nothing | 2 / 2 | 1.00 M | 40.0 k | 25.0x | - / - | - | 1000 ns / "
+                      "25.0 us | 0.40 (40.0 us / 100.0 us) | - | - |", lines)
         self.assertEqual(bench_tables.loaded_lines([]), [])
+
+    def test_event_loop_cell_must_say_so(self):
+        # A cell of the event-loop client that ran blocking (or the other
+        # way round) is a bad output, named.
+        for cell, event_loop in (("shm-evloop", False), ("socket", True)):
+            with tempfile.TemporaryDirectory() as d:
+                loaded_folder(d, "quiet", 0, [1e6], [4e4], {}, evloop=([1e6], [4e4]))
+                write_json(d, f"loaded-quiet-{cell}-r1.json", loaded_cell(1e6, event_loop))
+                err = io.StringIO()
+                with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(err):
+                    bench_report.Results(d)
+                self.assertEqual(e.exception.code, 1)
+                self.assertIn(f"loaded-quiet-{cell}-r1.json: 'event_loop' is not "
+                              f"{'false' if event_loop else 'true'}", err.getvalue())
 
     def test_bad_host_file(self):
         host = {"scenario": "x", "order": 0, "cpus": 2, "load_processes": 1, "runnable": [1],

@@ -291,15 +291,20 @@ def loaded_lines(rows):
             "One client of a daemon with its default options, while the benchmark runs its own "
             "load beside them. Busy: GR_PING2 calls back to back, the median of the rounds (shm "
             "and socket alternated). Occasional: shm p50 / socket p50 after each gap of silence "
-            "(the two alternated call by call). Runnable: the tasks ready to run besides the "
+            "(the two alternated call by call). Event loop: the same calls back to back from "
+            "a client that waits in its own epoll loop (ping2_perf --event-loop), alternated "
+            "with the blocking ones. Runnable: the tasks ready to run besides the "
             "reader, the median of the samples taken before each cell (the CPUs are busy when "
             "it is above their number). Others: the calls/s of each other server's client "
             "while ours called on the channel.", ""] + table(
         ("beside", "runnable / CPUs", "shm calls/s", "socket calls/s", "shm / socket",
+         "event loop shm / socket calls/s", "event loop shm / socket",
          "shm p50 / socket p50 busy", *(f"after {fmt_gap(ms)}" for ms in gap_ms),
          "others, each"),
         [(r["what"], f"{fmt_num(r['runnable'], 0)} / {r['cpus']}", fmt_rate(r["shm"]),
           fmt_rate(r["socket"]), f"{r['busy_ratio']:.1f}x",
+          f"{fmt_rate(r.get('evloop_shm'))} / {fmt_rate(r.get('evloop_socket'))}",
+          "-" if r.get("evloop_ratio") is None else f"{r['evloop_ratio']:.1f}x",
           f"{fmt_ns(r['shm_p50'])} / {fmt_ns(r['socket_p50'])}",
           *(occ(r, ms) for ms in gap_ms), fmt_rate(r["others_per_server"])) for r in rows])
 
@@ -417,9 +422,9 @@ def write_plot_data(res):
             for mode in MODES for t in TRANSPORTS])
     if res.loaded:
         gap_ms = sorted({ms for r in res.loaded for ms in r["gaps"]})
-        write("loaded.dat", ["# scenario busy_ratio " + " ".join(
+        write("loaded.dat", ["# scenario busy_ratio evloop_ratio " + " ".join(
             f"after_{ms}ms" for ms in gap_ms)] + [
-            f'"{r["scenario"]}" {r["busy_ratio"]:.4g} ' + " ".join(
+            f'"{r["scenario"]}" {r["busy_ratio"]:.4g} {num(r["evloop_ratio"])} ' + " ".join(
                 f"{r['gaps'][ms]['p50_ratio']:.4g}" if ms in r["gaps"] else "NaN"
                 for ms in gap_ms) for r in res.loaded])
     if res.routes:

@@ -4,7 +4,7 @@
 #
 # The benchmark tools work: every ref_bench test in a tiny run, and the
 # ping2_perf modes make bench uses (-T with --cdf, --idle, --idle-channels,
-# --gap, GROUT_SOCK_PATH)
+# --gap, --event-loop, GROUT_SOCK_PATH)
 # against a daemon of its own. Checks what the JSON says, never how fast anything was.
 #
 #   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
@@ -206,6 +206,13 @@ out=$("$perf" -s "$SHMT_SOCK" -t socket -n 1000 -w 10 -q --json --no-syscall-cou
 check "$out" "r['count'] == 1000 and r['client_syscalls_per_call'] is None and \
 r['daemon_syscalls_per_call'] is None and r['daemon_cpu_ns_per_call'] is not None" \
 	"ping2_perf --no-syscall-count"
+# The loaded host's event-loop cells: -T with --event-loop on each transport.
+for t in shm socket; do
+	out=$("$perf" -s "$SHMT_SOCK" -t "$t" --event-loop -T 0.1 -w 10 -q --json --no-syscall-count) ||
+		shmt_fail "ping2_perf -t $t --event-loop failed"
+	check "$out" "r['event_loop'] is True and r['transport'] == '$t' and r['calls_per_s'] > 0" \
+		"ping2_perf -t $t --event-loop"
+done
 # GROUT_SOCK_PATH names the socket when -s is not given, and -s overrides it.
 out=$(GROUT_SOCK_PATH=$SHMT_SOCK "$perf" -t shm -n 100 -w 10 -q --json) ||
 	shmt_fail "ping2_perf with GROUT_SOCK_PATH and no -s failed"

@@ -7,6 +7,7 @@
 # measures nothing, and prints the JSON the tool would (ref_bench when the
 # command line names a test, else ping2_perf: a cell, --idle, --gap as
 # python/bench_gap.py too, --beside-ring, and with --rounds python/bench.py;
+# a cell says whether it ran with --event-loop;
 # a line of text without --json), so that the tests decide which run fails
 # and how, and when references move. A shell script: the bench runs it a
 # hundred times and more.
@@ -132,7 +133,10 @@ else
 	! has FAKE_PERF_BAD || calls=
 	cdf=
 	[ -z "${opt[--cdf]:-}" ] || cdf=', "latency_cdf": [[500, 0.1], [900, 0.5], [9000, 1.0]]'
+	evloop=false
+	[ -z "${opt[--event-loop]:-}" ] || evloop=true
 	echo "{\"mode\": \"calls\", \"backing\": \"$backing\", \"clients\": $clients, $calls" \
+		"\"event_loop\": $evloop," \
 		"\"seconds\": 1.0, \"latency_ns\": $latency, \"client_cpu_ns_per_call\": 1000.0," \
 		"\"daemon_cpu_ns_per_call\": 1000.0, \"client_syscalls_per_call\": null," \
 		"\"daemon_syscalls_per_call\": null, \"client_vcsw_per_call\": 0.0," \

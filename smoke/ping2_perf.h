@@ -97,6 +97,10 @@ struct options {
 	unsigned clients;
 	unsigned idle_channels; // --idle-channels: attached and idle beside the clients
 	int spin_us;
+	// --event-loop: each response waited for as an event-loop controller
+	// does (try_recv, poll_prepare, epoll_wait, poll_done), not by a
+	// blocking receive.
+	bool event_loop;
 	bool json;
 	bool quiet;
 	// DPDK secondary clients (--secondary).
@@ -133,6 +137,7 @@ struct client_state {
 	unsigned head;
 	unsigned used;
 	uint64_t last_ns; // the clock when the last response arrived
+	int epoll_fd; // --event-loop: the loop's epoll, made on the first wait; else -1
 };
 
 // Calibrate this process's TSC clock (call_ns()) against CLOCK_MONOTONIC:

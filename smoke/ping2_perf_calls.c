@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 // Progress goes to stderr this often during the measured phase.
@@ -88,7 +89,12 @@ struct inflight {
 };
 
 void client_state_init(struct client_state *s, const struct options *o, struct gr_api_client *c) {
-	*s = (struct client_state){.opts = o, .client = c, .type = request_type(o->size)};
+	*s = (struct client_state){
+		.opts = o,
+		.client = c,
+		.type = request_type(o->size),
+		.epoll_fd = -1,
+	};
 	s->tx = malloc(o->size > 0 ? o->size : 1);
 	s->rx = malloc(GR_API_MAX_MSG_LEN);
 	s->fifo = calloc(o->depth, sizeof(*s->fifo));
@@ -101,6 +107,8 @@ void client_state_release(struct client_state *s) {
 	free(s->tx);
 	free(s->rx);
 	free(s->fifo);
+	if (s->epoll_fd >= 0)
+		close(s->epoll_fd);
 }
 
 static size_t stamp_len(size_t size) {
@@ -128,13 +136,70 @@ static void send_one(struct client_state *s, uint64_t sent_ns) {
 	s->used++;
 }
 
+// The loop's epoll, holding gr_api_client_fd(), made on the first wait (a
+// client process connects after client_state_init()).
+static void event_loop_open(struct client_state *s) {
+	int fd = gr_api_client_fd(s->client);
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	if (fd < 0)
+		fail("gr_api_client_fd: %s", strerror(errno));
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epoll_fd < 0 || epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		fail("epoll for the client's fd: %s", strerror(errno));
+}
+
+// Wait until the client's fd is readable, at most the handle's timeout (as
+// a blocking receive waits). Returns 0, or -1 with errno (ETIMEDOUT: no
+// wake-up came).
+static int event_loop_wait(struct client_state *s) {
+	struct epoll_event got;
+	int n;
+
+	if (s->epoll_fd < 0)
+		event_loop_open(s);
+	do
+		n = epoll_wait(s->epoll_fd, &got, 1, gr_api_client_timeout_ms(s->client));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		errno = ETIMEDOUT;
+	return n > 0 ? 0 : -1;
+}
+
+// --event-loop: the response to id into s->rx as an event-loop controller
+// takes it (docs/event-loop.md): try_recv_into(); when nothing is there,
+// poll_prepare(), epoll_wait() only when it returns 0, poll_done(), and look
+// again. Returns what gr_api_client_recv_into() would: the length, or -1
+// with errno.
+static long recv_event_loop(struct client_state *s, uint32_t id) {
+	for (;;) {
+		long len = gr_api_client_try_recv_into(s->client, id, s->rx, GR_API_MAX_MSG_LEN);
+		if (len >= 0 || errno != EAGAIN)
+			return len;
+		int ready = gr_api_client_poll_prepare(s->client);
+		if (ready < 0)
+			return -1;
+		if (ready == 0 && event_loop_wait(s) < 0) {
+			int err = errno;
+			gr_api_client_poll_done(s->client);
+			errno = err;
+			return -1;
+		}
+		if (gr_api_client_poll_done(s->client) < 0)
+			return -1;
+	}
+}
+
 // Receive the oldest request's response into s->rx, stamp s->last_ns (with
 // stamps; run_calls() keeps it without), and
 // take its slot out of the window into *call. Returns the response's length;
 // check_response() checks it.
 static long recv_oldest(struct client_state *s, struct inflight *call) {
 	*call = s->fifo[s->head];
-	long len = gr_api_client_recv_into(s->client, call->id, s->rx, GR_API_MAX_MSG_LEN);
+	long len =
+		s->opts->event_loop
+			? recv_event_loop(s, call->id)
+			: gr_api_client_recv_into(s->client, call->id, s->rx, GR_API_MAX_MSG_LEN);
 	if (s->opts->stamps)
 		s->last_ns = call_ns();
 	if (len < 0)

@@ -57,12 +57,13 @@ static void print_json_head(
 	else
 		printf("null");
 	printf(", \"request\": \"%s\", \"clients\": %u, \"idle_channels\": %u, \"depth\": %u"
-	       ", \"size\": %zu",
+	       ", \"size\": %zu, \"event_loop\": %s",
 	       request_name(o->size),
 	       o->clients,
 	       o->idle_channels,
 	       o->depth,
-	       o->size);
+	       o->size,
+	       o->event_loop ? "true" : "false");
 }
 
 // The latency distribution: one [ns, fraction of calls at or below] point

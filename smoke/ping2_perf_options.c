@@ -22,8 +22,8 @@ static void usage(FILE *out) {
 		"                   --gap MS[,MS...] [--gap-rounds N] | --beside-ring SECONDS]\n"
 		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
 		"WARMUP]\n"
-		"                  [--spin US] [--json [--cdf]] [--no-stamps] [--no-syscall-count] "
-		"[-q]\n"
+		"                  [--spin US | --event-loop] [--json [--cdf]] [--no-stamps]\n"
+		"                  [--no-syscall-count] [-q]\n"
 		"                  [--idle-channels N]\n"
 		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
 		"       ping2_perf --help\n"
@@ -69,6 +69,11 @@ static void usage(FILE *out) {
 		"              must allow them)\n"
 		"  --spin US   a fixed client spin budget in microseconds (default: the\n"
 		"              library's adaptive spin)\n"
+		"  --event-loop  wait for each response as an event-loop controller does:\n"
+		"              gr_api_client_try_recv_into(), and when nothing is there\n"
+		"              gr_api_client_poll_prepare(), epoll_wait() on gr_api_client_fd()\n"
+		"              when it returns 0, gr_api_client_poll_done(), and again (the\n"
+		"              calls, -n or -T, and --idle; any transport and depth)\n"
 		"  --json      print one JSON object on stdout\n"
 		"  --cdf       with --json: add the latency distribution, latency_cdf:\n"
 		"              [[ns, fraction of calls at or below], ...]\n"
@@ -145,6 +150,7 @@ enum long_only_option {
 	OPT_GAP,
 	OPT_GAP_ROUNDS,
 	OPT_BESIDE_RING,
+	OPT_EVENT_LOOP,
 };
 
 // --gap's list: MS[,MS...], each from 1 to MAX_GAP_MS, at most MAX_GAPS.
@@ -219,6 +225,7 @@ void parse_options(int argc, char **argv, struct options *o) {
 		{"gap", required_argument, NULL, OPT_GAP},
 		{"gap-rounds", required_argument, NULL, OPT_GAP_ROUNDS},
 		{"beside-ring", required_argument, NULL, OPT_BESIDE_RING},
+		{"event-loop", no_argument, NULL, OPT_EVENT_LOOP},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -314,6 +321,9 @@ void parse_options(int argc, char **argv, struct options *o) {
 		case OPT_SPIN:
 			o->spin_us = (int)parse_number("--spin", optarg, 0, INT_MAX);
 			break;
+		case OPT_EVENT_LOOP:
+			o->event_loop = true;
+			break;
 		case OPT_JSON:
 			o->json = true;
 			break;
@@ -362,6 +372,13 @@ void parse_options(int argc, char **argv, struct options *o) {
 		    (o->n_gaps > 0 ? 1 : 0) + (o->beside_seconds > 0 ? 1 : 0) >
 	    1)
 		fail("-n, -T, --idle, --gap and --beside-ring exclude each other");
+	// --gap and --beside-ring time blocking receives of their own; the
+	// library spins only in a blocking receive, never in the try calls.
+	if (o->event_loop && (o->n_gaps > 0 || o->beside_seconds > 0))
+		fail("--event-loop measures the calls (-n, -T) or --idle: not --gap or "
+		     "--beside-ring");
+	if (o->event_loop && o->spin_us >= 0)
+		fail("--spin is the blocking receive's spin budget: not with --event-loop");
 	check_gap_options(o, transport_given);
 	check_beside_options(o, transport_given);
 	if (o->cdf && !o->json)

@@ -18,7 +18,7 @@ static void format_ns(char *buf, size_t len, uint64_t ns) {
 }
 
 static void print_head(const struct options *o, const struct summary *sum) {
-	printf("transport %s%s%s%s, %u client%s, depth %u, %s of %zu bytes\n",
+	printf("transport %s%s%s%s, %u client%s, depth %u, %s of %zu bytes%s\n",
 	       sum->transport,
 	       sum->backing != NULL ? " (" : "",
 	       sum->backing != NULL ? sum->backing : "",
@@ -27,7 +27,8 @@ static void print_head(const struct options *o, const struct summary *sum) {
 	       o->clients > 1 ? "s" : "",
 	       o->depth,
 	       request_name(o->size),
-	       o->size);
+	       o->size,
+	       o->event_loop ? ", waited for in an event loop" : "");
 	if (sum->reason[0] != '\0')
 		printf("%s: %s\n",
 		       sum->backing != NULL ? "memfd channel" : "not on shm",

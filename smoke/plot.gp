@@ -97,12 +97,19 @@ if (system("test -s ".dir."/loaded.dat && echo 1") eq "1") {
 	set logscale y
 	set format y "%g"
 	set yrange [0.1:*]
-	plot dir."/loaded.dat" using 2:xtic(1) title "busy" lc rgb "#4f81bd"
+	# The event-loop client's ratios, when its cells ran (else NaN: no bars).
+	evloop = system("awk '!/^#/ && $3 != \"NaN\" { n++ } END { print n + 0 }' ".dir."/loaded.dat")
+	if (evloop > 0) {
+		plot dir."/loaded.dat" using 2:xtic(1) title "blocking client" lc rgb "#4f81bd", \
+			'' using 3 title "event-loop client" lc rgb "#8064a2"
+	} else {
+		plot dir."/loaded.dat" using 2:xtic(1) title "blocking client" lc rgb "#4f81bd"
+	}
 	set title "an occasional call: shm p50 / socket p50 (below 1: shm faster)"
 	unset logscale y
 	set yrange [0:*]
-	plot dir."/loaded.dat" using 3:xtic(1) title "after 20 ms" lc rgb "#9bbb59", \
-		'' using 4 title "after 300 ms" lc rgb "#c0504d", 1 with lines dt 2 lc rgb "black" notitle
+	plot dir."/loaded.dat" using 4:xtic(1) title "after 20 ms" lc rgb "#9bbb59", \
+		'' using 5 title "after 300 ms" lc rgb "#c0504d", 1 with lines dt 2 lc rgb "black" notitle
 	unset multiplot
 }
 
