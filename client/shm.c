@@ -9,6 +9,7 @@
 
 #include "client_priv.h"
 
+#include <client_inline.h>
 #include <gr_shm.h>
 #include <shmchan.h>
 
@@ -285,21 +286,29 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_
 // (a sleeping one is woken now), and of the room our last takes made in the
 // response ring (a quick check; shm_sleep()'s arm is the one that cannot
 // miss).
-static void shm_wait_start(struct gr_api_client *c) {
-	if (shmchan_client_flush(c->chan))
+static inline void shm_wait_start(struct gr_api_client *c) {
+	if (shmchan_client_flush_inline(c->chan))
 		c->woke = true;
-	shmchan_client_room_check(c->chan);
+	shmchan_client_room_check_inline(c->chan);
 }
 
 void client_shm_flush(struct gr_api_client *c) {
-	if (shmchan_client_flush(c->chan))
+	if (shmchan_client_flush_inline(c->chan))
 		c->woke = true;
 }
 
-// Check a message of the n bytes a channel receive returned (n < 0: a bad
-// frame, or the channel detached) whose header is in msg->hdr. Returns 0,
-// -EBADMSG or -ECONNRESET (the handle is dead).
-static int shm_msg_check(struct gr_api_client *c, int n, struct client_msg *msg) {
+// A frame the ring accepted is at most SHMCHAN_MSG_MAX long, so a payload
+// length that matches the frame's is within what this handle accepts: the
+// one comparison of the busy path checks both.
+_Static_assert(
+	SHMCHAN_MSG_MAX - sizeof(struct gr_api_response) <= CLIENT_MAX_PAYLOAD,
+	"a payload that fills its frame is within CLIENT_MAX_PAYLOAD"
+);
+
+// shm_msg_check() when the message is not the well-formed one it nearly
+// always is: which check failed. Out of line.
+static __attribute__((noinline, cold)) int
+shm_msg_bad(struct gr_api_client *c, int n, const struct client_msg *msg) {
 	if (n == -ECONNRESET) {
 		c->dead = true;
 		return n;
@@ -317,9 +326,21 @@ bad:
 	return -EBADMSG;
 }
 
+// Check a message of the n bytes a channel receive returned (n < 0: a bad
+// frame, or the channel detached) whose header is in msg->hdr: its payload
+// length is the frame's (and so within CLIENT_MAX_PAYLOAD). Returns 0,
+// -EBADMSG or -ECONNRESET (the handle is dead).
+static inline __attribute__((always_inline)) int
+shm_msg_check(struct gr_api_client *c, int n, struct client_msg *msg) {
+	if (n >= (int)sizeof(msg->hdr) && msg->hdr.payload_len == (size_t)n - sizeof(msg->hdr))
+		return 0;
+	return shm_msg_bad(c, n, msg);
+}
+
 // Make a message of the n bytes shmchan_client_recv() put in msg_buf.
 // Returns as shm_msg_check().
-static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
+static inline __attribute__((always_inline)) int
+shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
 	if (n >= (int)sizeof(msg->hdr))
 		memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
 	msg->payload = c->msg_buf + sizeof(msg->hdr);
@@ -342,8 +363,8 @@ static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
 // ring is empty, or -errno.
 static inline __attribute__((always_inline)) int
 shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
-	bool direct;
-	int n = shmchan_client_recv_keyed(
+	bool direct = false;
+	int n = shmchan_client_recv_keyed_inline(
 		c->chan,
 		&msg->hdr,
 		sizeof(msg->hdr),
@@ -368,7 +389,7 @@ shm_took(struct gr_api_client *c, int n, struct client_msg *msg, const struct cl
 	// rather than when we next wait (a load of a line that changes only
 	// when the daemon sleeps or wakes), once an eighth of the ring is free
 	// again.
-	shmchan_client_room_made(c->chan);
+	shmchan_client_room_made_inline(c->chan);
 	return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
 }
 
@@ -380,7 +401,7 @@ shm_look(struct gr_api_client *c, struct client_msg *msg, const struct client_in
 	if (client_sock_pending(c) && client_sock_buffered(c))
 		return SHM_LOOK_SOCKET;
 	return into != NULL ? shm_recv_into(c, into, msg)
-			    : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
+			    : shmchan_client_recv_inline(c->chan, c->msg_buf, CLIENT_MSG_MAX);
 }
 
 // client_shm_next_msg() once the ring was found empty: wake the daemon for
@@ -513,15 +534,15 @@ int client_shm_poll_done(struct gr_api_client *c) {
 // One try at sending a request on the channel, and its flush unless more.
 // Returns 0, -ENOBUFS (the request ring is full) or -errno (the handle is
 // dead: the daemon detached the channel, or its index is corrupt).
-static inline int shm_enqueue(
+static inline __attribute__((always_inline)) int shm_enqueue(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
 	const void *payload,
 	size_t len,
 	bool more
 ) {
-	int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
-	if (ret == 0 && !more && shmchan_client_flush(c->chan))
+	int ret = shmchan_client_enqueue_inline(c->chan, hdr, sizeof(*hdr), payload, len);
+	if (ret == 0 && !more && shmchan_client_flush_inline(c->chan))
 		c->woke = true;
 	if (ret == -ECONNRESET || ret == -EBADMSG)
 		c->dead = true;
