@@ -7,6 +7,7 @@
 // shm.c.
 
 #include "client_priv.h"
+#include "shm_fast.h"
 
 #include <gr_api_client.h>
 // request_send is on every call's path: guarded (shmchan_probes.h).
