@@ -23,8 +23,9 @@ int client_shm_msg_bad(struct gr_api_client *, int n, const struct client_msg *)
 	__attribute__((cold));
 
 // client_shm_send() when the request ring is full: wait for room (or the
-// channel's end). Out of line, in shm.c. Returns as client_shm_send().
-int client_shm_send_wait(
+// channel's end). Out of line, in shm.c (also with link-time optimisation).
+// Returns as client_shm_send().
+__attribute__((noinline)) int client_shm_send_wait(
 	struct gr_api_client *,
 	const struct gr_api_request *hdr,
 	const void *payload,
@@ -34,9 +35,10 @@ int client_shm_send_wait(
 
 // client_shm_next_msg() once the ring was found empty: wake the daemon for
 // what was sent, then (with wait) spin and sleep until a message comes.
-// Out of line, in shm.c: a receive that finds its answer at once keeps the
-// few registers it needs. Returns as client_shm_next_msg().
-int client_shm_next_msg_wait(
+// Out of line, in shm.c (also with link-time optimisation): a receive that
+// finds its answer at once keeps the few registers it needs. Returns as
+// client_shm_next_msg().
+__attribute__((noinline)) int client_shm_next_msg_wait(
 	struct gr_api_client *,
 	struct client_msg *,
 	bool wait,
