@@ -7,6 +7,7 @@
 // shm.c.
 
 #include "client_priv.h"
+#include "shm_fast.h"
 
 #include <gr_api_client.h>
 // request_send is on every call's path: guarded (shmchan_probes.h).
@@ -527,8 +528,11 @@ int client_recv_common(
 	return recv_common(c, for_id, wait, into, msg, entry);
 }
 
-// gr_api_client_recv_len() and gr_api_client_try_recv().
-static long recv_alloc(struct gr_api_client *c, uint32_t for_id, bool wait, void **rx_data) {
+// gr_api_client_recv_len() and gr_api_client_try_recv(). Inlined into
+// each, as recv_copy(): a public receive is one function down to the
+// channel's look.
+static inline __attribute__((always_inline)) long
+recv_alloc(struct gr_api_client *c, uint32_t for_id, bool wait, void **rx_data) {
 	struct client_stash_entry *entry;
 	struct client_msg msg;
 	if (rx_data != NULL)
@@ -560,7 +564,7 @@ fail:
 }
 
 // gr_api_client_recv_into() and gr_api_client_try_recv_into().
-static long
+static inline __attribute__((always_inline)) long
 recv_copy(struct gr_api_client *c, uint32_t for_id, bool wait, void *buf, size_t buf_len) {
 	const struct client_into into = {.for_id = for_id, .buf = buf, .len = buf_len};
 	struct client_stash_entry *entry;

@@ -567,30 +567,11 @@ extern void (*client_dpdk_probe)(struct client_dpdk *dpdk);
 // (GR_SHM_DETACH) before it returns, so the handle may attach again.
 int client_shm_attach(struct gr_api_client *);
 
-// Send one request on the channel, waiting while the request ring is full.
-// Unless more, wake the daemon if it sleeps (shmchan_client_flush).
-// Returns 0 or -errno.
-int client_shm_send(
-	struct gr_api_client *,
-	const struct gr_api_request *hdr,
-	const void *payload,
-	size_t len,
-	bool more
-);
-
 // Wake the daemon for requests sent with more, if it sleeps.
 void client_shm_flush(struct gr_api_client *);
 
-// Receive the next whole message from the channel (or, should the daemon
-// write one there, from the socket). With wait, spins, then sleeps, until
-// the call's deadline; without, returns -EAGAIN when the ring is empty.
-// into as in client_take(). Returns 0 or -errno.
-int client_shm_next_msg(
-	struct gr_api_client *,
-	struct client_msg *,
-	bool wait,
-	const struct client_into *into
-);
+// client_shm_send() and client_shm_next_msg(), the channel's send and
+// receive: inline in shm_fast.h.
 
 // gr_api_client_fd() on shm: the epoll fd, created on first use. Returns it
 // or -errno.

@@ -9,6 +9,9 @@
 
 #include "client_priv.h"
 
+#include "shm_fast.h"
+
+#include <client_inline.h>
 #include <gr_shm.h>
 #include <shmchan.h>
 
@@ -131,7 +134,8 @@ static int shm_lease_check(struct gr_api_client *c) {
 // daemon's poller is awake on this very CPU, nor once this thread was
 // descheduled. sched_getcpu() reads glibc's rseq area (or the vDSO): no
 // system call.
-static int shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses) {
+static inline __attribute__((always_inline)) int
+shm_spin(struct gr_api_client *c, struct shm_spin *s, bool responses) {
 	if (c->spin.budget_ns == 0)
 		return SHM_WAIT_SLEEP;
 	if (s->polls >= SHM_CLOCK_EVERY && s->polls >= s->next_clock) {
@@ -285,21 +289,24 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_
 // (a sleeping one is woken now), and of the room our last takes made in the
 // response ring (a quick check; shm_sleep()'s arm is the one that cannot
 // miss).
-static void shm_wait_start(struct gr_api_client *c) {
-	if (shmchan_client_flush(c->chan))
+static inline void shm_wait_start(struct gr_api_client *c) {
+	if (shmchan_client_flush_inline(c->chan))
 		c->woke = true;
-	shmchan_client_room_check(c->chan);
+	shmchan_client_room_check_inline(c->chan);
 }
 
 void client_shm_flush(struct gr_api_client *c) {
-	if (shmchan_client_flush(c->chan))
+	if (shmchan_client_flush_inline(c->chan))
 		c->woke = true;
 }
 
-// Check a message of the n bytes a channel receive returned (n < 0: a bad
-// frame, or the channel detached) whose header is in msg->hdr. Returns 0,
-// -EBADMSG or -ECONNRESET (the handle is dead).
-static int shm_msg_check(struct gr_api_client *c, int n, struct client_msg *msg) {
+// A message the daemon wrote on the socket (lease_check said so): read it
+// without waiting. Returns 0, -EAGAIN (not whole yet) or -errno.
+static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
+	return client_sock_next_msg(c, msg, false);
+}
+
+int client_shm_msg_bad(struct gr_api_client *c, int n, const struct client_msg *msg) {
 	if (n == -ECONNRESET) {
 		c->dead = true;
 		return n;
@@ -317,77 +324,7 @@ bad:
 	return -EBADMSG;
 }
 
-// Make a message of the n bytes shmchan_client_recv() put in msg_buf.
-// Returns as shm_msg_check().
-static int shm_msg(struct gr_api_client *c, int n, struct client_msg *msg) {
-	if (n >= (int)sizeof(msg->hdr))
-		memcpy(&msg->hdr, c->msg_buf, sizeof(msg->hdr));
-	msg->payload = c->msg_buf + sizeof(msg->hdr);
-	return shm_msg_check(c, n, msg);
-}
-
-// A message the daemon wrote on the socket (lease_check said so): read it
-// without waiting. Returns 0, -EAGAIN (not whole yet) or -errno.
-static int shm_sock_msg(struct gr_api_client *c, struct client_msg *msg) {
-	return client_sock_next_msg(c, msg, false);
-}
-
-// shm_look(): the socket holds a whole message. A value
-// shmchan_client_recv() never returns (no message is that long).
-#define SHM_LOOK_SOCKET INT_MAX
-
-// Take the next message, its payload straight from the cells into
-// into->buf if it is the response to into->for_id and fits, else into the
-// staging buffer. Returns as shmchan_client_recv(): the length, 0 when the
-// ring is empty, or -errno.
-static inline __attribute__((always_inline)) int
-shm_recv_into(struct gr_api_client *c, const struct client_into *into, struct client_msg *msg) {
-	bool direct;
-	int n = shmchan_client_recv_keyed(
-		c->chan,
-		&msg->hdr,
-		sizeof(msg->hdr),
-		into->for_id,
-		into->buf,
-		into->len,
-		c->msg_buf,
-		CLIENT_MSG_MAX,
-		&direct
-	);
-	if (n > 0)
-		msg->payload = direct ? into->buf : c->msg_buf;
-	return n;
-}
-
-// A message n bytes long was taken (n != 0): the daemon hears of the room
-// it made, and the message is checked. Returns as shm_msg_check().
-static inline __attribute__((always_inline)) int
-shm_took(struct gr_api_client *c, int n, struct client_msg *msg, const struct client_into *into) {
-	c->woke = false;
-	// A daemon that ran out of room waits for what we take: tell it now
-	// rather than when we next wait (a load of a line that changes only
-	// when the daemon sleeps or wakes), once an eighth of the ring is free
-	// again.
-	shmchan_client_room_made(c->chan);
-	return into != NULL ? shm_msg_check(c, n, msg) : shm_msg(c, n, msg);
-}
-
-// One look for the next message: a whole one the daemon wrote on the
-// socket (rare: client_sock_pending() is a load), else the ring's.
-// Returns 1 when the socket has one, else as shmchan_client_recv().
-static inline __attribute__((always_inline)) int
-shm_look(struct gr_api_client *c, struct client_msg *msg, const struct client_into *into) {
-	if (client_sock_pending(c) && client_sock_buffered(c))
-		return SHM_LOOK_SOCKET;
-	return into != NULL ? shm_recv_into(c, into, msg)
-			    : shmchan_client_recv(c->chan, c->msg_buf, CLIENT_MSG_MAX);
-}
-
-// client_shm_next_msg() once the ring was found empty: wake the daemon for
-// what was sent, then (with wait) spin and sleep until a message comes.
-// Out of line: a busy channel's receive finds its answer at once, and its
-// path keeps the few registers it needs.
-static __attribute__((noinline)) int shm_next_msg_wait(
+int client_shm_next_msg_wait(
 	struct gr_api_client *c,
 	struct client_msg *msg,
 	bool wait,
@@ -434,20 +371,6 @@ static __attribute__((noinline)) int shm_next_msg_wait(
 			return shm_took(c, n, msg, into);
 		}
 	}
-}
-
-int client_shm_next_msg(
-	struct gr_api_client *c,
-	struct client_msg *msg,
-	bool wait,
-	const struct client_into *into
-) {
-	int n = shm_look(c, msg, into);
-	if (n == SHM_LOOK_SOCKET)
-		return shm_sock_msg(c, msg);
-	if (n != 0)
-		return shm_took(c, n, msg, into);
-	return shm_next_msg_wait(c, msg, wait, into);
 }
 
 int client_shm_wait_fd(struct gr_api_client *c) {
@@ -510,24 +433,6 @@ int client_shm_poll_done(struct gr_api_client *c) {
 	return ret < 0 ? ret : 0;
 }
 
-// One try at sending a request on the channel, and its flush unless more.
-// Returns 0, -ENOBUFS (the request ring is full) or -errno (the handle is
-// dead: the daemon detached the channel, or its index is corrupt).
-static inline int shm_enqueue(
-	struct gr_api_client *c,
-	const struct gr_api_request *hdr,
-	const void *payload,
-	size_t len,
-	bool more
-) {
-	int ret = shmchan_client_enqueue(c->chan, hdr, sizeof(*hdr), payload, len);
-	if (ret == 0 && !more && shmchan_client_flush(c->chan))
-		c->woke = true;
-	if (ret == -ECONNRESET || ret == -EBADMSG)
-		c->dead = true;
-	return ret;
-}
-
 // Responses one drain of a sender waiting for room moves to the stash: a
 // daemon that keeps the response ring from ever going empty must not keep
 // the sender from its deadline, which its wait reads between two drains.
@@ -550,10 +455,7 @@ static int shm_drain(struct gr_api_client *c) {
 	return taken;
 }
 
-// client_shm_send() when the request ring is full: wait for room (or the
-// channel's end). Kept out of the send's fast path, which is one enqueue and
-// one flush.
-static __attribute__((noinline)) int shm_send_wait(
+int client_shm_send_wait(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
 	const void *payload,
@@ -601,17 +503,4 @@ static __attribute__((noinline)) int shm_send_wait(
 		if (ret < 0)
 			return ret;
 	}
-}
-
-int client_shm_send(
-	struct gr_api_client *c,
-	const struct gr_api_request *hdr,
-	const void *payload,
-	size_t len,
-	bool more
-) {
-	int ret = shm_enqueue(c, hdr, payload, len, more);
-	if (ret != -ENOBUFS)
-		return ret;
-	return shm_send_wait(c, hdr, payload, len, more);
 }

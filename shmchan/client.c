@@ -13,7 +13,7 @@
 // ring headers after the open can send its copies out of the cell array. It
 // needs no EAL and links no DPDK library: built with the ring headers only.
 
-#include "client.h"
+#include "client_inline.h"
 #include "shmchan_probes.h"
 
 #include <rte_pause.h>
@@ -40,27 +40,6 @@
 #define DOORBELL_DRAIN_READS (SHMCHAN_DOORBELL_DRAIN_MAX / DOORBELL_DRAIN_BYTES)
 _Static_assert(SHMCHAN_DOORBELL_DRAIN_MAX % DOORBELL_DRAIN_BYTES == 0, "whole reads");
 
-// A frame's cells, as bytes: len1 bytes at p1 up to the end of the cell
-// array, then the rest at p2.
-struct zc_bytes {
-	uint8_t *p1;
-	size_t len1;
-	uint8_t *p2;
-};
-
-// The bytes of n cells of r from index head on, split where the cell array
-// wraps (n is at most the ring's capacity). Private geometry only.
-static struct zc_bytes ring_bytes(const struct client_ring *r, uint32_t head, uint32_t n) {
-	uint32_t idx = head & r->mask;
-	uint32_t n1 = n < r->size - idx ? n : r->size - idx;
-
-	return (struct zc_bytes){
-		r->cells + (size_t)idx * SHMCHAN_CELL_SIZE,
-		(size_t)n1 * SHMCHAN_CELL_SIZE,
-		r->cells,
-	};
-}
-
 // Set up our view of a ring of ring_cells cells whose header is at shared.
 static void client_ring_init(struct client_ring *r, struct rte_ring *shared, uint32_t ring_cells) {
 	r->shared = shared;
@@ -68,39 +47,6 @@ static void client_ring_init(struct client_ring *r, struct rte_ring *shared, uin
 	r->size = ring_cells;
 	r->mask = ring_cells - 1;
 	r->capacity = ring_cells - 1;
-}
-
-// Copy n bytes into a frame's cells at byte off (src NULL: zeros).
-static void zc_write(const struct zc_bytes *z, size_t off, const void *src, size_t n) {
-	size_t first = off < z->len1 ? z->len1 - off : 0;
-
-	if (first > n)
-		first = n;
-	if (first > 0) {
-		if (src != NULL)
-			memcpy(z->p1 + off, src, first);
-		else
-			memset(z->p1 + off, 0, first);
-	}
-	if (n > first) {
-		uint8_t *dst = z->p2 + (off + first - z->len1);
-		if (src != NULL)
-			memcpy(dst, (const uint8_t *)src + first, n - first);
-		else
-			memset(dst, 0, n - first);
-	}
-}
-
-// Copy n bytes out of a frame's cells from byte off.
-static void zc_read(const struct zc_bytes *z, size_t off, void *dst, size_t n) {
-	size_t first = off < z->len1 ? z->len1 - off : 0;
-
-	if (first > n)
-		first = n;
-	if (first > 0)
-		memcpy(dst, z->p1 + off, first);
-	if (n > first)
-		memcpy((uint8_t *)dst + first, z->p2 + (off + first - z->len1), n - first);
 }
 
 static int map_memfd(const struct shmchan_geometry *g, int mem_fd, void **map) {
@@ -304,21 +250,7 @@ void shmchan_client_close(struct shmchan_client *c) {
 	free(c);
 }
 
-// The lease check before each ring operation (shmchan.h): the daemon has not
-// detached the channel, and the region is still of the generation we opened.
-// Line 0 of the control block changes only at setup and detach, so this is a
-// load from our own cache while the channel is busy.
-static bool lease_held(const struct shmchan_client *c) {
-	// Acquire pairs with the release store of UP in shmchan_server_create():
-	// having seen UP in a zone laid out again for another client, we see
-	// its new generation too, not ours from before the wipe.
-	uint32_t state = __atomic_load_n(&c->ctrl->state, __ATOMIC_ACQUIRE);
-
-	return state == SHMCHAN_STATE_UP &&
-	       __atomic_load_n(&c->ctrl->generation, __ATOMIC_RELAXED) == c->generation;
-}
-
-static int lease_lost(const struct shmchan_client *c) {
+int shmchan_client_lease_lost(const struct shmchan_client *c) {
 	return shmchan_fail(
 		-ECONNRESET,
 		"channel detached by the daemon (state %" PRIu32 ", generation %" PRIu32
@@ -329,13 +261,69 @@ static int lease_lost(const struct shmchan_client *c) {
 	);
 }
 
+int shmchan_client_resp_tail_bad(
+	const struct shmchan_client *c,
+	uint32_t prod_tail,
+	uint32_t entries
+) {
+	return shmchan_fail(
+		-EBADMSG,
+		"response ring: producer tail %" PRIu32 " is %" PRIu32
+		" cells from our index %" PRIu32 " (capacity %" PRIu32 ")",
+		prod_tail,
+		entries,
+		c->resp.pos,
+		c->resp.capacity
+	);
+}
+
+int shmchan_client_resp_frame_bad(uint32_t len, uint32_t cells, uint32_t entries) {
+	if (len < SHMCHAN_MSG_MIN || len > SHMCHAN_MSG_MAX)
+		return shmchan_fail(-EBADMSG, "response ring: frame length %" PRIu32, len);
+	return shmchan_fail(
+		-EBADMSG,
+		"response ring: frame of %" PRIu32 " cells, %" PRIu32 " published",
+		cells,
+		entries
+	);
+}
+
+int shmchan_client_req_tail_bad(const struct shmchan_client *c, uint32_t cons_tail, uint32_t used) {
+	return shmchan_fail(
+		-EBADMSG,
+		"request ring: consumer tail %" PRIu32 " is %" PRIu32
+		" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
+		cons_tail,
+		used,
+		c->req.pos,
+		c->req.capacity
+	);
+}
+
+int shmchan_client_resp_too_long(uint32_t len, size_t hdr_len, size_t buf_len) {
+	if (hdr_len == 0)
+		return shmchan_fail(
+			-EMSGSIZE,
+			"response of %" PRIu32 " bytes, buffer of %zu",
+			len,
+			buf_len
+		);
+	return shmchan_fail(
+		-EMSGSIZE,
+		"response of %" PRIu32 " bytes, buffers of %zu + %zu",
+		len,
+		hdr_len,
+		buf_len
+	);
+}
+
 void shmchan_client_cpu_publish(struct shmchan_client *c, int cpu) {
 	uint32_t hint = cpu >= 0 ? (uint32_t)cpu + 1 : SHMCHAN_CPU_UNKNOWN;
 
 	// Compared with our own copy: the line is the daemon's to read at each
 	// of its flushes, and a store only when the value changes keeps it in
 	// the daemon's cache. Detached: the line may be another client's now.
-	if (hint == c->cpu_published || !lease_held(c))
+	if (hint == c->cpu_published || !shmchan_client_lease_held(c))
 		return;
 	c->cpu_published = hint;
 	__atomic_store_n(&c->ctrl->client_cpu, hint, __ATOMIC_RELAXED);
@@ -355,10 +343,7 @@ int shmchan_client_daemon_cpu(const struct shmchan_client *c) {
 	return hint != SHMCHAN_CPU_UNKNOWN && hint <= SHMCHAN_CPU_HINT_MAX ? (int)hint - 1 : -1;
 }
 
-// Ring the daemon's doorbell, telling it first where we run: the poller
-// woken may be put on our CPU, and then should not spin there. EAGAIN
-// (counter saturated) means it is readable anyway.
-static void daemon_doorbell_ring(struct shmchan_client *c) {
+void shmchan_client_daemon_ring(struct shmchan_client *c) {
 	static const uint64_t one = 1;
 	shmchan_client_cpu_publish(c, sched_getcpu());
 	ssize_t ret = write(c->req_fd, &one, sizeof(one));
@@ -373,84 +358,11 @@ int shmchan_client_enqueue(
 	const void *payload,
 	size_t payload_len
 ) {
-	struct client_ring *r = &c->req;
-	uint32_t head, cons_tail, used;
-	struct zc_bytes z;
-	size_t len, frame_len;
-	unsigned cells;
-	uint32_t len32;
-	long msg_len;
-
-	if (!lease_held(c))
-		return lease_lost(c);
-	if (!shmchan_msg_len_ok(hdr_len, payload_len)) {
-		msg_len = shmchan_msg_len(hdr_len, payload_len, "request");
-		return msg_len < 0 ? (int)msg_len : -EINVAL;
-	}
-	len = hdr_len + payload_len;
-	cells = SHMCHAN_MSG_CELLS(len);
-	frame_len = (size_t)cells * SHMCHAN_CELL_SIZE;
-
-	// rte_ring's single-producer enqueue, by hand, as the dequeue in
-	// shmchan_client_recv(): room by the consumer tail read last (checked
-	// then), which is read again only when the frame does not fit by it.
-	head = r->pos;
-	if (cells > r->capacity - (head - r->peer)) {
-		// Acquire pairs with the daemon's release of cons.tail: its copies
-		// out of the cells it freed are done before we overwrite them.
-		cons_tail = __atomic_load_n(&r->shared->cons.tail, __ATOMIC_ACQUIRE);
-		used = head - cons_tail;
-		if (used > r->capacity)
-			return shmchan_fail(
-				-EBADMSG,
-				"request ring: consumer tail %" PRIu32 " is %" PRIu32
-				" cells behind our index %" PRIu32 " (capacity %" PRIu32 ")",
-				cons_tail,
-				used,
-				head,
-				r->capacity
-			);
-		r->peer = cons_tail;
-		if (cells > r->capacity - used)
-			return -ENOBUFS;
-	}
-	// Write the frame straight into its cells, then publish it: prod.head,
-	// then a release store of prod.tail, as rte_ring does.
-	z = ring_bytes(r, head, cells);
-	len32 = (uint32_t)len;
-	if (hdr_len == SHMCHAN_MSG_MIN && z.len1 == frame_len) {
-		shmchan_frame_write(z.p1, len32, hdr, payload, payload_len, frame_len);
-	} else {
-		zc_write(&z, 0, &len32, sizeof(len32));
-		zc_write(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
-		zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
-		zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
-	}
-	head += cells;
-	r->pos = head;
-	__atomic_store_n(&r->shared->prod.head, head, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->shared->prod.tail, head, __ATOMIC_RELEASE);
-	c->unflushed = true;
-	return 0;
+	return shmchan_client_enqueue_inline(c, hdr, hdr_len, payload, payload_len);
 }
 
 bool shmchan_client_flush(struct shmchan_client *c) {
-	if (!c->unflushed)
-		return false;
-	c->unflushed = false;
-	// Full fence between the enqueues' stores of prod.tail and our load of
-	// daemon_sleeping. The daemon arms with the mirror sequence: store
-	// daemon_sleeping, fence, load prod.tail. Without this fence our load
-	// could complete before our tail store is visible, the daemon's re-check
-	// could miss the request while we miss its flag, and it would sleep with
-	// a request in the ring (lost wake-up). A store then a load: needed on
-	// x86 too. Once per batch: the fence waits for every store before it
-	// (the cells too) to leave the store buffer.
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == 0)
-		return false;
-	daemon_doorbell_ring(c);
-	return true;
+	return shmchan_client_flush_inline(c);
 }
 
 int shmchan_client_send(
@@ -473,7 +385,7 @@ bool shmchan_client_can_enqueue(const struct shmchan_client *c, size_t msg_len) 
 
 	if (msg_len > SHMCHAN_MSG_MAX)
 		return false;
-	if (!lease_held(c))
+	if (!shmchan_client_lease_held(c))
 		return true; // the caller's enqueue says why
 	// Acquire, as in shmchan_client_enqueue().
 	used = r->pos - __atomic_load_n(&r->shared->cons.tail, __ATOMIC_ACQUIRE);
@@ -482,107 +394,22 @@ bool shmchan_client_can_enqueue(const struct shmchan_client *c, size_t msg_len) 
 }
 
 void shmchan_client_room_check(struct shmchan_client *c) {
-	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == SHMCHAN_WAIT_ROOM)
-		daemon_doorbell_ring(c);
+	shmchan_client_room_check_inline(c);
 }
-
-// The share of the response ring a client takes between two rings of
-// shmchan_client_room_made(): an eighth. A daemon woken for less room would
-// fill it and wait again at once, and each ring is a write() of the client's
-// while the daemon wakes (tens of microseconds: hundreds of responses taken
-// meanwhile).
-#define ROOM_RING_SHARE 8
 
 void shmchan_client_room_made(struct shmchan_client *c) {
-	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) != SHMCHAN_WAIT_ROOM)
-		return;
-	if (c->resp.pos - c->room_rung_pos < c->resp.capacity / ROOM_RING_SHARE)
-		return;
-	c->room_rung_pos = c->resp.pos;
-	daemon_doorbell_ring(c);
-}
-
-// Look at the next frame without taking it. Returns 1 and its message length
-// and cells, 0 if the ring is empty, -EBADMSG for a bad frame or producer
-// index, -ECONNRESET if the lease is lost. Inlined: it is most of every
-// receive, and of every empty poll of a spinning wait.
-static inline __attribute__((always_inline)) int
-peek_frame(struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
-	struct client_ring *r = &c->resp;
-	uint32_t prod_tail, entries;
-
-	if (!lease_held(c))
-		return lease_lost(c);
-	// Our own index: we are the ring's only consumer.
-	entries = r->peer - r->pos;
-	if (entries == 0) {
-		// Acquire pairs with the daemon's release of prod.tail: the
-		// frames up to it were written before it.
-		prod_tail = __atomic_load_n(&r->shared->prod.tail, __ATOMIC_ACQUIRE);
-		entries = prod_tail - r->pos;
-		if (entries == 0)
-			return 0;
-		if (entries > r->capacity)
-			return shmchan_fail(
-				-EBADMSG,
-				"response ring: producer tail %" PRIu32 " is %" PRIu32
-				" cells from our index %" PRIu32 " (capacity %" PRIu32 ")",
-				prod_tail,
-				entries,
-				r->pos,
-				r->capacity
-			);
-		r->peer = prod_tail;
-	}
-	memcpy(len, r->cells + (size_t)(r->pos & r->mask) * SHMCHAN_CELL_SIZE, sizeof(*len));
-	if (*len < SHMCHAN_MSG_MIN || *len > SHMCHAN_MSG_MAX)
-		return shmchan_fail(-EBADMSG, "response ring: frame length %" PRIu32, *len);
-	*cells = SHMCHAN_MSG_CELLS(*len);
-	if (*cells > entries)
-		return shmchan_fail(
-			-EBADMSG,
-			"response ring: frame of %" PRIu32 " cells, %" PRIu32 " published",
-			*cells,
-			entries
-		);
-	return 1;
+	shmchan_client_room_made_inline(c);
 }
 
 int shmchan_client_recv(struct shmchan_client *c, void *buf, size_t buf_len) {
-	struct client_ring *r = &c->resp;
-	uint32_t len = 0, cells = 0, head;
-	struct zc_bytes z;
-	int ret;
-
-	ret = peek_frame(c, &len, &cells);
-	if (ret <= 0)
-		return ret;
-	if (len > buf_len)
-		return shmchan_fail(
-			-EMSGSIZE,
-			"response of %" PRIu32 " bytes, buffer of %zu",
-			len,
-			buf_len
-		);
-	// rte_ring's single-consumer dequeue, by hand: its functions read the
-	// producer tail again on every call, which is the one cache miss per
-	// message that the peer index kept in r saves. Same stores, same order: the copy out of
-	// the cells, then cons.head, then a release store of cons.tail.
-	head = r->pos;
-	z = ring_bytes(r, head, cells);
-	zc_read(&z, SHMCHAN_FRAME_HDR, buf, len);
-	head += cells;
-	r->pos = head;
-	__atomic_store_n(&r->shared->cons.head, head, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->shared->cons.tail, head, __ATOMIC_RELEASE);
-	return (int)len;
+	return shmchan_client_recv_inline(c, buf, buf_len);
 }
 
 int shmchan_client_peek_len(struct shmchan_client *c) {
 	uint32_t len = 0, cells = 0;
 	int ret;
 
-	ret = peek_frame(c, &len, &cells);
+	ret = shmchan_client_peek_inline(c, &len, &cells);
 	if (ret <= 0)
 		return ret;
 	return (int)len;
@@ -599,59 +426,23 @@ int shmchan_client_recv_keyed(
 	size_t stage_len,
 	bool *to_payload
 ) {
-	struct client_ring *r = &c->resp;
-	uint32_t len = 0, cells = 0, head, first, idx;
-	struct zc_bytes z;
-	size_t rest;
-	int ret;
-
-	if (hdr_len < sizeof(first))
-		return shmchan_fail(-EINVAL, "a header of %zu bytes holds no key", hdr_len);
-	ret = peek_frame(c, &len, &cells);
-	if (ret <= 0)
-		return ret;
-	if (len < hdr_len || len - hdr_len > stage_len)
-		return shmchan_fail(
-			-EMSGSIZE,
-			"response of %" PRIu32 " bytes, buffers of %zu + %zu",
-			len,
-			hdr_len,
-			stage_len
-		);
-	// As shmchan_client_recv(): the copies out of the cells, then
-	// cons.head, then a release store of cons.tail, which hands the cells
-	// back to the daemon only once every copy is done.
-	head = r->pos;
-	rest = len - hdr_len;
-	idx = head & r->mask;
-	if (hdr_len == SHMCHAN_MSG_MIN && cells <= r->size - idx) {
-		// A response header and a frame that does not wrap, as nearly
-		// every one: the header is the rest of the first cell, the
-		// payload starts at the second.
-		const uint8_t *frame = r->cells + (size_t)idx * SHMCHAN_CELL_SIZE;
-
-		memcpy(hdr, frame + SHMCHAN_FRAME_HDR, SHMCHAN_MSG_MIN);
-		memcpy(&first, hdr, sizeof(first));
-		*to_payload = first == key && rest <= payload_len;
-		memcpy(*to_payload ? payload : stage, frame + SHMCHAN_CELL_SIZE, rest);
-	} else {
-		z = ring_bytes(r, head, cells);
-		zc_read(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
-		memcpy(&first, hdr, sizeof(first));
-		*to_payload = first == key && rest <= payload_len;
-		zc_read(&z, SHMCHAN_FRAME_HDR + hdr_len, *to_payload ? payload : stage, rest);
-	}
-	head += cells;
-	r->pos = head;
-	__atomic_store_n(&r->shared->cons.head, head, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->shared->cons.tail, head, __ATOMIC_RELEASE);
-	return (int)len;
+	return shmchan_client_recv_keyed_inline(
+		c,
+		hdr,
+		hdr_len,
+		key,
+		payload,
+		payload_len,
+		stage,
+		stage_len,
+		to_payload
+	);
 }
 
 static void doorbell_arm(struct shmchan_client *c, uint32_t asleep) {
 	// Detached: the flag may be another client's now. The caller's re-check
 	// (has_response, can_enqueue) says true and its next operation fails.
-	if (!lease_held(c))
+	if (!shmchan_client_lease_held(c))
 		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, asleep, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the
@@ -666,7 +457,7 @@ static void doorbell_arm(struct shmchan_client *c, uint32_t asleep) {
 	// the mirror of the daemon's arm for room (store flag, fence, load
 	// cons.tail). Either it sees the room, or we see it waiting and ring.
 	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == SHMCHAN_WAIT_ROOM)
-		daemon_doorbell_ring(c);
+		shmchan_client_daemon_ring(c);
 }
 
 void shmchan_client_doorbell_arm(struct shmchan_client *c) {
@@ -678,17 +469,13 @@ void shmchan_client_doorbell_arm_in_loop(struct shmchan_client *c) {
 }
 
 void shmchan_client_doorbell_disarm(struct shmchan_client *c) {
-	if (!lease_held(c))
+	if (!shmchan_client_lease_held(c))
 		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, 0, __ATOMIC_RELAXED);
 }
 
 bool shmchan_client_has_response(const struct shmchan_client *c) {
-	if (!lease_held(c))
-		return true; // the caller's recv says why
-	// Acquire, as in peek_frame().
-	return c->resp.peer != c->resp.pos ||
-	       __atomic_load_n(&c->resp.shared->prod.tail, __ATOMIC_ACQUIRE) != c->resp.pos;
+	return shmchan_client_has_response_inline(c);
 }
 
 unsigned shmchan_client_spin(const struct shmchan_client *c, unsigned polls) {

@@ -120,9 +120,11 @@ check same 0 "$tmp/same/$lib_file"
 echo "the library relinked as it was: compatible"
 
 # A private change: the handle's struct (client_priv.h, opaque in the
-# headers) grows a member at its start, in client.c's copy.
+# headers) grows a member at its start, in client.c's copy. The private
+# header client.c includes beside it (shm_fast.h) is copied too, so that
+# its own #include "client_priv.h" finds the changed copy.
 mkdir -p "$tmp/private"
-cp "$src_root/client/client.c" "$tmp/private/"
+cp "$src_root/client/client.c" "$src_root/client/shm_fast.h" "$tmp/private/"
 sed 's/^struct gr_api_client {$/&\n\tlong test_member;/' "$src_root/client/client_priv.h" \
 	>"$tmp/private/client_priv.h"
 grep -q "test_member" "$tmp/private/client_priv.h" || fail "no struct gr_api_client in client_priv.h"
