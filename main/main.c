@@ -10,6 +10,7 @@
 #include "eal_files.h"
 #include "eal_memcfg.h"
 #include "eal_mp_socket.h"
+#include "eal_retry.h"
 #include "options.h"
 #include "shmchand.h"
 #include "sock_folder.h"
@@ -227,10 +228,22 @@ int main(int argc, char **argv) {
 	for (int i = 1; i < eal.argc; i++)
 		LOG(DEBUG, "  %s", eal.argv[i]);
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
-		eal_explain_failure(cfg->file_prefix, !has_long_opt(eal.argc, eal.argv, "no-huge"));
+		int err = rte_errno;
+		bool hugepages_tried = !has_long_opt(eal.argc, eal.argv, "no-huge");
+
+		eal_explain_failure(cfg->file_prefix, hugepages_tried);
 		// What the failed init created, unless the prefix belongs to
 		// another process (the likeliest reason it failed).
 		eal_files_remove(&files);
+		if (eal_retry_wanted(cfg->hugepages, hugepages_tried, err)) {
+			LOG(NOTICE,
+			    "hugepages auto: EAL could not get the hugepages that were free a "
+			    "moment"
+			    " ago (another process took them); starting again with --hugepages off"
+			);
+			ret = eal_retry_exec(argc, argv, own_argc);
+			LOG(ERR, "cannot start again: %s", strerror(-ret));
+		}
 		goto free_args;
 	}
 	snprintf(files.runtime_dir, sizeof(files.runtime_dir), "%s", rte_eal_get_runtime_dir());
