@@ -12,6 +12,7 @@ import time
 import pytest
 
 import shmchan
+from conftest import connect_short
 
 NOT_A_TYPE = shmchan.constants.msg_type(0x7777, 0x0001)
 # Far above the answer of a live daemon, far below a hang.
@@ -77,8 +78,7 @@ def test_kill_9_mid_call_raises(own_daemon, transport):
 
 @pytest.mark.parametrize("transport", ["shm", "socket"])
 def test_stopped_daemon_times_out_and_client_stays_usable(own_daemon, transport):
-    c = shmchan.connect(own_daemon.sock, transport=transport, timeout=0.5)
-    c.ping()
+    c = connect_short(own_daemon.sock, 0.5, transport)
     own_daemon.pause()
     try:
         start = time.monotonic()

@@ -11,6 +11,7 @@ import struct
 import pytest
 
 import shmchan
+from conftest import connect_short
 
 PUBLISHED = 20
 
@@ -42,7 +43,7 @@ def test_events_of_other_types_are_not_sent(daemon):
 
 
 def test_events_time_out_when_none_comes(daemon):
-    with shmchan.connect(daemon.sock, timeout=0.3) as sub:
+    with connect_short(daemon.sock, 0.3) as sub:
         events = sub.events([shmchan.GR_SHM_EVENT_TEST])
         with pytest.raises(TimeoutError):
             next(events)
