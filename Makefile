@@ -89,7 +89,7 @@ fuzz: deps-fuzz
 bench-python: all hugepages
 	python/bench.sh $(BUILDDIR)
 
-# The full benchmark (docs/benchmark-method.md): results/<timestamp>/, plots, goals.
+# The full benchmark (docs/benchmark-running.md): results/<timestamp>/, plots, goals.
 .PHONY: bench bench-loaded
 bench: deps-bench all hugepages
 	smoke/bench.sh $(BUILDDIR)
