@@ -37,7 +37,7 @@
 #define LATE_WAIT_MS 10000
 // Most requests in flight.
 #define DEPTH_MAX 64
-// Whole-run bound: 300,000 hand-offs on a loaded 2-CPU machine, with the
+// Whole-run bound: the tests' 100,000 hand-offs on a loaded 2-CPU machine, with the
 // daemon sleeping, take well under this.
 #define RUN_BOUND_S 200
 

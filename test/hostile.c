@@ -123,7 +123,7 @@
 // whose poller CPU a spin after each (the default 100 us budget: 1.3 s) puts
 // far above the bound test/shm_empty_wakes.sh allows (about 0.6 s); longer
 // only makes a test that runs alone longer.
-#define HOSTILE_RING_EMPTY_MS 4000
+#define HOSTILE_RING_EMPTY_MS 2000
 // An eventfd counter's largest value: a write of it would saturate an eventfd
 // counter, and block a blocking writer.
 #define HOSTILE_EVENTFD_MAX 0xfffffffffffffffeull

@@ -4,7 +4,7 @@
 #
 # Empty wake-ups cost the daemon no more than they cost the client that
 # rings them: a hostile channel client (test/hostile.c ring_empty_*) writes
-# its request doorbell every 20 us, then every 300 us, for 4 s each, with no
+# its request doorbell every 20 us, then every 300 us, for 2 s each, with no
 # request, at nice 19. The poller thread's CPU time over that while (from
 # /proc/PID/task/TID/stat) must stay within RINGER_FACTOR x the ringer's own
 # + SLACK_S, and the channel must still serve afterwards. A poller that
@@ -14,7 +14,7 @@
 #   shm_empty_wakes.sh DAEMON_BIN HOSTILE_BIN
 set -eu
 
-# The bound: poller CPU <= RINGER_FACTOR x ringer CPU + SLACK_S, over 4 s.
+# The bound: poller CPU <= RINGER_FACTOR x ringer CPU + SLACK_S, over 2 s.
 RINGER_FACTOR=1.5
 SLACK_S=0.2
 HOSTILE_TIMEOUT_S=20
