@@ -25,7 +25,7 @@
 // are busy; a receive that waits past the client's spin budget sleeps in
 // poll() on the response doorbell and the socket. A receive whose request
 // woke the sleeping daemon first reads the host's runnable tasks (one
-// pread() of /proc/loadavg, at most once a millisecond; the handle keeps
+// pread() of /proc/loadavg, at most once a second; the handle keeps
 // the file open) and sleeps at once when they outnumber the CPUs.
 //
 // Timeouts: every call that waits (connect, a receive, a send that finds the

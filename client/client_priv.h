@@ -599,7 +599,13 @@ void client_shm_detach(struct gr_api_client *);
 // /proc/loadavg. False when it cannot be read (the waits then spin as on a
 // quiet host). A pointer, so that the tests inject the answer.
 extern bool (*client_cpus_busy)(struct gr_api_client *);
-// Runnable tasks change within a scheduler tick: an answer older than one
-// millisecond (a few ticks) is read again; younger, it serves the waits of
-// a client and a daemon that wake each other for every call.
-#define CLIENT_CPUS_CHECK_NS 1000000ull
+// How long an answer serves: a second. The read sits on the path of every
+// call that wakes the daemon, and most such calls come after a silence
+// (occasional calls, tens of milliseconds to seconds apart), where a
+// shorter validity would read it for each: on a host whose CPUs are all
+// busy the woken poller then waits behind that very read, and the calls
+// measured slower by about a tenth of the socket's round trip. A host's load
+// changes more slowly than that; an answer a second old costs a wait that
+// spins when it should have slept, or sleeps when it could have spun: one
+// call's difference, not a lost answer.
+#define CLIENT_CPUS_CHECK_NS 1000000000ull

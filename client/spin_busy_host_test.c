@@ -8,12 +8,14 @@
 // signals, then on a real channel with the host's load injected
 // (client_cpus_busy): every call that rang a sleeping daemon sleeps at
 // once on a busy host and is no sample of the round trip; on a quiet one
-// none does; a call that rang nothing never reads the load.
+// none does; a call that rang nothing never reads the load. And the load
+// itself, read from a file the test writes: an answer serves a second.
 
 #include "fake_daemon.h"
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@
 // The responder's delay: far above the time a client takes from its send
 // to its first look at the ring, far below the fixed budget's spin.
 #define ANSWER_US 1000
+#define MSEC_NS 1000000ull
 
 static void wake_sleep_decision(void **state) {
 	int budgets[] = {GR_API_CLIENT_SPIN_ADAPTIVE, GR_API_CLIENT_SPIN_US_DEFAULT};
@@ -176,12 +179,45 @@ static void no_ring_no_read(void **state) {
 	client_cpus_busy = saved;
 }
 
+// Replace what the handle's /proc/loadavg holds.
+static void load_write(int fd, const char *line) {
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, line, strlen(line), 0), (ssize_t)strlen(line));
+}
+
+// The library's own reading of the load (client_cpus_busy as shipped), on
+// a file of the test's in place of /proc/loadavg, with the time of the last
+// read moved back: an answer serves for a second, then the file is read
+// again. Read again after a millisecond, as it once was, every call after
+// a silence read it, on the very path of the poller it woke.
+static void load_answer_serves_a_second(void **state) {
+	(void)state;
+	struct gr_api_client c;
+	memset(&c, 0, sizeof(c));
+	c.loadavg_fd = memfd_create("loadavg", MFD_CLOEXEC);
+	assert_true(c.loadavg_fd >= 0);
+	c.online_cpus = 2;
+	// Runnable tasks above the CPUs: busy.
+	load_write(c.loadavg_fd, "0.50 0.40 0.30 3/100 12345\n");
+	assert_true(client_cpus_busy(&c));
+	// The host grew quiet: within the second the answer read stays.
+	load_write(c.loadavg_fd, "0.50 0.40 0.30 1/100 12345\n");
+	assert_true(client_cpus_busy(&c));
+	c.cpus_checked_ns -= 500 * MSEC_NS;
+	assert_true(client_cpus_busy(&c));
+	// Past the second: read again.
+	c.cpus_checked_ns -= 500 * MSEC_NS + 1;
+	assert_false(client_cpus_busy(&c));
+	close(c.loadavg_fd);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wake_sleep_decision),
 		cmocka_unit_test(busy_host_sleeps_at_once),
 		cmocka_unit_test(quiet_host_spins),
 		cmocka_unit_test(no_ring_no_read),
+		cmocka_unit_test(load_answer_serves_a_second),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
