@@ -188,12 +188,16 @@ as_nobody after_kill "$prefix"
 start_daemon --hugepages on -- --file-prefix "$prefix"
 SHMT_PREFIX=$prefix
 foreign=$mnt/${prefix}map_999999
-touch "$foreign"
-chown "$uid:$gid" "$foreign"
 # In use, as EAL marks a hugepage file it maps: another primary's EAL init
 # (another test's) then leaves it alone; the daemon, not its owner, must too.
-exec 4<"$foreign"
+# Made and locked under a name no EAL init clears (none with "map_"), then
+# renamed: under its hugepage name it is never unlocked, or another test's
+# EAL init could remove it in between.
+staged=$mnt/${prefix}foreign.$$
+exec 4<>"$staged"
 flock -s 4
+chown "$uid:$gid" "$staged"
+mv "$staged" "$foreign"
 # stop_daemon removes what is left (nobody's file too) once it noted it.
 stop_daemon
 exec 4<&-
