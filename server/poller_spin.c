@@ -34,9 +34,9 @@
 // client says about where it runs.
 #define MOVE_COST_RATIO 100
 // Slow wake-ups in a row (poller_spin_judge()) of a client asleep in its
-// event loop on another CPU, every CPU busy, before the poller joins it
-// there: one is a hiccup, a few in a row are a client that sleeps for every
-// answer and waits for its CPU each time.
+// event loop or after an occasional call on another CPU, every CPU busy,
+// before the poller joins it there: one is a hiccup, a few in a row are a
+// client that sleeps for every answer and waits for its CPU each time.
 #define JOIN_RUNG 4
 // A wake-up is slow when the gap from the ring to the client's next
 // request exceeds this share of the spin budget: a quarter of the default
@@ -101,7 +101,7 @@ bool poller_spin_asks_cpus(
 }
 
 // What the work at now says about the ring before it. When that ring woke
-// a client asleep in its loop on a busy host (rung_at), the gap to this
+// a client asleep on another CPU of a busy host (rung_at), the gap to this
 // work is its wake-up plus its answer plus its next request: more than a
 // quarter of a spin budget means its wake-up waited for a CPU or crossed to
 // another one, and cost more than a round trip on one CPU would (or it
@@ -141,11 +141,15 @@ static void poller_spin_judge(
 enum poller_spin_work
 poller_spin_work(struct poller_spin *s, uint64_t now, const struct poller_spin_peer *peer) {
 	bool follows = s->last_work != 0 && now - s->last_work <= s->budget;
-	// This work rings a client asleep in its event loop on another CPU,
-	// with every CPU busy: its wake-up may wait for a CPU. (A client
-	// asleep in the library's own waits spins for its answers while it
-	// has its CPU: one off its CPU pays.)
-	bool rings_busy = !peer->here && peer->sleeping && peer->in_loop && peer->cpus_busy;
+	// This work rings a client asleep on another CPU, with every CPU
+	// busy: its wake-up may wait for a CPU. Asleep in its event loop, or
+	// in the library's own wait after an occasional call (work after
+	// silence): such a client rings the poller and sleeps at once on a
+	// busy host. (One calling back to back in the library's wait spins
+	// for its answers while it has its CPU, and sleeps only when it lost
+	// it: a poller on another CPU pays.)
+	bool rings_busy =
+		!peer->here && peer->sleeping && peer->cpus_busy && (peer->in_loop || !follows);
 	enum poller_window kind;
 	uint64_t window;
 

@@ -25,9 +25,12 @@
 // decide only about a window its own work opened.
 //
 // A client that sleeps for its answers (an event-loop client, asleep in
-// epoll_wait() on gr_api_client_fd()) gains nothing from a poller on
-// another CPU when every CPU is busy: each answer must wake it, and the
-// woken client waits behind the task running on its CPU. A poller whose
+// epoll_wait() on gr_api_client_fd(), or an occasional caller, which on a
+// busy host rings the sleeping poller and sleeps at once) gains nothing
+// from a poller on another CPU when every CPU is busy: each answer must
+// wake it, and the woken client waits behind the task running on its CPU;
+// the poller, woken there in turn by the client's ring, waits behind the
+// task running on its own. A poller whose
 // answers to such a client, asleep on another CPU, were followed by its
 // next request only more than a quarter of a spin budget later, a few
 // times in a row, joins it on its CPU instead (a move, rate-limited as the

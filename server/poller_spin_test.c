@@ -12,7 +12,8 @@
 // taking its answers, for one woken that took its answer and sent nothing,
 // and when the poller notices it was descheduled; the quiet time follows
 // what was measured, within the budget; a client that sleeps for its
-// answers on another CPU while every CPU is busy, and whose wake-ups take
+// answers on another CPU while every CPU is busy (in its event loop, or in
+// the library's wait after an occasional call), and whose wake-ups take
 // longer than a budget, is joined on its CPU; the poller leaves it when a
 // CPU is free, and a move off it that was followed by a slow wake-up
 // doubles the wait before the next move off one.
@@ -37,6 +38,8 @@
 // waited for a CPU (more than a quarter of a budget), and when it did not.
 #define SLOW_WAKE (BUDGET / 4 + RTT)
 #define PROMPT_WAKE RTT
+// The silence before an occasional call: many budgets.
+#define OCCASIONAL_GAP (20 * BUDGET)
 // Where the clock starts: any time, not 0 (0 means "never").
 #define T0 1000000
 
@@ -63,6 +66,11 @@ static const struct poller_spin_peer blocking_asleep_busy = {
 	.cpu_known = true,
 	.sleeping = true,
 	.cpus_busy = true,
+};
+// The same client with a CPU free.
+static const struct poller_spin_peer blocking_asleep_free = {
+	.cpu_known = true,
+	.sleeping = true,
 };
 // On the poller's CPU (joined), every CPU busy or one free.
 static const struct poller_spin_peer loop_here_busy = {
@@ -241,7 +249,7 @@ static void test_join_sleeping_client(void **state) {
 
 	// Not when a CPU is free (it wakes there at once), nor when it did
 	// not say where it runs, nor for a client asleep in the library's
-	// own wait (it spins while it has its CPU).
+	// own wait that calls back to back (it spins while it has its CPU).
 	const struct poller_spin_peer *never[] = {
 		&loop_cpu_free,
 		&blocking_asleep_busy,
@@ -253,6 +261,36 @@ static void test_join_sleeping_client(void **state) {
 	// Nor with no spin budget (-S 0: every call wakes the poller).
 	poller_spin_init(&s, 0, BURST);
 	no_join(&s, T0, SLOW_WAKE, 10, &loop_elsewhere);
+}
+
+static void test_join_occasional_caller(void **state) {
+	struct poller_spin s;
+	(void)state;
+
+	// A client asleep in the library's own wait on another CPU of a busy
+	// host, each of its calls after silence: it rang the sleeping poller
+	// and slept at once, and each answer waited for its CPU. Joined as
+	// the event-loop client is, after the same row of slow wake-ups.
+	poller_spin_init(&s, BUDGET, BURST);
+	uint64_t t = no_join(&s, T0, OCCASIONAL_GAP, 4, &blocking_asleep_busy) + OCCASIONAL_GAP;
+	assert_int_equal(poller_spin_work(&s, t, &blocking_asleep_busy), POLLER_WORK_JOIN);
+	poller_spin_joined(&s, t + 10, 10, true);
+	assert_int_equal(s.joins, 1);
+	// From its CPU, its next occasional call: nothing more to do.
+	t += OCCASIONAL_GAP;
+	assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_NONE);
+
+	// Not with a CPU free, nor when it did not say where it runs.
+	poller_spin_init(&s, BUDGET, BURST);
+	no_join(&s, T0, OCCASIONAL_GAP, 10, &blocking_asleep_free);
+	poller_spin_init(&s, BUDGET, BURST);
+	no_join(&s, T0, OCCASIONAL_GAP, 10, &asleep_busy);
+	// Nor for its calls that follow each other, however slow: they
+	// add nothing to the row.
+	poller_spin_init(&s, BUDGET, BURST);
+	t = no_join(&s, T0, OCCASIONAL_GAP, 3, &blocking_asleep_busy);
+	t = no_join(&s, t, SLOW_WAKE, 10, &blocking_asleep_busy);
+	assert_true(s.slow_wakes < 4);
 }
 
 static void test_join_rate_and_back_off(void **state) {
@@ -491,6 +529,7 @@ int main(void) {
 		cmocka_unit_test(test_no_spin_budget),
 		cmocka_unit_test(test_client_on_our_cpu),
 		cmocka_unit_test(test_join_sleeping_client),
+		cmocka_unit_test(test_join_occasional_caller),
 		cmocka_unit_test(test_join_rate_and_back_off),
 		cmocka_unit_test(test_join_left_when_cpu_free),
 		cmocka_unit_test(test_stalled_client),
