@@ -4,6 +4,7 @@
 #include "poller.h"
 #include "channel_priv.h"
 #include "config.h"
+#include "poller_load.h"
 #include "poller_spin.h"
 
 #include <shmchan_probes.h>
@@ -47,10 +48,6 @@ _Static_assert(POLLER_PASSES_PER_LOCK % POLLER_CLOCK_EVERY == 0, "");
 // 2 us leaves room for a cache miss or two. An occasional call on the
 // poller's own CPU pays at most this for it.
 #define POLLER_BURST_NS 2000
-// How often a poller reads the machine's runnable tasks, at most: a system
-// call on a path that already made one (the client it rang sleeps), kept
-// far below one per call of a client calling back to back.
-#define POLLER_CPUS_CHECK_NS 1000000
 // Events taken per epoll_wait. The poller serves every channel after any
 // wake-up, so this only bounds one call.
 #define POLLER_MAX_EVENTS 64
@@ -72,9 +69,9 @@ struct poller {
 	// CHANNEL_REQ_BUF_SKEW past the start of req_mem (malloc'ed).
 	uint8_t *req_buf;
 	uint8_t *req_mem;
-	// poller_cpus_busy()'s last answer, and the TSC when it was read.
-	uint64_t cpus_checked;
-	bool cpus_busy;
+	// How busy the CPUs were at the last look (poller_load.h), in TSC
+	// cycles.
+	struct poller_load load;
 };
 
 static struct poller pollers[GR_API_SERVER_MAX_POLLERS];
@@ -82,9 +79,6 @@ static unsigned n_pollers;
 static uint64_t spin_cycles;
 // The burst window (poller_spin.h), at most the spin budget.
 static uint64_t burst_cycles;
-// POLLER_CPUS_CHECK_NS in TSC cycles, and the CPUs online.
-static uint64_t cpus_check_cycles;
-static long online_cpus;
 
 unsigned poller_count(void) {
 	return n_pollers;
@@ -198,32 +192,8 @@ static int poller_move_to(int cpu) {
 	return sched_getcpu();
 }
 
-// The kernel's count of runnable tasks (running or waiting for a CPU) is
-// the fourth field of /proc/loadavg, "R/T". Opened once, read with pread().
+// /proc/loadavg, opened once for every poller (poller_load.h).
 static int loadavg_fd = -1;
-
-// Does every CPU have a task to run (the calling poller's included)? A
-// client woken now may then wait for a CPU, maybe ours. Read at most every
-// POLLER_CPUS_CHECK_NS per poller (*checked, *busy hold the last answer);
-// true when it cannot be read (the conservative answer: no spin for a
-// waking client).
-static bool poller_cpus_busy(uint64_t now, uint64_t *checked, bool *busy) {
-	char buf[128];
-	unsigned running;
-	ssize_t n;
-
-	if (*checked != 0 && now - *checked < cpus_check_cycles)
-		return *busy;
-	*checked = now;
-	*busy = true;
-	n = pread(loadavg_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	if (sscanf(buf, "%*s %*s %*s %u/", &running) == 1)
-		*busy = (long)running >= online_cpus;
-	return *busy;
-}
 
 // What the client of the channel that worked last (owner false) or of the
 // window's owner says, as the spin policy wants it. Returns false when
@@ -271,8 +241,7 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 			if (!poller_peer(p, *cpu, false, &peer, &peer_cpu))
 				peer = (struct poller_spin_peer){0};
 			if (poller_spin_asks_cpus(spin, now, &peer))
-				peer.cpus_busy =
-					poller_cpus_busy(now, &p->cpus_checked, &p->cpus_busy);
+				peer.cpus_busy = poller_load_busy(&p->load, now);
 			enum poller_spin_work w = poller_spin_work(spin, now, &peer);
 			if (w == POLLER_WORK_MOVE) {
 				uint64_t before = rte_rdtsc();
@@ -454,8 +423,6 @@ int poller_start(unsigned n, unsigned spin_us) {
 	}
 	spin_cycles = rte_get_tsc_hz() / 1000000 * spin_us;
 	burst_cycles = rte_get_tsc_hz() * POLLER_BURST_NS / 1000000000;
-	cpus_check_cycles = rte_get_tsc_hz() * POLLER_CPUS_CHECK_NS / 1000000000;
-	online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (burst_cycles > spin_cycles)
 		burst_cycles = spin_cycles;
 
@@ -463,6 +430,11 @@ int poller_start(unsigned n, unsigned spin_us) {
 		struct poller *p = &pollers[i];
 
 		ret = poller_init_one(p, i);
+		p->load = (struct poller_load){
+			.fd = loadavg_fd,
+			.cpus = sysconf(_SC_NPROCESSORS_ONLN),
+			.period = rte_get_tsc_hz() * POLLER_CPUS_CHECK_NS / 1000000000,
+		};
 		if (ret < 0) {
 			LOG(ERR, "poller %u: %s", i, strerror(-ret));
 			poller_free_one(p);

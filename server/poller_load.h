@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// How busy the host's CPUs are, as a poller asks it (docs/spin-budgets.md):
+// the kernel's runnable tasks (the fourth field of /proc/loadavg, "R/T")
+// against the online CPUs, read at most once per period. Its unit test
+// (poller_load_test.c) gives it a file of its own and a made-up clock.
+
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+// How often a poller reads the runnable tasks, at most. A poller reads them
+// right after it rang a sleeping client, and on a busy host that client
+// waits on the poller's CPU, behind the read: once per millisecond, every
+// occasional call (they come tens of milliseconds apart) paid for one,
+// about 4 us of the client's wait on a 2-vCPU guest. A host's load changes
+// more slowly than a second; an answer that old costs a spin window opened
+// when it should not have been (or not opened), or a join kept a little
+// longer: one call's difference, never a lost answer.
+#define POLLER_CPUS_CHECK_NS 1000000000ull
+
+struct poller_load {
+	int fd; // /proc/loadavg, or a file of the same form; -1: none
+	long cpus; // the online CPUs
+	uint64_t period; // POLLER_CPUS_CHECK_NS in the caller's clock
+	uint64_t checked; // when it was last read (0: never)
+	bool busy; // the answer then
+};
+
+// Does every CPU have a task to run (the caller's included)? The answer of
+// the last read while it is younger than the period, else a new read at
+// now. True when the file cannot be read or parsed (the conservative
+// answer: no spin for a client the poller woke).
+bool poller_load_busy(struct poller_load *, uint64_t now);

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// How busy the CPUs are, as a poller reads it (poller_load.c), from a file
+// of the test's in place of /proc/loadavg and a made-up clock in
+// nanoseconds: runnable tasks at or above the CPUs are busy, below are
+// not; an answer serves a second (POLLER_CPUS_CHECK_NS) without a read,
+// and the file is read again after it; an unreadable or garbled file is
+// taken as busy.
+
+#include "poller_load.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define T0 1000000000ull
+
+// Replace what the file holds.
+static void load_write(int fd, const char *text) {
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, text, strlen(text), 0), (ssize_t)strlen(text));
+}
+
+static struct poller_load load_on(int fd) {
+	return (struct poller_load){.fd = fd, .cpus = 2, .period = POLLER_CPUS_CHECK_NS};
+}
+
+static void test_runnable_against_cpus(void **state) {
+	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+	(void)state;
+
+	assert_true(fd >= 0);
+	struct poller_load l = load_on(fd);
+	load_write(fd, "0.50 0.40 0.30 2/100 12345\n");
+	assert_true(poller_load_busy(&l, T0));
+	l = load_on(fd);
+	load_write(fd, "0.50 0.40 0.30 1/100 12345\n");
+	assert_false(poller_load_busy(&l, T0));
+	close(fd);
+}
+
+static void test_answer_serves_a_second(void **state) {
+	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+	(void)state;
+
+	assert_true(fd >= 0);
+	struct poller_load l = load_on(fd);
+	load_write(fd, "0.50 0.40 0.30 3/100 12345\n");
+	assert_true(poller_load_busy(&l, T0));
+	// The CPUs free up: the answer read holds for the period, however
+	// often the poller asks (it asks once per call it answers).
+	load_write(fd, "0.50 0.40 0.30 1/100 12345\n");
+	for (uint64_t t = T0; t < T0 + 1000000000ull; t += 20000000ull)
+		assert_true(poller_load_busy(&l, t));
+	assert_true(poller_load_busy(&l, T0 + 999999999ull));
+	// A second after the read: read again.
+	assert_false(poller_load_busy(&l, T0 + 1000000000ull));
+	close(fd);
+}
+
+static void test_unreadable_is_busy(void **state) {
+	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+	(void)state;
+
+	struct poller_load l = load_on(-1);
+	assert_true(poller_load_busy(&l, T0));
+	assert_true(fd >= 0);
+	l = load_on(fd);
+	load_write(fd, "garbled\n");
+	assert_true(poller_load_busy(&l, T0));
+	l = load_on(fd);
+	load_write(fd, "");
+	assert_true(poller_load_busy(&l, T0));
+	close(fd);
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_runnable_against_cpus),
+		cmocka_unit_test(test_answer_serves_a_second),
+		cmocka_unit_test(test_unreadable_is_busy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
