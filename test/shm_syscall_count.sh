@@ -126,7 +126,8 @@ measure() {
 	done
 
 	timeout --kill-after=2 "$CLIENT_TIMEOUT_S" \
-		strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" "$what" || rc=$?
+		"${client_pin[@]}" strace -f -qq -o "$client_trace" "$client_bin" "$SHMT_SOCK" "$what" ||
+		rc=$?
 	[ "$rc" = 0 ] || shmt_fail "client failed (status $rc)"
 
 	kill -INT "$strace_pid"
@@ -179,10 +180,25 @@ measure_until_below() {
 		"$client_lines with $client_writes writes, daemon poller $daemon_lines in the last one)"
 }
 
+# The first phase counts the channel's protocol, not where the scheduler
+# puts its two sides: with two CPUs or more, the daemon (every thread) runs
+# on one and the client on another. Left to the scheduler, the client and
+# the poller sometimes shared one CPU, the tracers' wake-ups between them,
+# and woke each other for most calls (thousands of doorbells in a run, on
+# an idle 2-vCPU guest); how the waits fare on shared CPUs is measured by
+# make bench's loaded host (docs/spin-budgets.md).
+client_pin=()
+mapfile -t own_cpus < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:2], sep="\n")')
 start_daemon --spin-us "$ALONE_SPIN_US"
+if [ "${#own_cpus[@]}" -ge 2 ]; then
+	taskset -a -p -c "${own_cpus[0]}" "$SHMT_PID" >/dev/null ||
+		shmt_fail "taskset: cannot pin daemon $SHMT_PID to CPU ${own_cpus[0]}"
+	client_pin=(taskset -c "${own_cpus[1]}")
+fi
 poller_find
 measure_until_below alone all
 stop_daemon
+client_pin=()
 [ "$busy_bin" != none ] || exit 0
 
 # The second phase: the busy client's own doorbells and sleeps show in the
