@@ -11,15 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-// How often a poller reads the runnable tasks, at most. A poller reads them
-// right after it rang a sleeping client, and on a busy host that client
-// waits on the poller's CPU, behind the read: once per millisecond, every
-// occasional call (they come tens of milliseconds apart) paid for one,
-// about 4 us of the client's wait on a 2-vCPU guest. A host's load changes
-// more slowly than a second; an answer that old costs a spin window opened
-// when it should not have been (or not opened), or a join kept a little
-// longer: one call's difference, never a lost answer.
-#define POLLER_CPUS_CHECK_NS 1000000000ull
+// How often a poller reads the runnable tasks, at most: right after it rang
+// a client asleep on another CPU, or served one calling back to back on its
+// own (poller_spin_asks_cpus()), never for each call of such a client. The
+// count is of one instant: an answer kept much longer would let one busy
+// or idle instant decide for as long.
+#define POLLER_CPUS_CHECK_NS 1000000ull
 
 struct poller_load {
 	int fd; // /proc/loadavg, or a file of the same form; -1: none

@@ -4,7 +4,7 @@
 // How busy the CPUs are, as a poller reads it (poller_load.c), from a file
 // of the test's in place of /proc/loadavg and a made-up clock in
 // nanoseconds: runnable tasks at or above the CPUs are busy, below are
-// not; an answer serves a second (POLLER_CPUS_CHECK_NS) without a read,
+// not; an answer serves its period (POLLER_CPUS_CHECK_NS) without a read,
 // and the file is read again after it; an unreadable or garbled file is
 // taken as busy.
 
@@ -46,7 +46,7 @@ static void test_runnable_against_cpus(void **state) {
 	close(fd);
 }
 
-static void test_answer_serves_a_second(void **state) {
+static void test_answer_serves_its_period(void **state) {
 	int fd = memfd_create("loadavg", MFD_CLOEXEC);
 	(void)state;
 
@@ -55,13 +55,13 @@ static void test_answer_serves_a_second(void **state) {
 	load_write(fd, "0.50 0.40 0.30 3/100 12345\n");
 	assert_true(poller_load_busy(&l, T0));
 	// The CPUs free up: the answer read holds for the period, however
-	// often the poller asks (it asks once per call it answers).
+	// often the poller asks.
 	load_write(fd, "0.50 0.40 0.30 1/100 12345\n");
-	for (uint64_t t = T0; t < T0 + 1000000000ull; t += 20000000ull)
+	for (uint64_t t = T0; t < T0 + POLLER_CPUS_CHECK_NS; t += POLLER_CPUS_CHECK_NS / 50)
 		assert_true(poller_load_busy(&l, t));
-	assert_true(poller_load_busy(&l, T0 + 999999999ull));
-	// A second after the read: read again.
-	assert_false(poller_load_busy(&l, T0 + 1000000000ull));
+	assert_true(poller_load_busy(&l, T0 + POLLER_CPUS_CHECK_NS - 1));
+	// A period after the read: read again.
+	assert_false(poller_load_busy(&l, T0 + POLLER_CPUS_CHECK_NS));
 	close(fd);
 }
 
@@ -84,7 +84,7 @@ static void test_unreadable_is_busy(void **state) {
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runnable_against_cpus),
-		cmocka_unit_test(test_answer_serves_a_second),
+		cmocka_unit_test(test_answer_serves_its_period),
 		cmocka_unit_test(test_unreadable_is_busy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

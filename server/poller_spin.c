@@ -97,7 +97,14 @@ bool poller_spin_asks_cpus(
 	uint64_t now,
 	const struct poller_spin_peer *peer
 ) {
-	return peer->sleeping || (peer->here && now < s->stay_until);
+	// Only where the answer changes what the work does: for a client
+	// asleep on another CPU (a join, a wake window), and for one calling
+	// back to back on our CPU while a join's back-off holds us there (a
+	// move off). A client asleep on our CPU after an occasional call
+	// needs neither, and would wait behind the read: it waits for our CPU.
+	if (peer->here)
+		return s->last_work != 0 && now - s->last_work <= s->budget && now < s->stay_until;
+	return peer->sleeping;
 }
 
 // What the work at now says about the ring before it. When that ring woke

@@ -155,8 +155,9 @@ enum poller_spin_work {
 };
 
 // Whether poller_spin_work() at now wants peer's cpus_busy (a read of the
-// kernel's count of runnable tasks): for a client asleep, or on the
-// poller's CPU while the back-off after a join holds the poller there.
+// kernel's count of runnable tasks): for a client asleep on another CPU,
+// or one calling back to back on the poller's CPU while the back-off after
+// a join holds the poller there.
 bool poller_spin_asks_cpus(
 	const struct poller_spin *,
 	uint64_t now,

@@ -72,6 +72,13 @@ static const struct poller_spin_peer blocking_asleep_free = {
 	.cpu_known = true,
 	.sleeping = true,
 };
+// A client asleep on the poller's CPU (joined), every CPU busy.
+static const struct poller_spin_peer asleep_here_busy = {
+	.here = true,
+	.cpu_known = true,
+	.sleeping = true,
+	.cpus_busy = true,
+};
 // On the poller's CPU (joined), every CPU busy or one free.
 static const struct poller_spin_peer loop_here_busy = {
 	.here = true,
@@ -274,11 +281,15 @@ static void test_join_occasional_caller(void **state) {
 	poller_spin_init(&s, BUDGET, BURST);
 	uint64_t t = no_join(&s, T0, OCCASIONAL_GAP, 4, &blocking_asleep_busy) + OCCASIONAL_GAP;
 	assert_int_equal(poller_spin_work(&s, t, &blocking_asleep_busy), POLLER_WORK_JOIN);
-	poller_spin_joined(&s, t + 10, 10, true);
+	// A join as dear as a budget: its back-off outlasts the next call.
+	poller_spin_joined(&s, t + 10, BUDGET, true);
 	assert_int_equal(s.joins, 1);
-	// From its CPU, its next occasional call: nothing more to do.
+	// From its CPU, asleep, its next occasional call: nothing more to do,
+	// and no read of the CPUs (the client waits for our CPU meanwhile).
 	t += OCCASIONAL_GAP;
-	assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_NONE);
+	assert_true(t < s.stay_until);
+	assert_false(poller_spin_asks_cpus(&s, t, &asleep_here_busy));
+	assert_int_equal(poller_spin_work(&s, t, &asleep_here_busy), POLLER_WORK_NONE);
 
 	// Not with a CPU free, nor when it did not say where it runs.
 	poller_spin_init(&s, BUDGET, BURST);
@@ -372,6 +383,8 @@ static void test_join_left_when_cpu_free(void **state) {
 	t = s.next_move;
 	assert_int_equal(poller_spin_work(&s, t, &loop_elsewhere), POLLER_WORK_JOIN);
 	poller_spin_joined(&s, t, move, true);
+	// Asked again from the client's CPU, as the poller does after a move.
+	assert_int_equal(poller_spin_work(&s, t, &loop_here_busy), POLLER_WORK_NONE);
 	uint64_t next = s.next_move;
 	assert_true(next < s.stay_until);
 	// While every CPU is busy, the back-off holds the poller there (and
