@@ -76,14 +76,14 @@ static inline void zc_write(const struct zc_bytes *z, size_t off, const void *sr
 		first = n;
 	if (first > 0) {
 		if (src != NULL)
-			memcpy(z->p1 + off, src, first);
+			shmchan_copy(z->p1 + off, src, first);
 		else
 			memset(z->p1 + off, 0, first);
 	}
 	if (n > first) {
 		uint8_t *dst = z->p2 + (off + first - z->len1);
 		if (src != NULL)
-			memcpy(dst, (const uint8_t *)src + first, n - first);
+			shmchan_copy(dst, (const uint8_t *)src + first, n - first);
 		else
 			memset(dst, 0, n - first);
 	}
@@ -96,9 +96,9 @@ static inline void zc_read(const struct zc_bytes *z, size_t off, void *dst, size
 	if (first > n)
 		first = n;
 	if (first > 0)
-		memcpy(dst, z->p1 + off, first);
+		shmchan_copy(dst, z->p1 + off, first);
 	if (n > first)
-		memcpy((uint8_t *)dst + first, z->p2 + (off + first - z->len1), n - first);
+		shmchan_copy((uint8_t *)dst + first, z->p2 + (off + first - z->len1), n - first);
 }
 
 // ---- The lease ----
@@ -315,7 +315,7 @@ static inline __attribute__((always_inline)) int shmchan_client_recv_keyed_inlin
 		memcpy(hdr, frame + SHMCHAN_FRAME_HDR, SHMCHAN_MSG_MIN);
 		memcpy(&first, hdr, sizeof(first));
 		*to_payload = first == key && rest <= payload_len;
-		memcpy(*to_payload ? payload : stage, frame + SHMCHAN_CELL_SIZE, rest);
+		shmchan_copy(*to_payload ? payload : stage, frame + SHMCHAN_CELL_SIZE, rest);
 	} else {
 		struct zc_bytes z = ring_bytes(r, r->pos, cells);
 		zc_read(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);

@@ -54,9 +54,9 @@ static void ring_copy_out(const struct ring_view *v, size_t byte_off, void *dst,
 
 	if (first > n)
 		first = n;
-	memcpy(dst, v->cells + byte_off, first);
+	shmchan_copy(dst, v->cells + byte_off, first);
 	if (n > first)
-		memcpy((uint8_t *)dst + first, v->cells, n - first);
+		shmchan_copy((uint8_t *)dst + first, v->cells, n - first);
 }
 
 // Copy n bytes into the cells at byte_off (< ring_bytes), wrapping at the
@@ -67,9 +67,9 @@ static size_t ring_copy_in(const struct ring_view *v, size_t byte_off, const voi
 	if (first > n)
 		first = n;
 	if (first > 0)
-		memcpy(v->cells + byte_off, src, first);
+		shmchan_copy(v->cells + byte_off, src, first);
 	if (n > first)
-		memcpy(v->cells, (const uint8_t *)src + first, n - first);
+		shmchan_copy(v->cells, (const uint8_t *)src + first, n - first);
 	byte_off += n;
 	if (byte_off >= ring_bytes(v))
 		byte_off -= ring_bytes(v);
