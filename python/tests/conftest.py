@@ -4,7 +4,6 @@
 kills it), with its own socket in a temporary folder and its own DPDK
 --file-prefix, started from SHMCHAN_DAEMON and stopped by its PID."""
 
-import ctypes
 import os
 import re
 import signal
@@ -20,17 +19,17 @@ DAEMON_START_S = 20
 # The daemon stops its pollers and frees its channels on SIGTERM: quick.
 DAEMON_STOP_S = 10
 START_POLL_S = 0.05
-# prctl(PR_SET_PDEATHSIG): the daemon dies with the test process.
-PR_SET_PDEATHSIG = 1
+# The daemon dies with the test process: setpriv(1) (util-linux, in every
+# Debian system) sets its parent-death signal and executes it, so nothing
+# runs between fork() and exec() in the test process. A preexec_fn would run
+# Python there, and a lock another thread held at the fork (the C library's
+# loader or allocator) then hangs the child before exec: seen once in the
+# sanitized build, beside the asyncio tests' threads.
+DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL")
 # A Python program of run_python: an import and a few lines.
 PROGRAM_TIMEOUT_S = 30
 # connect_short(): tries of the set-up under a short call timeout.
 SHORT_CONNECT_TRIES = 5
-
-
-def _die_with_parent():
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _dpdk_runtime_dir(prefix):
@@ -66,12 +65,10 @@ class Daemon:
         self.log = str(tmpdir / "daemon.log")
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)
         self.prefix = f"pyt-{safe}-{os.getpid()}"
-        args = [binary, "-s", self.sock, *own_args, *extra_args]
+        args = [*DIE_WITH_PARENT, binary, "-s", self.sock, *own_args, *extra_args]
         args += ["--", "--file-prefix", self.prefix]
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(
-                args, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
-            )
+            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
         self.pid = self.proc.pid
         deadline = time.monotonic() + DAEMON_START_S
         while not (os.path.exists(self.sock) and _accepts(self.sock)):
