@@ -949,6 +949,77 @@ static void test_client_ignores_ring_header(void **state) {
 	}
 }
 
+// The response ring's producer tail, as the client sees it.
+static uint32_t resp_published(const struct chan *ch) {
+	return __atomic_load_n(&ch->resp_ring->prod.tail, __ATOMIC_ACQUIRE);
+}
+
+static void server_enqueue_msg(struct chan *ch, size_t len, uint32_t seed) {
+	msg_fill(ch->expect, len, seed);
+	assert_int_equal(
+		shmchan_server_enqueue(
+			ch->srv,
+			ch->expect,
+			SHMCHAN_MSG_MIN,
+			ch->expect + SHMCHAN_MSG_MIN,
+			len - SHMCHAN_MSG_MIN
+		),
+		0
+	);
+}
+
+// A response is published at once when no request the server knows of
+// waits; while requests wait, at the flush, or once the responses held
+// reach SHMCHAN_RESP_PUBLISH_CELLS.
+static void test_server_publishes_responses(void **state) {
+	struct chan *ch = *state;
+	// A response of this many cells reaches the bound in four.
+	const size_t big = SHMCHAN_RESP_PUBLISH_CELLS / 4 * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR;
+
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(client_send_msg(ch, LEN_1_CELL, i), 0);
+	// Two requests wait behind the first and the second: held.
+	for (uint32_t i = 0; i < 2; i++) {
+		assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), LEN_1_CELL);
+		server_enqueue_msg(ch, LEN_1_CELL, 10 + i);
+		assert_int_equal(resp_published(ch), 0);
+		assert_int_equal(shmchan_client_recv(ch->cli, ch->buf, RECV_BUF_LEN), 0);
+	}
+	// The last one: all three go at once.
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), LEN_1_CELL);
+	server_enqueue_msg(ch, LEN_1_CELL, 12);
+	assert_int_equal(resp_published(ch), 3);
+	shmchan_server_flush(ch->srv);
+	for (uint32_t i = 0; i < 3; i++)
+		client_recv_expect(ch, LEN_1_CELL, 10 + i);
+
+	// Held while a request waits, published by the flush.
+	for (uint32_t i = 0; i < 2; i++)
+		assert_int_equal(client_send_msg(ch, LEN_1_CELL, i), 0);
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), LEN_1_CELL);
+	server_enqueue_msg(ch, LEN_1_CELL, 20);
+	assert_int_equal(resp_published(ch), 3);
+	shmchan_server_flush(ch->srv);
+	assert_int_equal(resp_published(ch), 4);
+	client_recv_expect(ch, LEN_1_CELL, 20);
+
+	// Held while a request waits, up to the bound: the fourth large
+	// response reaches it and publishes all four.
+	server_recv_expect(ch, LEN_1_CELL, 1);
+	for (uint32_t i = 0; i < 2; i++)
+		assert_int_equal(client_send_msg(ch, LEN_1_CELL, i), 0);
+	server_recv_expect(ch, LEN_1_CELL, 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		server_enqueue_msg(ch, big, 30 + i);
+		assert_int_equal(resp_published(ch), 4);
+	}
+	server_enqueue_msg(ch, big, 33);
+	assert_int_equal(resp_published(ch), 4 + SHMCHAN_RESP_PUBLISH_CELLS);
+	for (uint32_t i = 0; i < 4; i++)
+		client_recv_expect(ch, big, 30 + i);
+	server_recv_expect(ch, LEN_1_CELL, 1);
+}
+
 int main(void) {
 #define CHAN_TEST(f) cmocka_unit_test_setup_teardown(f, chan_setup, chan_teardown)
 	const struct CMUnitTest tests[] = {
@@ -985,6 +1056,7 @@ int main(void) {
 		CHAN_TEST(test_server_uses_checked_tail),
 		CHAN_TEST(test_server_ignores_ring_header),
 		CHAN_TEST(test_client_ignores_ring_header),
+		CHAN_TEST(test_server_publishes_responses),
 	};
 #undef CHAN_TEST
 

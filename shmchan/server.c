@@ -339,6 +339,14 @@ bool shmchan_server_has_request(const struct shmchan_server *s) {
 	       __atomic_load_n(&s->req.shared->prod.tail, __ATOMIC_ACQUIRE) != s->req.pos;
 }
 
+// Publish the responses enqueued: prod.head, then a release store of
+// prod.tail (the cells are written before the client sees the new tail).
+static void response_publish(struct ring_view *v) {
+	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
+	v->published = v->pos;
+}
+
 void shmchan_server_flush(struct shmchan_server *s) {
 	static const uint8_t ring = 1;
 	struct ring_view *req = &s->req;
@@ -347,6 +355,8 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	if (!s->unflushed)
 		return;
 	s->unflushed = false;
+	if (s->resp.published != s->resp.pos)
+		response_publish(&s->resp);
 	request_cells_free(req);
 
 	// Full fence between our stores of the indices (response prod.tail,
@@ -456,12 +466,14 @@ int shmchan_server_enqueue(
 		ring_copy_in(v, off, zeros, frame_bytes - SHMCHAN_FRAME_HDR - len);
 	}
 	v->pos += cells;
-	// Release: the cells are written before the client sees the new tail.
-	// Published per message (a plain store on x86), so that the client can
-	// take each response while the daemon handles the next request.
-	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
-	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
 	s->unflushed = true;
+	// Published at once when no request we know of waits (a call, the last
+	// of a batch), so that the client takes it while we look for the next;
+	// with requests waiting, once per SHMCHAN_RESP_PUBLISH_CELLS or at the
+	// flush: the client polls the index's cache line, and a store per
+	// response would take the line back from it each time.
+	if (s->req.peer == s->req.pos || v->pos - v->published >= SHMCHAN_RESP_PUBLISH_CELLS)
+		response_publish(v);
 
 	STAT_ADD(s->stats.responses, 1);
 	STAT_ADD(s->stats.resp_bytes, len);

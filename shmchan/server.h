@@ -17,6 +17,11 @@
 // memory: the geometry is copied from the shmchan_geometry at create time,
 // never read back from the shared rte_ring header (a client can rewrite
 // size, mask and capacity there to send us out of bounds).
+// Responses enqueued while more requests wait are published together
+// (shmchan_server_enqueue()), at the latest when this many cells wait,
+// 4 KiB: a response of 4 KiB or more is published at once.
+#define SHMCHAN_RESP_PUBLISH_CELLS 256
+
 struct ring_view {
 	struct rte_ring *shared; // header in the region: we touch only the head/tail indices
 	uint8_t *cells; // first cell, right after the shared header
@@ -27,10 +32,11 @@ struct ring_view {
 	// position on the response ring. Published to the region, never read
 	// back from it.
 	uint32_t pos;
-	// Request ring only: the value of pos last published to the region.
-	// The consumer index is published once per batch (shmchan_server_flush),
-	// not per message: fewer stores mean fewer transfers of its cache line.
-	// (The response ring's producer index is published with each message.)
+	// The value of pos last published to the region. The request ring's
+	// consumer index is published once per batch (shmchan_server_flush),
+	// the response ring's producer index with each response unless more
+	// requests wait (shmchan_server_enqueue()): fewer stores mean fewer
+	// transfers of its cache line.
 	uint32_t published;
 	// The peer's index as last read and checked: the producer tail of the
 	// request ring, the consumer tail of the response ring. Read again only
