@@ -28,15 +28,22 @@ static void load_write(int fd, const char *text) {
 	assert_int_equal(pwrite(fd, text, strlen(text), 0), (ssize_t)strlen(text));
 }
 
+// A file to stand for /proc/loadavg.
+static int load_file(void) {
+	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
 static struct poller_load load_on(int fd) {
 	return (struct poller_load){.fd = fd, .cpus = 2, .period = POLLER_CPUS_CHECK_NS};
 }
 
 static void test_runnable_against_cpus(void **state) {
-	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+	int fd = load_file();
 	(void)state;
 
-	assert_true(fd >= 0);
 	struct poller_load l = load_on(fd);
 	load_write(fd, "0.50 0.40 0.30 2/100 12345\n");
 	assert_true(poller_load_busy(&l, T0));
@@ -47,10 +54,9 @@ static void test_runnable_against_cpus(void **state) {
 }
 
 static void test_answer_serves_its_period(void **state) {
-	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+	int fd = load_file();
 	(void)state;
 
-	assert_true(fd >= 0);
 	struct poller_load l = load_on(fd);
 	load_write(fd, "0.50 0.40 0.30 3/100 12345\n");
 	assert_true(poller_load_busy(&l, T0));
@@ -66,12 +72,11 @@ static void test_answer_serves_its_period(void **state) {
 }
 
 static void test_unreadable_is_busy(void **state) {
-	int fd = memfd_create("loadavg", MFD_CLOEXEC);
+	int fd = load_file();
 	(void)state;
 
 	struct poller_load l = load_on(-1);
 	assert_true(poller_load_busy(&l, T0));
-	assert_true(fd >= 0);
 	l = load_on(fd);
 	load_write(fd, "garbled\n");
 	assert_true(poller_load_busy(&l, T0));

@@ -339,9 +339,12 @@ bool shmchan_server_has_request(const struct shmchan_server *s) {
 	       __atomic_load_n(&s->req.shared->prod.tail, __ATOMIC_ACQUIRE) != s->req.pos;
 }
 
-// Publish the responses enqueued: prod.head, then a release store of
-// prod.tail (the cells are written before the client sees the new tail).
+// Publish the responses enqueued since the last time: prod.head, then a
+// release store of prod.tail (the cells are written before the client sees
+// the new tail).
 static void response_publish(struct ring_view *v) {
+	if (v->published == v->pos)
+		return;
 	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
 	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
 	v->published = v->pos;
@@ -355,8 +358,7 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	if (!s->unflushed)
 		return;
 	s->unflushed = false;
-	if (s->resp.published != s->resp.pos)
-		response_publish(&s->resp);
+	response_publish(&s->resp);
 	request_cells_free(req);
 
 	// Full fence between our stores of the indices (response prod.tail,

@@ -13,15 +13,15 @@
 // as soon as it is copied out, not at the flush that ends the batch.
 #define SERVER_FREE_NOW_CELLS 256
 
-// The daemon's view of one ring. Everything here lives in the daemon's own
-// memory: the geometry is copied from the shmchan_geometry at create time,
-// never read back from the shared rte_ring header (a client can rewrite
-// size, mask and capacity there to send us out of bounds).
 // Responses enqueued while more requests wait are published together
 // (shmchan_server_enqueue()), at the latest when this many cells wait,
 // 4 KiB: a response of 4 KiB or more is published at once.
 #define SHMCHAN_RESP_PUBLISH_CELLS 256
 
+// The daemon's view of one ring. Everything here lives in the daemon's own
+// memory: the geometry is copied from the shmchan_geometry at create time,
+// never read back from the shared rte_ring header (a client can rewrite
+// size, mask and capacity there to send us out of bounds).
 struct ring_view {
 	struct rte_ring *shared; // header in the region: we touch only the head/tail indices
 	uint8_t *cells; // first cell, right after the shared header
