@@ -384,7 +384,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		rings[i]->cons.head = rings[i]->cons.tail = start;
 	}
 	h.s->req.pos = h.s->req.published = h.s->req.peer = start;
-	h.s->resp.pos = h.s->resp.peer = start;
+	h.s->resp.pos = h.s->resp.published = h.s->resp.peer = start;
 	h.client_pos = start;
 
 	for (unsigned i = 0; i < FUZZ_OPS_MAX && r.left > 0; i++) {

@@ -160,7 +160,7 @@ static void set_all_indices(struct chan *ch, uint32_t pos) {
 		rings[i]->cons.head = rings[i]->cons.tail = pos;
 	}
 	ch->srv->req.pos = ch->srv->req.published = ch->srv->req.peer = pos;
-	ch->srv->resp.pos = ch->srv->resp.peer = pos;
+	ch->srv->resp.pos = ch->srv->resp.published = ch->srv->resp.peer = pos;
 	ch->cli->req.pos = ch->cli->req.peer = pos;
 	ch->cli->resp.pos = ch->cli->resp.peer = pos;
 }
