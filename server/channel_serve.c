@@ -660,6 +660,12 @@ static bool channel_recheck(struct channel *ch, int *timeout_ms) {
 	enum channel_armed armed = ch->armed;
 
 	ch->armed = ARMED_NONE;
+	// Before sleeping on it: a region its client wiped or whose index it
+	// moved (the busy path reads neither) is that client's fault.
+	if (armed != ARMED_NONE && shmchan_server_idle_check(ch->server) < 0) {
+		channel_fault(ch, FAULT_CORRUPT, "corrupt region", shmchan_last_error());
+		return false;
+	}
 	switch (armed) {
 	case ARMED_NONE:
 		// Not up, or attached after the marks: a new channel starts with

@@ -220,7 +220,6 @@ int shmchan_client_open(
 	c->req.pos = c->req.shared->prod.tail;
 	c->req.peer = c->req.shared->cons.tail;
 	c->resp.pos = c->resp.shared->cons.tail;
-	c->resp.peer = c->resp.shared->prod.tail;
 	c->room_rung_pos = c->resp.pos;
 	c->map = map;
 	c->map_len = g->region_size;
@@ -261,30 +260,13 @@ int shmchan_client_lease_lost(const struct shmchan_client *c) {
 	);
 }
 
-int shmchan_client_resp_tail_bad(
-	const struct shmchan_client *c,
-	uint32_t prod_tail,
-	uint32_t entries
-) {
+int shmchan_client_resp_frame_bad(uint32_t len) {
 	return shmchan_fail(
 		-EBADMSG,
-		"response ring: producer tail %" PRIu32 " is %" PRIu32
-		" cells from our index %" PRIu32 " (capacity %" PRIu32 ")",
-		prod_tail,
-		entries,
-		c->resp.pos,
-		c->resp.capacity
-	);
-}
-
-int shmchan_client_resp_frame_bad(uint32_t len, uint32_t cells, uint32_t entries) {
-	if (len < SHMCHAN_MSG_MIN || len > SHMCHAN_MSG_MAX)
-		return shmchan_fail(-EBADMSG, "response ring: frame length %" PRIu32, len);
-	return shmchan_fail(
-		-EBADMSG,
-		"response ring: frame of %" PRIu32 " cells, %" PRIu32 " published",
-		cells,
-		entries
+		"response ring: frame length %" PRIu32 " outside [%u, %u]",
+		len,
+		SHMCHAN_MSG_MIN,
+		SHMCHAN_MSG_MAX
 	);
 }
 
@@ -482,11 +464,12 @@ unsigned shmchan_client_spin(const struct shmchan_client *c, unsigned polls) {
 	const struct client_ring *r = &c->resp;
 	unsigned empty = 0;
 
-	// The index only moves forward from the one read last: messages known
-	// and not taken yet end the spin at its first look. Relaxed: the
-	// receive that follows loads the index again with acquire before it
-	// reads a cell.
-	while (__atomic_load_n(&r->shared->prod.tail, __ATOMIC_RELAXED) == r->pos) {
+	// The length word of the cell at our index (shmchan_frame_len_load()):
+	// a frame not taken yet ends the spin at its first look. Relaxed: the
+	// receive that follows loads it again with acquire before it reads the
+	// frame.
+	const uint32_t *word = shmchan_cell_word(r->cells, r->pos & r->mask);
+	while (__atomic_load_n(word, __ATOMIC_RELAXED) == 0) {
 		if (++empty == polls)
 			break;
 		rte_pause();

@@ -28,11 +28,9 @@ struct client_ring {
 	// Our index: the producer position on the request ring, the consumer
 	// position on the response ring.
 	uint32_t pos;
-	// The daemon's index as last read: the request ring's consumer tail,
-	// read again only when a frame does not fit by it; the response ring's
-	// producer tail, read again only when the messages up to it are taken,
-	// so that a burst of responses costs one transfer of the daemon's index
-	// line.
+	// The request ring's consumer tail as last read, read again only when a
+	// frame does not fit by it (unused on the response ring, whose frames
+	// are published by their length words).
 	uint32_t peer;
 };
 

@@ -22,17 +22,9 @@
 // The channel is detached or given to another client: its reason, and
 // -ECONNRESET.
 int shmchan_client_lease_lost(const struct shmchan_client *) __attribute__((cold));
-// The response ring's producer tail is past what it may be: its reason,
+// A response frame's length is out of the framing's bounds: its reason,
 // and -EBADMSG.
-int shmchan_client_resp_tail_bad(
-	const struct shmchan_client *,
-	uint32_t prod_tail,
-	uint32_t entries
-) __attribute__((cold));
-// A response frame's length is out of bounds, or longer than what was
-// published (cells > entries): its reason, and -EBADMSG.
-int shmchan_client_resp_frame_bad(uint32_t len, uint32_t cells, uint32_t entries)
-	__attribute__((cold));
+int shmchan_client_resp_frame_bad(uint32_t len) __attribute__((cold));
 // The request ring's consumer tail is past our index: its reason, and
 // -EBADMSG.
 int shmchan_client_req_tail_bad(const struct shmchan_client *, uint32_t cons_tail, uint32_t used)
@@ -154,18 +146,20 @@ static inline __attribute__((always_inline)) int shmchan_client_enqueue_inline(
 		if (cells > r->capacity - used)
 			return -ENOBUFS;
 	}
-	// Write the frame straight into its cells, then publish it: prod.head,
-	// then a release store of prod.tail, as rte_ring does.
+	// Write the frame straight into its cells, its length last, which
+	// publishes it (shmchan_frame_publish()): the daemon polls that word,
+	// on a line it reads anyway, not our index. prod.head and prod.tail
+	// follow, as rte_ring keeps them, for tools that dump the ring.
 	struct zc_bytes z = ring_bytes(r, head, cells);
-	uint32_t len32 = (uint32_t)len;
+	shmchan_frame_terminate(r->cells, r->mask, head, cells);
 	if (hdr_len == SHMCHAN_MSG_MIN && z.len1 == frame_len) {
-		shmchan_frame_write(z.p1, len32, hdr, payload, payload_len, frame_len);
+		shmchan_frame_write(z.p1, hdr, payload, payload_len, frame_len);
 	} else {
-		zc_write(&z, 0, &len32, sizeof(len32));
 		zc_write(&z, SHMCHAN_FRAME_HDR, hdr, hdr_len);
 		zc_write(&z, SHMCHAN_FRAME_HDR + hdr_len, payload, payload_len);
 		zc_write(&z, SHMCHAN_FRAME_HDR + len, NULL, frame_len - SHMCHAN_FRAME_HDR - len);
 	}
+	shmchan_frame_publish(r->cells, r->mask, head, (uint32_t)len);
 	head += cells;
 	r->pos = head;
 	__atomic_store_n(&r->shared->prod.head, head, __ATOMIC_RELAXED);
@@ -218,34 +212,26 @@ static inline void shmchan_client_room_made_inline(struct shmchan_client *c) {
 // ---- Responses ----
 
 // Look at the next frame without taking it. Returns 1 and its message length
-// and cells, 0 if the ring is empty, -EBADMSG for a bad frame or producer
-// index, -ECONNRESET if the lease is lost. Most of every receive, and of
-// every look that finds the ring empty.
+// and cells, 0 if the ring is empty (no length published at our index),
+// -EBADMSG for a bad frame, -ECONNRESET if the lease is lost. Most of every
+// receive, and of every look that finds the ring empty.
 static inline __attribute__((always_inline)) int
 shmchan_client_peek_inline(struct shmchan_client *c, uint32_t *len, uint32_t *cells) {
 	struct client_ring *r = &c->resp;
 
 	if (!shmchan_client_lease_held(c))
 		return shmchan_client_lease_lost(c);
-	// Our own index: we are the ring's only consumer.
-	uint32_t entries = r->peer - r->pos;
-	if (entries == 0) {
-		// Acquire pairs with the daemon's release of prod.tail: the
-		// frames up to it were written before it.
-		uint32_t prod_tail = __atomic_load_n(&r->shared->prod.tail, __ATOMIC_ACQUIRE);
-		entries = prod_tail - r->pos;
-		if (entries == 0)
-			return 0;
-		if (entries > r->capacity)
-			return shmchan_client_resp_tail_bad(c, prod_tail, entries);
-		r->peer = prod_tail;
-	}
-	memcpy(len, r->cells + (size_t)(r->pos & r->mask) * SHMCHAN_CELL_SIZE, sizeof(*len));
+	// Our own index (we are the ring's only consumer), and the frame's
+	// length there: the cell's line is the one the copy reads next, and
+	// the daemon's index line is never read.
+	*len = shmchan_frame_len_load(r->cells, r->mask, r->pos);
+	if (*len == 0)
+		return 0;
 	*cells = SHMCHAN_MSG_CELLS(*len);
-	// One branch for the three bounds: the length within the framing's, and
-	// its cells within what was published.
-	if (*len < SHMCHAN_MSG_MIN || *len > SHMCHAN_MSG_MAX || *cells > entries)
-		return shmchan_client_resp_frame_bad(*len, *cells, entries);
+	// The length within the framing's bounds: its cells then fit the ring
+	// (SHMCHAN_RING_CELLS).
+	if (*len < SHMCHAN_MSG_MIN || *len > SHMCHAN_MSG_MAX)
+		return shmchan_client_resp_frame_bad(*len);
 	return 1;
 }
 
@@ -270,9 +256,8 @@ shmchan_client_recv_inline(struct shmchan_client *c, void *buf, size_t buf_len) 
 		return ret;
 	if (len > buf_len)
 		return shmchan_client_resp_too_long(len, 0, buf_len);
-	// rte_ring's single-consumer dequeue, by hand: its functions read the
-	// producer tail again on every call, which is the one cache miss per
-	// message that the peer index kept in c->resp saves. Same stores, same
+	// rte_ring's single-consumer dequeue, by hand, but for the frame's
+	// publication (its length, not the producer tail). Same stores, same
 	// order: the copy out of the cells, then cons.head, then a release
 	// store of cons.tail.
 	struct zc_bytes z = ring_bytes(&c->resp, c->resp.pos, cells);
@@ -331,6 +316,5 @@ static inline bool shmchan_client_has_response_inline(const struct shmchan_clien
 	if (!shmchan_client_lease_held(c))
 		return true; // the caller's recv says why
 	// Acquire, as in shmchan_client_peek_inline().
-	return c->resp.peer != c->resp.pos ||
-	       __atomic_load_n(&c->resp.shared->prod.tail, __ATOMIC_ACQUIRE) != c->resp.pos;
+	return shmchan_frame_len_load(c->resp.cells, c->resp.mask, c->resp.pos) != 0;
 }

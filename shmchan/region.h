@@ -214,30 +214,63 @@ static inline void shmchan_copy(void *dst, const void *src, size_t n) {
 	memcpy(dst, src, n);
 }
 
-// Write a whole frame whose cells do not wrap at dst: the frame length
-// len and the 12-byte header hdr (SHMCHAN_MSG_MIN bytes) as its first cell,
-// in one 16-byte store, then the payload and the zero padding up to
-// frame_bytes. The general path (any header length, a frame that wraps)
-// copies the four pieces one by one, four calls where this makes one or
-// two. Either side, on cells only it writes.
+// The length word of cell idx (< the ring's size) of a cell array: a
+// frame's length when a frame starts there, zero while none is published
+// there (layout version 5).
+static inline uint32_t *shmchan_cell_word(uint8_t *cells, uint32_t idx) {
+	return (uint32_t *)(cells + (size_t)idx * SHMCHAN_CELL_SIZE);
+}
+
+// The length a consumer finds at index pos of a ring of mask + 1 cells: 0
+// while no frame is published there. Acquire pairs with the producer's
+// release in shmchan_frame_publish(): the frame's other bytes are visible
+// once its length is. One load, into the caller's private variable: the
+// peer may rewrite the cell at any moment.
+static inline uint32_t shmchan_frame_len_load(const uint8_t *cells, uint32_t mask, uint32_t pos) {
+	return __atomic_load_n(
+		(const uint32_t *)(cells + (size_t)(pos & mask) * SHMCHAN_CELL_SIZE),
+		__ATOMIC_ACQUIRE
+	);
+}
+
+// Before writing a frame of n cells at index pos: zero the length word of
+// the cell right after it, where the consumer looks once it took this
+// frame, so that it finds no frame there until the next one is published.
+// That cell is free: a ring holds at most size - 1 cells (rte_ring's
+// capacity), so the cell after the last one used is never one the consumer
+// has not taken yet.
+static inline void
+shmchan_frame_terminate(uint8_t *cells, uint32_t mask, uint32_t pos, uint32_t n) {
+	__atomic_store_n(shmchan_cell_word(cells, (pos + n) & mask), 0, __ATOMIC_RELAXED);
+}
+
+// Publish the frame at index pos, whose other bytes are written: a release
+// store of its length, the last of its stores (shmchan_frame_len_load()).
+static inline void
+shmchan_frame_publish(uint8_t *cells, uint32_t mask, uint32_t pos, uint32_t len) {
+	__atomic_store_n(shmchan_cell_word(cells, pos & mask), len, __ATOMIC_RELEASE);
+}
+
+// Write a whole frame whose cells do not wrap at dst, but its length: the
+// payload and the zero padding up to frame_bytes, then the 12-byte header
+// hdr (SHMCHAN_MSG_MIN bytes) in the rest of the first cell. The caller
+// publishes it with shmchan_frame_publish(). The general path (any header
+// length, a frame that wraps) copies the pieces one by one. Either side, on
+// cells only it writes.
 static inline void shmchan_frame_write(
 	uint8_t *dst,
-	uint32_t len,
 	const void *hdr,
 	const void *payload,
 	size_t payload_len,
 	size_t frame_bytes
 ) {
-	uint8_t first[SHMCHAN_CELL_SIZE];
 	size_t pad = frame_bytes - SHMCHAN_CELL_SIZE - payload_len;
 
-	memcpy(first, &len, SHMCHAN_FRAME_HDR);
-	memcpy(first + SHMCHAN_FRAME_HDR, hdr, SHMCHAN_MSG_MIN);
-	memcpy(dst, first, sizeof(first));
 	if (payload_len > 0)
 		shmchan_copy(dst + SHMCHAN_CELL_SIZE, payload, payload_len);
 	if (pad > 0)
 		memset(dst + SHMCHAN_CELL_SIZE + payload_len, 0, pad);
+	memcpy(dst + SHMCHAN_FRAME_HDR, hdr, SHMCHAN_MSG_MIN);
 }
 
 // Record why the calling thread's last shmchan call failed (see

@@ -150,6 +150,11 @@ static void raw_enqueue(struct rte_ring *r, uint32_t frame_len, unsigned n_cells
 	free(cells);
 }
 
+// A hostile client's store of the request ring's producer index.
+static void set_req_tail(struct chan *ch, uint32_t tail) {
+	__atomic_store_n(&ch->req_ring->prod.tail, tail, __ATOMIC_RELAXED);
+}
+
 // Move both sides of both rings to index pos, as if that much traffic had
 // gone through.
 static void set_all_indices(struct chan *ch, uint32_t pos) {
@@ -162,7 +167,7 @@ static void set_all_indices(struct chan *ch, uint32_t pos) {
 	ch->srv->req.pos = ch->srv->req.published = ch->srv->req.peer = pos;
 	ch->srv->resp.pos = ch->srv->resp.published = ch->srv->resp.peer = pos;
 	ch->cli->req.pos = ch->cli->req.peer = pos;
-	ch->cli->resp.pos = ch->cli->resp.peer = pos;
+	ch->cli->resp.pos = pos;
 }
 
 // Messages of the longest length that fits n_cells cells.
@@ -410,7 +415,8 @@ static void test_pipelined(void **state) {
 
 // The frame a side writes (client_to_server: the client's request, else the
 // server's response): length, message, then zeros to the cell end, whatever
-// the cells held before, and nothing past the frame. Frames of 12 + 0, 12 +
+// the cells held before, and past the frame only a zero length in the next
+// cell (the consumer finds no frame there until the next is published). Frames of 12 + 0, 12 +
 // 8 (24 bytes: 8 bytes of padding in the 2nd cell) and 12 + 64 bytes
 // (GR_PING2: 80 bytes, no padding), one after the other.
 static void check_frame_bytes(struct chan *ch, bool client_to_server) {
@@ -435,8 +441,12 @@ static void check_frame_bytes(struct chan *ch, bool client_to_server) {
 		for (size_t i = SHMCHAN_FRAME_HDR + len; i < n_cells * SHMCHAN_CELL_SIZE; i++)
 			assert_int_equal(f[i], 0);
 		at += n_cells;
-		// Nothing written past the frame.
-		assert_int_equal(cells[(size_t)at * SHMCHAN_CELL_SIZE], 0xee);
+		// Past the frame: the next cell's length zeroed, nothing else.
+		uint8_t *next = cells + (size_t)at * SHMCHAN_CELL_SIZE;
+		memcpy(&frame_len, next, sizeof(frame_len));
+		assert_int_equal(frame_len, 0);
+		for (size_t i = SHMCHAN_FRAME_HDR; i < SHMCHAN_CELL_SIZE; i++)
+			assert_int_equal(next[i], 0xee);
 		assert_int_equal(rte_ring_count(r), at);
 	}
 }
@@ -646,11 +656,26 @@ static void test_client_recv_bad_frame(void **state) {
 	assert_int_equal(shmchan_client_recv(ch->cli, ch->buf, SHMCHAN_MSG_MAX), -EBADMSG);
 }
 
-static void test_client_recv_partial_frame(void **state) {
+// A frame is published by its length alone: cells the producer index
+// covers but whose length is not written are no frame, and the length makes
+// them one.
+static void test_client_recv_unpublished(void **state) {
 	struct chan *ch = *state;
+	const uint32_t len = 100;
 
-	raw_enqueue(ch->resp_ring, 100, 2);
-	assert_int_equal(shmchan_client_recv(ch->cli, ch->buf, SHMCHAN_MSG_MAX), -EBADMSG);
+	raw_enqueue(ch->resp_ring, 0, SHMCHAN_MSG_CELLS(len));
+	assert_false(shmchan_client_has_response(ch->cli));
+	assert_int_equal(shmchan_client_recv(ch->cli, ch->buf, SHMCHAN_MSG_MAX), 0);
+	__atomic_store_n(
+		shmchan_cell_word(
+			shmchan_ring_cells(ch->resp_ring),
+			ch->cli->resp.pos & ch->cli->resp.mask
+		),
+		len,
+		__ATOMIC_RELEASE
+	);
+	assert_true(shmchan_client_has_response(ch->cli));
+	assert_int_equal(shmchan_client_recv(ch->cli, ch->buf, SHMCHAN_MSG_MAX), (int)len);
 }
 
 // ---- server side: what a hostile client can do to the request ring ----
@@ -673,11 +698,14 @@ static void test_server_frame_too_short(void **state) {
 	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
 }
 
+// A zero length is no frame, whatever the producer index says.
 static void test_server_frame_zero(void **state) {
 	struct chan *ch = *state;
 
 	raw_enqueue(ch->req_ring, 0, 1);
-	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
+	assert_false(shmchan_server_has_request(ch->srv));
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 0);
+	assert_int_equal(ch->srv->req.pos, 0);
 }
 
 static void test_server_frame_too_long(void **state) {
@@ -703,40 +731,74 @@ static void test_server_frame_over_buf_len(void **state) {
 	server_recv_expect(ch, 100, 1);
 }
 
-// The frame says 7 cells; only 3 are published.
+// A frame's cells written but not its length: nothing to take, until the
+// length comes.
 static void test_server_partial_message(void **state) {
 	struct chan *ch = *state;
+	const uint32_t len = 100;
 
-	raw_enqueue(ch->req_ring, 100, 3);
-	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
+	raw_enqueue(ch->req_ring, 0, SHMCHAN_MSG_CELLS(len));
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 0);
+	__atomic_store_n(
+		shmchan_cell_word(shmchan_ring_cells(ch->req_ring), 0),
+		len,
+		__ATOMIC_RELEASE
+	);
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), (int)len);
+	assert_int_equal(ch->srv->req.pos, SHMCHAN_MSG_CELLS(len));
 }
 
 // A valid message waits at the daemon's index in each case: only the
-// producer tail is wrong.
+// producer tail is wrong. The busy path never reads it (the message is
+// taken); the check before the poller sleeps catches it.
 static void test_server_prod_tail_backwards(void **state) {
 	struct chan *ch = *state;
+	const uint32_t lag = SHMCHAN_MSG_CELLS(SHMCHAN_MSG_MAX);
 
 	assert_int_equal(client_send_msg(ch, 40, 1), 0);
 	server_recv_expect(ch, 40, 1);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), 0);
 	assert_int_equal(client_send_msg(ch, 40, 2), 0);
-	ch->req_ring->prod.tail = ch->srv->req.pos - 1;
-	assert_true(shmchan_server_has_request(ch->srv));
-	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
-	ch->req_ring->prod.tail = ch->srv->req.pos - ch->g.ring_cells;
-	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
+	set_req_tail(ch, ch->srv->req.pos - lag - 1);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), -EBADMSG);
+	assert_true(strlen(shmchan_last_error()) > 0);
+	server_recv_expect(ch, 40, 2);
+	// Behind by the longest frame at most: what the daemon sees after it
+	// took a frame by its length, before the client stored its index.
+	set_req_tail(ch, ch->srv->req.pos - lag);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), 0);
+	set_req_tail(ch, ch->srv->req.pos - ch->g.ring_cells);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), -EBADMSG);
 }
 
 static void test_server_prod_tail_past_capacity(void **state) {
 	struct chan *ch = *state;
 
 	assert_int_equal(client_send_msg(ch, 40, 1), 0);
-	ch->req_ring->prod.tail = ch->srv->req.pos + ch->g.ring_cells;
-	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
-	ch->req_ring->prod.tail = ch->srv->req.pos + UINT32_MAX / 2;
-	assert_server_rejects(ch, SHMCHAN_MSG_MAX);
-	// At most the capacity published: fine, the message is taken.
-	ch->req_ring->prod.tail = ch->srv->req.pos + ch->g.ring_cells - 1;
+	set_req_tail(ch, ch->srv->req.pos + ch->g.ring_cells);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), -EBADMSG);
+	set_req_tail(ch, ch->srv->req.pos + UINT32_MAX / 2);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), -EBADMSG);
+	// At most the capacity published: fine.
+	set_req_tail(ch, ch->srv->req.pos + ch->g.ring_cells - 1);
+	assert_int_equal(shmchan_server_idle_check(ch->srv), 0);
 	server_recv_expect(ch, 40, 1);
+}
+
+// What the daemon wrote into the control block and the client never may:
+// a client that wiped or rewrote it is caught before the poller sleeps.
+static void test_server_idle_check_control_block(void **state) {
+	struct chan *ch = *state;
+	struct shmchan_ctrl *ctrl = ch->srv->ctrl;
+
+	assert_int_equal(shmchan_server_idle_check(ch->srv), 0);
+	ctrl->magic = 0;
+	assert_int_equal(shmchan_server_idle_check(ch->srv), -EBADMSG);
+	ctrl->magic = SHMCHAN_MAGIC;
+	ctrl->generation++;
+	assert_int_equal(shmchan_server_idle_check(ch->srv), -EBADMSG);
+	ctrl->generation--;
+	assert_int_equal(shmchan_server_idle_check(ch->srv), 0);
 }
 
 // The client writes the daemon's side of the request ring: the daemon never
@@ -822,22 +884,17 @@ static void test_server_frees_cells_at_flush(void **state) {
 	assert_int_equal(rte_ring_free_count(ch->req_ring), free_before);
 }
 
-// The daemon checks the client's producer tail when it reads it, then takes
-// the messages up to it from its own checked copy: rewriting the tail
-// afterwards cannot make it read cells that were never published.
+// The daemon never reads the client's producer tail on the busy path:
+// messages published by their lengths are taken whatever the tail says.
 static void test_server_uses_checked_tail(void **state) {
 	struct chan *ch = *state;
 
 	assert_int_equal(client_send_msg(ch, 40, 1), 0);
 	assert_int_equal(client_send_msg(ch, 60, 2), 0);
+	set_req_tail(ch, 0);
 	server_recv_expect(ch, 40, 1);
-	// Moved back by a hostile client: the second message was published
-	// and checked, the daemon still takes it.
-	ch->req_ring->prod.tail = 0;
 	server_recv_expect(ch, 60, 2);
-	// Its checked copy used up, the daemon reads the tail again: a tail
-	// behind its index is corruption.
-	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), -EBADMSG);
+	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), 0);
 }
 
 // A client rewrites size, mask and capacity of both shared ring headers (and
@@ -949,7 +1006,8 @@ static void test_client_ignores_ring_header(void **state) {
 	}
 }
 
-// The response ring's producer tail, as the client sees it.
+// The response ring's producer tail, which the daemon stores at the flush
+// (for tools: the client reads the frames' lengths).
 static uint32_t resp_published(const struct chan *ch) {
 	return __atomic_load_n(&ch->resp_ring->prod.tail, __ATOMIC_ACQUIRE);
 }
@@ -968,13 +1026,14 @@ static void server_enqueue_msg(struct chan *ch, size_t len, uint32_t seed) {
 	);
 }
 
-// A response is published at once when no request the server knows of
-// waits; while requests wait, at the flush, or once the responses held
-// reach SHMCHAN_RESP_PUBLISH_CELLS.
+// A response is published (its length written) at once when no request
+// waits; while requests wait, the first is held, and with it those after
+// it, until no request waits, the flush, or SHMCHAN_RESP_HOLD_CELLS held.
+// The producer index follows at the flush.
 static void test_server_publishes_responses(void **state) {
 	struct chan *ch = *state;
 	// A response of this many cells reaches the bound in four.
-	const size_t big = SHMCHAN_RESP_PUBLISH_CELLS / 4 * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR;
+	const size_t big = SHMCHAN_RESP_HOLD_CELLS / 4 * SHMCHAN_CELL_SIZE - SHMCHAN_FRAME_HDR;
 
 	for (uint32_t i = 0; i < 3; i++)
 		assert_int_equal(client_send_msg(ch, LEN_1_CELL, i), 0);
@@ -982,14 +1041,16 @@ static void test_server_publishes_responses(void **state) {
 	for (uint32_t i = 0; i < 2; i++) {
 		assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), LEN_1_CELL);
 		server_enqueue_msg(ch, LEN_1_CELL, 10 + i);
-		assert_int_equal(resp_published(ch), 0);
+		assert_false(shmchan_client_has_response(ch->cli));
 		assert_int_equal(shmchan_client_recv(ch->cli, ch->buf, RECV_BUF_LEN), 0);
 	}
-	// The last one: all three go at once.
+	// The last one: all three go at once, the index at the flush.
 	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), LEN_1_CELL);
 	server_enqueue_msg(ch, LEN_1_CELL, 12);
-	assert_int_equal(resp_published(ch), 3);
+	assert_true(shmchan_client_has_response(ch->cli));
+	assert_int_equal(resp_published(ch), 0);
 	shmchan_server_flush(ch->srv);
+	assert_int_equal(resp_published(ch), 3);
 	for (uint32_t i = 0; i < 3; i++)
 		client_recv_expect(ch, LEN_1_CELL, 10 + i);
 
@@ -998,8 +1059,9 @@ static void test_server_publishes_responses(void **state) {
 		assert_int_equal(client_send_msg(ch, LEN_1_CELL, i), 0);
 	assert_int_equal(shmchan_server_recv(ch->srv, ch->buf, SHMCHAN_MSG_MAX), LEN_1_CELL);
 	server_enqueue_msg(ch, LEN_1_CELL, 20);
-	assert_int_equal(resp_published(ch), 3);
+	assert_false(shmchan_client_has_response(ch->cli));
 	shmchan_server_flush(ch->srv);
+	assert_true(shmchan_client_has_response(ch->cli));
 	assert_int_equal(resp_published(ch), 4);
 	client_recv_expect(ch, LEN_1_CELL, 20);
 
@@ -1011,10 +1073,10 @@ static void test_server_publishes_responses(void **state) {
 	server_recv_expect(ch, LEN_1_CELL, 0);
 	for (uint32_t i = 0; i < 3; i++) {
 		server_enqueue_msg(ch, big, 30 + i);
-		assert_int_equal(resp_published(ch), 4);
+		assert_false(shmchan_client_has_response(ch->cli));
 	}
 	server_enqueue_msg(ch, big, 33);
-	assert_int_equal(resp_published(ch), 4 + SHMCHAN_RESP_PUBLISH_CELLS);
+	assert_true(shmchan_client_has_response(ch->cli));
 	for (uint32_t i = 0; i < 4; i++)
 		client_recv_expect(ch, big, 30 + i);
 	server_recv_expect(ch, LEN_1_CELL, 1);
@@ -1041,7 +1103,7 @@ int main(void) {
 		CHAN_TEST(test_message_size_limits),
 		CHAN_TEST(test_client_recv_small_buffer),
 		CHAN_TEST(test_client_recv_bad_frame),
-		CHAN_TEST(test_client_recv_partial_frame),
+		CHAN_TEST(test_client_recv_unpublished),
 		CHAN_TEST(test_server_frame_too_short),
 		CHAN_TEST(test_server_frame_zero),
 		CHAN_TEST(test_server_frame_too_long),
@@ -1050,6 +1112,7 @@ int main(void) {
 		CHAN_TEST(test_server_partial_message),
 		CHAN_TEST(test_server_prod_tail_backwards),
 		CHAN_TEST(test_server_prod_tail_past_capacity),
+		CHAN_TEST(test_server_idle_check_control_block),
 		CHAN_TEST(test_server_ignores_cons_index),
 		CHAN_TEST(test_server_cons_tail_past_producer),
 		CHAN_TEST(test_server_frees_cells_at_flush),

@@ -6,9 +6,11 @@
 // enqueue or dequeue functions, which read size, mask and capacity from the
 // shared ring header; it runs its own single-consumer (request ring) and
 // single-producer (response ring) code, byte-compatible with rte_ring's
-// layout and memory ordering, with the geometry and its own index kept in
-// private memory (struct ring_view). From the region it reads only the
-// peer's tail, once per operation, and checks it before use.
+// layout, with the geometry and its own index kept in private memory
+// (struct ring_view). From the region it reads only the length word of the
+// frame at its request index (a frame is published by its length: layout
+// version 5, shmchan_frame_publish()) and the client's consumer tail of the
+// response ring, each once per use, and checks them before use.
 
 #include "server.h"
 #include "shmchan_probes.h"
@@ -165,6 +167,7 @@ int shmchan_server_create(
 	ctrl->resp_ring_off = g->resp_ring_off;
 	ctrl->cache_line = SHMCHAN_CACHE_LINE;
 	ctrl->generation = g->generation;
+	s->generation = g->generation;
 
 	req = (struct rte_ring *)(base + g->req_ring_off);
 	resp = (struct rte_ring *)(base + g->resp_ring_off);
@@ -255,49 +258,19 @@ static void request_cells_free(struct ring_view *v) {
 	v->published = v->pos;
 }
 
-// Read the client's producer tail of the request ring into v->peer, after
-// checking it. Returns 1 if the ring holds cells past our index, 0 if not,
-// -EBADMSG if the tail moved backwards or past the capacity.
-static int request_tail_load(struct ring_view *v) {
-	// Acquire pairs with the client's release of prod.tail: the cells it
-	// published are visible before we copy them.
-	uint32_t prod_tail = __atomic_load_n(&v->shared->prod.tail, __ATOMIC_ACQUIRE);
-	uint32_t entries = prod_tail - v->pos;
-
-	if (entries > v->capacity)
-		return shmchan_fail(
-			-EBADMSG,
-			"request ring: producer tail %" PRIu32 " is %" PRIu32
-			" cells from our index %" PRIu32 " (capacity %" PRIu32 ")",
-			prod_tail,
-			entries,
-			v->pos,
-			v->capacity
-		);
-	v->peer = prod_tail;
-	return entries != 0;
-}
-
 int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 	struct ring_view *v = &s->req;
-	uint32_t entries, len, cells;
+	uint32_t len, cells;
 	size_t max_len, frame_off;
-	int ret;
 
-	// Cells up to the tail read last time are published and checked; read
-	// the client's cache line again only when they are used up.
-	if (v->peer == v->pos) {
-		ret = request_tail_load(v);
-		if (ret <= 0)
-			return ret;
-	}
-	entries = v->peer - v->pos;
-
+	// The frame's length at our index publishes it. One load into a private
+	// variable, checked and used from there: the client may rewrite the
+	// cell meanwhile, and a second read of it could return another length
+	// than the one checked (double fetch).
+	len = shmchan_frame_len_load(v->cells, v->mask, v->pos);
+	if (len == 0)
+		return 0;
 	frame_off = (size_t)(v->pos & v->mask) * SHMCHAN_CELL_SIZE;
-	// One load into a private variable, checked and used from there: the
-	// client may rewrite the cell meanwhile, and a second read of it could
-	// return another length than the one checked (double fetch).
-	len = __atomic_load_n((const uint32_t *)(v->cells + frame_off), __ATOMIC_RELAXED);
 	max_len = buf_len < SHMCHAN_MSG_MAX ? buf_len : SHMCHAN_MSG_MAX;
 	if (len < SHMCHAN_MSG_MIN || len > max_len)
 		return shmchan_fail(
@@ -307,17 +280,9 @@ int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 			SHMCHAN_MSG_MIN,
 			max_len
 		);
+	// Within SHMCHAN_MSG_MAX: the frame's cells fit the ring, and the copy
+	// reads none outside it (ring_copy_out() wraps).
 	cells = SHMCHAN_MSG_CELLS(len);
-	// A message is published whole (the tail moves by whole frames): fewer
-	// cells than its frame means the client wrote the length or moved the
-	// tail by hand.
-	if (cells > entries)
-		return shmchan_fail(
-			-EBADMSG,
-			"request ring: frame of %" PRIu32 " cells but only %" PRIu32 " published",
-			cells,
-			entries
-		);
 
 	ring_copy_out(v, frame_off + SHMCHAN_FRAME_HDR, buf, len);
 	v->pos += cells;
@@ -335,19 +300,61 @@ int shmchan_server_recv(struct shmchan_server *s, void *buf, size_t buf_len) {
 }
 
 bool shmchan_server_has_request(const struct shmchan_server *s) {
-	return s->req.peer != s->req.pos ||
-	       __atomic_load_n(&s->req.shared->prod.tail, __ATOMIC_ACQUIRE) != s->req.pos;
+	return shmchan_frame_len_load(s->req.cells, s->req.mask, s->req.pos) != 0;
 }
 
-// Publish the responses enqueued since the last time: prod.head, then a
-// release store of prod.tail (the cells are written before the client sees
-// the new tail).
+int shmchan_server_idle_check(const struct shmchan_server *s) {
+	const struct ring_view *v = &s->req;
+	uint32_t magic = __atomic_load_n(&s->ctrl->magic, __ATOMIC_RELAXED);
+	uint32_t generation = __atomic_load_n(&s->ctrl->generation, __ATOMIC_RELAXED);
+	uint32_t tail = __atomic_load_n(&v->shared->prod.tail, __ATOMIC_RELAXED);
+
+	if (magic != SHMCHAN_MAGIC || generation != s->generation)
+		return shmchan_fail(
+			-EBADMSG,
+			"control block rewritten: magic %#" PRIx32 ", generation %" PRIu32
+			" (set to %#x, %" PRIu32 ")",
+			magic,
+			generation,
+			SHMCHAN_MAGIC,
+			s->generation
+		);
+	// The client stores its index after each frame's length: ours may be
+	// ahead of it by the last frame taken, at most the longest one; the
+	// client's ahead of ours by at most the ring's capacity (frames not
+	// taken yet). Unsigned differences: anything else is a huge distance.
+	if (tail - v->pos > v->capacity && v->pos - tail > SHMCHAN_MSG_CELLS(SHMCHAN_MSG_MAX))
+		return shmchan_fail(
+			-EBADMSG,
+			"request ring: producer index %" PRIu32 ", ours %" PRIu32
+			" (capacity %" PRIu32 ")",
+			tail,
+			v->pos,
+			v->capacity
+		);
+	return 0;
+}
+
+// Store the response ring's producer index up to what was enqueued since the
+// last time: prod.head, then prod.tail, as rte_ring keeps them. The client
+// reads neither (each frame is published by its length, at enqueue): they
+// are there for tools that dump the ring, and cost a store to a line no one
+// else reads.
 static void response_publish(struct ring_view *v) {
 	if (v->published == v->pos)
 		return;
 	__atomic_store_n(&v->shared->prod.head, v->pos, __ATOMIC_RELEASE);
 	__atomic_store_n(&v->shared->prod.tail, v->pos, __ATOMIC_RELEASE);
 	v->published = v->pos;
+}
+
+// Publish the response held (shmchan_server_enqueue()), and with it those
+// enqueued after it, whose lengths are stored already.
+static void response_release(struct shmchan_server *s) {
+	if (s->held_len == 0)
+		return;
+	shmchan_frame_publish(s->resp.cells, s->resp.mask, s->held_pos, s->held_len);
+	s->held_len = 0;
 }
 
 void shmchan_server_flush(struct shmchan_server *s) {
@@ -358,6 +365,7 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	if (!s->unflushed)
 		return;
 	s->unflushed = false;
+	response_release(s);
 	response_publish(&s->resp);
 	request_cells_free(req);
 
@@ -431,7 +439,7 @@ int shmchan_server_enqueue(
 ) {
 	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
 	struct ring_view *v = &s->resp;
-	uint32_t used, cells, len32;
+	uint32_t used, cells;
 	size_t len, off, frame_bytes;
 	long msg_len;
 	int ret;
@@ -456,26 +464,35 @@ int shmchan_server_enqueue(
 			return -ENOBUFS;
 	}
 
-	len32 = (uint32_t)len;
 	frame_bytes = (size_t)cells * SHMCHAN_CELL_SIZE;
 	off = (size_t)(v->pos & v->mask) * SHMCHAN_CELL_SIZE;
+	// The frame with its length last, which publishes it to the client
+	// polling that word; the producer index follows at the flush.
+	shmchan_frame_terminate(v->cells, v->mask, v->pos, cells);
 	if (hdr_len == SHMCHAN_MSG_MIN && off + frame_bytes <= ring_bytes(v)) {
-		shmchan_frame_write(v->cells + off, len32, hdr, payload, payload_len, frame_bytes);
+		shmchan_frame_write(v->cells + off, hdr, payload, payload_len, frame_bytes);
 	} else {
-		off = ring_copy_in(v, off, &len32, sizeof(len32));
-		off = ring_copy_in(v, off, hdr, hdr_len);
-		off = ring_copy_in(v, off, payload, payload_len);
-		ring_copy_in(v, off, zeros, frame_bytes - SHMCHAN_FRAME_HDR - len);
+		size_t rest = ring_copy_in(v, off + SHMCHAN_FRAME_HDR, hdr, hdr_len);
+		rest = ring_copy_in(v, rest, payload, payload_len);
+		ring_copy_in(v, rest, zeros, frame_bytes - SHMCHAN_FRAME_HDR - len);
+	}
+	// Published at once when no request waits (a call, the last of a
+	// batch), so that the client takes it while we look for the next. With
+	// requests waiting, the first response is held, and the client sees it
+	// and those after it together (at the flush, when no request waits any
+	// more, or past SHMCHAN_RESP_HOLD_CELLS): the client polls the cell
+	// after the last response it took, and a response published in a line
+	// we write on would take the line back and forth for each one.
+	if (s->held_len != 0) {
+		shmchan_frame_publish(v->cells, v->mask, v->pos, (uint32_t)len);
+	} else {
+		s->held_pos = v->pos;
+		s->held_len = (uint32_t)len;
 	}
 	v->pos += cells;
 	s->unflushed = true;
-	// Published at once when no request we know of waits (a call, the last
-	// of a batch), so that the client takes it while we look for the next;
-	// with requests waiting, once per SHMCHAN_RESP_PUBLISH_CELLS or at the
-	// flush: the client polls the index's cache line, and a store per
-	// response would take the line back from it each time.
-	if (s->req.peer == s->req.pos || v->pos - v->published >= SHMCHAN_RESP_PUBLISH_CELLS)
-		response_publish(v);
+	if (!shmchan_server_has_request(s) || v->pos - s->held_pos >= SHMCHAN_RESP_HOLD_CELLS)
+		response_release(s);
 
 	STAT_ADD(s->stats.responses, 1);
 	STAT_ADD(s->stats.resp_bytes, len);

@@ -13,10 +13,10 @@
 // as soon as it is copied out, not at the flush that ends the batch.
 #define SERVER_FREE_NOW_CELLS 256
 
-// Responses enqueued while more requests wait are published together
-// (shmchan_server_enqueue()), at the latest when this many cells wait,
-// 4 KiB: a response of 4 KiB or more is published at once.
-#define SHMCHAN_RESP_PUBLISH_CELLS 256
+// Responses enqueued while more requests wait are published together, at
+// the latest once this many cells are held, 4 KiB: a response of 4 KiB or
+// more is published at once.
+#define SHMCHAN_RESP_HOLD_CELLS 256
 
 // The daemon's view of one ring. Everything here lives in the daemon's own
 // memory: the geometry is copied from the shmchan_geometry at create time,
@@ -32,16 +32,16 @@ struct ring_view {
 	// position on the response ring. Published to the region, never read
 	// back from it.
 	uint32_t pos;
-	// The value of pos last published to the region. The request ring's
-	// consumer index is published once per batch (shmchan_server_flush),
-	// the response ring's producer index with each response unless more
-	// requests wait (shmchan_server_enqueue()): fewer stores mean fewer
-	// transfers of its cache line.
+	// The value of pos last stored to the region, once per batch
+	// (shmchan_server_flush()): the request ring's consumer index, which
+	// hands the cells back to the client, and the response ring's producer
+	// index, which only tools read (each response is published by its
+	// length, at enqueue).
 	uint32_t published;
-	// The peer's index as last read and checked: the producer tail of the
-	// request ring, the consumer tail of the response ring. Read again only
-	// when the ring looks empty (request) or full (response), so that a
-	// batch costs one read of the peer's cache line, not one per message.
+	// The response ring's consumer tail as last read and checked, read
+	// again only when the ring looks full, so that a batch costs one read
+	// of the client's cache line, not one per message (unused on the
+	// request ring, whose frames are published by their length words).
 	uint32_t peer;
 };
 
@@ -61,6 +61,15 @@ struct shmchan_server {
 	// Messages moved (either ring) since the last flush: the client may be
 	// waiting for them or for the room they freed.
 	bool unflushed;
+	// The first response not published yet (held_len 0: none), with more
+	// requests waiting behind it: its frame is written but for its length,
+	// which is stored, publishing it and every response after it, when no
+	// request waits any more, at the flush, or once SHMCHAN_RESP_HOLD_CELLS
+	// are held (shmchan_server_enqueue()).
+	uint32_t held_pos, held_len;
+	// The generation written into the control block at create time, for
+	// shmchan_server_idle_check().
+	uint32_t generation;
 	// The value of the region's daemon_cpu we stored last (written only
 	// when it changes; never read back from the region).
 	uint32_t cpu_published;

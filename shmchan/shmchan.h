@@ -32,12 +32,18 @@
 // 4: each side publishes the CPU it runs on beside its need-wakeup flag
 // (daemon_cpu, client_cpu), so that a waiter stops spinning on the CPU its
 // peer needs.
-#define SHMCHAN_LAYOUT_VERSION 4
+// 5: a frame is published by its length: the producer writes a zero length
+// into the cell after the frame, then the frame's other bytes, then its
+// length (release); the consumer waits for a non-zero length at its index
+// and never reads the producer's index (which producers still store).
+#define SHMCHAN_LAYOUT_VERSION 5
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
 #define SHMCHAN_CELL_SIZE 16
 // Each message is preceded by a 4-byte frame length (the message's bytes:
 // header + payload); frame length + message are padded up to whole cells.
+// The length is also what publishes the frame (layout version 5): a cell
+// whose first 4 bytes are zero holds no frame yet.
 #define SHMCHAN_FRAME_HDR 4
 // Longest message: an event (16-byte header inside a 12-byte response
 // header) with the maximum payload. Requests are shorter.
@@ -162,8 +168,8 @@ int shmchan_server_resp_fd(const struct shmchan_server *);
 // least SHMCHAN_MSG_MAX). Copies before validating; uses only the daemon's
 // own copy of the ring geometry and its own consumer index.
 // Returns the message length (header + payload, >= 12), 0 if the ring is
-// empty, or -EBADMSG if the client corrupted the ring (bad frame length,
-// producer index moved backwards or past capacity): the caller detaches.
+// empty (no frame published at our index), or -EBADMSG if the client
+// corrupted the ring (a frame length out of bounds): the caller detaches.
 // The cells taken are handed back to the client by the next
 // shmchan_server_flush(), those of a message of 4 KiB or more at once.
 // Poller thread only.
@@ -171,6 +177,16 @@ int shmchan_server_recv(struct shmchan_server *, void *buf, size_t buf_len);
 
 // True if the request ring holds a message. Poller thread only.
 bool shmchan_server_has_request(const struct shmchan_server *);
+
+// Before the poller sleeps on an idle channel: what the daemon wrote and a
+// client never may is still there (the control block's magic and
+// generation), and the client's producer index of the request ring is
+// where its frames put it, give or take the frame whose length the daemon
+// took before the index was stored. The busy path reads neither (frames
+// are published by their lengths), so a client that wiped its region, or
+// moved its index, is caught here. Returns 0, or -EBADMSG (the caller
+// detaches). Poller thread only.
+int shmchan_server_idle_check(const struct shmchan_server *);
 
 // Put one message (hdr_len bytes of header, then payload) in the response
 // ring, whole, and publish it. Does not ring the client's doorbell: call

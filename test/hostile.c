@@ -14,12 +14,16 @@
 //   frame_short          a frame length below SHMCHAN_MSG_MIN
 //   frame_long           a frame length over SHMCHAN_MSG_MAX, as long as the ring
 //   frame_huge           a frame length near 2^32 (its cell count wraps)
-//   frame_unpublished    a valid request, only its first cell published
 //   payload_len_mismatch a request whose payload_len disagrees with its frame
 //   payload_over_max     a whole frame whose payload_len exceeds GR_API_MAX_MSG_LEN
 //                        (answered EMSGSIZE first)
-//   tail_backwards       the request ring's prod.tail moved back
-//   tail_past_capacity   the request ring's prod.tail moved past the capacity
+//   tail_backwards       unpublished pings over the whole request ring, and
+//                        its prod.tail moved back by more than the longest
+//                        frame (caught when the daemon is about to sleep)
+//   tail_past_capacity   the same, prod.tail moved past the capacity
+// A case after which the daemon must serve nothing, and keep the lease:
+//   frame_unpublished    a valid request written whole but for its length
+//                        (which publishes a frame), prod.tail moved past it
 // Cases after which the daemon may serve on or detach, but never crash:
 //   ring_header          huge size/mask/capacity in both ring headers, then
 //                        valid requests that wrap the rings
@@ -95,6 +99,9 @@
 #define HOSTILE_RESP_BOUND_MS 3000
 // A wait sleeps this long on the socket between looks at the ring.
 #define HOSTILE_POLL_MS 1
+// How long an unpublished request must stay unserved (frame_unpublished):
+// many poller passes and sleeps.
+#define HOSTILE_UNSERVED_MS 300
 // Valid requests after the ring headers were rewritten: 128 KiB echoes, so
 // that both 256 KiB rings wrap, and pings around them.
 #define HOSTILE_BIG_ECHOES 3
@@ -214,8 +221,10 @@ static bool lease_ended(struct hostile *h, int ms) {
 }
 
 // Write a frame announcing frame_len bytes, carrying msg_len bytes of msg,
-// over cells cells (zero padded), after our index, and move our index past
-// it; publish nothing. Waits for room.
+// over cells cells (zero padded), after our index, as the protocol says: a
+// zero length in the cell after it, the frame's other bytes, then its length
+// (frame_len 0: not written, the frame stays unpublished); move our index
+// past it, and leave prod.tail. Waits for room.
 static void frame_write(
 	struct hostile *h,
 	uint32_t frame_len,
@@ -223,6 +232,7 @@ static void frame_write(
 	size_t msg_len,
 	uint32_t cells
 ) {
+	static const uint32_t no_frame;
 	static const uint8_t zeros[SHMCHAN_CELL_SIZE];
 	uint64_t deadline = monotonic_ns() + HOSTILE_RESP_BOUND_MS * 1000000ull;
 	size_t body = (size_t)cells * SHMCHAN_CELL_SIZE;
@@ -237,11 +247,15 @@ static void frame_write(
 		      "lease ended while the request ring was full");
 		CHECK(monotonic_ns() < deadline, "the daemon does not drain the request ring");
 	}
-	cells_write(h, h->req_pos, 0, &frame_len, sizeof(frame_len));
+	cells_write(h, h->req_pos + cells, 0, &no_frame, sizeof(no_frame));
 	cells_write(h, h->req_pos, SHMCHAN_FRAME_HDR, msg, msg_len);
 	for (size_t off = SHMCHAN_FRAME_HDR + msg_len; off < body; off += sizeof(zeros)) {
 		size_t n = body - off < sizeof(zeros) ? body - off : sizeof(zeros);
 		cells_write(h, h->req_pos, off, zeros, n);
+	}
+	if (frame_len != 0) {
+		uint8_t *first = h->req_cells + (size_t)(h->req_pos & h->mask) * SHMCHAN_CELL_SIZE;
+		__atomic_store_n((uint32_t *)first, frame_len, __ATOMIC_RELEASE);
 	}
 	h->req_pos += cells;
 }
@@ -477,13 +491,21 @@ static enum outcome case_frame_unpublished(struct hostile *h) {
 	};
 	uint32_t len = sizeof(hdr) + GR_PING2_LEN;
 	uint32_t cells = SHMCHAN_MSG_CELLS(len);
+	uint64_t start = monotonic_ns();
 
-	_Static_assert(SHMCHAN_MSG_CELLS(sizeof(hdr) + GR_PING2_LEN) > 1, "a ping2 spans cells");
 	memset(h->msg, 0x5a, len);
 	memcpy(h->msg, &hdr, sizeof(hdr));
-	frame_write(h, len, h->msg, len, cells);
-	req_publish(h, h->req_pos - cells + 1);
-	return expect_detached(h, hdr.id);
+	frame_write(h, 0, h->msg, len, cells);
+	req_publish(h, h->req_pos);
+	doorbell_ring(h);
+	// A frame is published by its length alone: the daemon must not serve
+	// this one, whatever prod.tail says, nor give up on the channel.
+	while (monotonic_ns() - start < HOSTILE_UNSERVED_MS * 1000000ull) {
+		CHECK(!lease_ended(h, HOSTILE_POLL_MS), "the daemon ended the lease");
+		CHECK(response_take(h) == 0, "the daemon answered an unpublished request");
+	}
+	printf("not served in %d ms, lease held\n", HOSTILE_UNSERVED_MS);
+	return OUTCOME_SERVED;
 }
 
 // The frame carries 16 bytes of payload, the header announces 4096: a daemon
@@ -520,23 +542,24 @@ static enum outcome case_payload_over_max(struct hostile *h) {
 }
 
 // Fill the whole request ring, from our index on, with one-cell GR_PING
-// frames, published or not: a daemon that skipped an index check would find
-// nothing but valid requests and serve on instead of detaching.
+// frames whose lengths are not written: a daemon that trusted prod.tail
+// would find nothing but valid requests there and serve on instead of
+// detaching.
 static void fill_with_pings(struct hostile *h) {
 	struct gr_api_request hdr = {.type = GR_PING};
-	uint32_t len = sizeof(hdr);
 
 	_Static_assert(SHMCHAN_MSG_CELLS(sizeof(hdr)) == 1, "a ping frame is one cell");
 	for (uint32_t i = 0; i <= h->mask; i++) {
 		hdr.id = h->next_id++;
-		cells_write(h, h->req_pos + i, 0, &len, sizeof(len));
 		cells_write(h, h->req_pos + i, SHMCHAN_FRAME_HDR, &hdr, sizeof(hdr));
 	}
 }
 
 static enum outcome case_tail_backwards(struct hostile *h) {
 	fill_with_pings(h);
-	req_publish(h, h->req_pos - 1);
+	// Within the longest frame behind ours, the index may lag honestly (the
+	// daemon takes a frame by its length before the client stores prod.tail).
+	req_publish(h, h->req_pos - SHMCHAN_MSG_CELLS(SHMCHAN_MSG_MAX) - 1);
 	return expect_detached(h, 0);
 }
 
@@ -653,8 +676,8 @@ static enum outcome case_write_after_detach(struct hostile *h) {
 	for (unsigned i = 0; i < HOSTILE_AFTER_DETACH_ROUNDS; i++) {
 		hdr.id = h->next_id++;
 		memcpy(h->msg, &hdr, sizeof(hdr));
-		cells_write(h, h->req_pos, 0, &len, sizeof(len));
 		cells_write(h, h->req_pos, SHMCHAN_FRAME_HDR, h->msg, len);
+		cells_write(h, h->req_pos, 0, &len, sizeof(len));
 		h->req_pos += cells;
 		req_publish(h, h->req_pos);
 		doorbell_ring(h);

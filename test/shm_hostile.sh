@@ -52,7 +52,7 @@ RSS_SLACK_KB=$((8 * 1024))
 # "NAME (pid PID)" of its channel, @PID@ its pid.
 declare -A want_log=(
 	[write_after_detach]='channel @CHANNEL@ detached: corrupt request ring'
-	[truncate_memfd]='channel @CHANNEL@ detached: corrupt request ring'
+	[truncate_memfd]='channel @CHANNEL@ detached: corrupt region'
 	[never_reads]='channel @CHANNEL@ detached: response ring full for too long: the client stopped reading'
 	[sock_never_reads]='client pid @PID@: closed: output backlog above'
 	[log_forge]="client pid @PID@: hello from 'log_forge\\x0ashmchand: forged hello\\x1b[2J'"

@@ -32,16 +32,16 @@ declare -A corrupt_reason=(
 	[frame_short]='corrupt request ring'
 	[frame_long]='corrupt request ring'
 	[frame_huge]='corrupt request ring'
-	[frame_unpublished]='corrupt request ring'
 	[payload_len_mismatch]='request frame length disagrees with its payload_len'
 	[payload_over_max]='request payload over the maximum'
-	[tail_backwards]='corrupt request ring'
-	[tail_past_capacity]='corrupt request ring'
+	[tail_backwards]='corrupt region'
+	[tail_past_capacity]='corrupt region'
 )
-corrupt_cases="frame_short frame_long frame_huge frame_unpublished payload_len_mismatch
+corrupt_cases="frame_short frame_long frame_huge payload_len_mismatch
 	payload_over_max tail_backwards tail_past_capacity"
-# Cases the daemon may survive either way (serve on or detach).
-other_cases="ring_header sleep_flags"
+# Cases the daemon may survive either way (serve on or detach); it serves
+# frame_unpublished nothing and keeps its lease (the case checks both).
+other_cases="frame_unpublished ring_header sleep_flags"
 
 # Wait until GR_SHM_STATS counts one more lease ended than $leases, and
 # count it there.
