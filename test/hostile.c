@@ -289,10 +289,10 @@ static uint32_t response_len(const struct hostile *h) {
 }
 
 // Take one response out of the response ring into h->msg. Returns its
-// length, 0 if none is published (a frame is published by its length, and
-// the daemon stores its producer index only at the end of a turn: a turn
-// cut short by a detach never stores it). The daemon is trusted to frame it
-// well, but it is checked anyway.
+// length, 0 if none is published (a frame is published by its length; the
+// daemon stores its producer index at the end of its turn, and the end of
+// a lease its fault started may come first). The daemon is trusted to
+// frame it well, but it is checked anyway.
 static uint32_t response_take(struct hostile *h) {
 	uint32_t len = response_len(h);
 
