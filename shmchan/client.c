@@ -428,11 +428,12 @@ static void doorbell_arm(struct shmchan_client *c, uint32_t asleep) {
 		return;
 	__atomic_store_n(&c->ctrl->client_sleeping, asleep, __ATOMIC_RELAXED);
 	// Full fence between this flag store and the caller's re-check of the
-	// response ring (a load of prod.tail) or retried enqueue (a load of the
-	// request ring's cons.tail): the daemon may have moved its index between
-	// our last look and the flag store, and read the flag as 0. The fence
-	// keeps our re-check from completing before the flag is visible, so
-	// either the daemon sees the flag and rings, or we see its index.
+	// response ring (a load of the length word at our index) or retried
+	// enqueue (a load of the request ring's cons.tail): the daemon may have
+	// published a response or freed cells between our last look and the
+	// flag store, and read the flag as 0. The fence keeps our re-check from
+	// completing before the flag is visible, so either the daemon sees the
+	// flag and rings, or we see what it stored.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	// The same fence orders our earlier stores of the response ring's
 	// cons.tail (the room we freed) before this load of the daemon's flag:

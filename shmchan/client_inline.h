@@ -173,14 +173,15 @@ shmchan_client_flush_inline(struct shmchan_client *c) {
 	if (!c->unflushed)
 		return false;
 	c->unflushed = false;
-	// Full fence between the enqueues' stores of prod.tail and our load of
-	// daemon_sleeping. The daemon arms with the mirror sequence: store
-	// daemon_sleeping, fence, load prod.tail. Without this fence our load
-	// could complete before our tail store is visible, the daemon's re-check
-	// could miss the request while we miss its flag, and it would sleep with
-	// a request in the ring (lost wake-up). A store then a load: needed on
-	// x86 too. Once per batch: the fence waits for every store before it
-	// (the cells too) to leave the store buffer.
+	// Full fence between the enqueues' stores of the frames' lengths and our
+	// load of daemon_sleeping. The daemon arms with the mirror sequence:
+	// store daemon_sleeping, fence, load the length word at its index.
+	// Without this fence our load could complete before our length store is
+	// visible, the daemon's re-check could miss the request while we miss
+	// its flag, and it would sleep with a request in the ring (lost
+	// wake-up). A store then a load: needed on x86 too. Once per batch: the
+	// fence waits for every store before it (the cells too) to leave the
+	// store buffer.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->ctrl->daemon_sleeping, __ATOMIC_RELAXED) == 0)
 		return false;

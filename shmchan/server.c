@@ -369,16 +369,16 @@ void shmchan_server_flush(struct shmchan_server *s) {
 	response_publish(&s->resp);
 	request_cells_free(req);
 
-	// Full fence between our stores of the indices (response prod.tail,
-	// request cons.tail) and our load of client_sleeping. The client arms
-	// with the mirror sequence: store client_sleeping, fence, load the
-	// index it waits on. Without this fence our load could complete before
-	// our index stores are visible, the client's re-check could miss them
-	// while we miss its flag, and it would sleep on a non-empty response
-	// ring or a request ring with room (lost wake-up). A store then a load:
-	// needed on x86 too. One fence per batch, not per message: a fence
-	// waits for every store before it, cells included, to leave the store
-	// buffer.
+	// Full fence between our publishing stores (the responses' lengths, the
+	// held one's last, and the request ring's cons.tail) and our load of
+	// client_sleeping. The client arms with the mirror sequence: store
+	// client_sleeping, fence, load the word it waits on. Without this fence
+	// our load could complete before those stores are visible, the client's
+	// re-check could miss them while we miss its flag, and it would sleep
+	// on a non-empty response ring or a request ring with room (lost
+	// wake-up). A store then a load: needed on x86 too. One fence per
+	// batch, not per message: a fence waits for every store before it,
+	// cells included, to leave the store buffer.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&s->ctrl->client_sleeping, __ATOMIC_RELAXED) == 0)
 		return;
@@ -521,11 +521,12 @@ static void daemon_mark(struct shmchan_server *s, uint32_t why) {
 static void daemon_arm(struct shmchan_server *s, uint32_t why) {
 	daemon_mark(s, why);
 	// Full fence between this flag store and the caller's re-check (a load
-	// of the request ring's prod.tail, or of the response ring's cons.tail
-	// by a retried send): the client may have moved its index between our
-	// last look and the flag store, and read the flag as 0. The fence keeps
-	// our re-check from completing before the flag is visible, so either the
-	// client sees the flag and rings, or we see its index.
+	// of the length word at our request index, or of the response ring's
+	// cons.tail by a retried send): the client may have published a request
+	// or taken responses between our last look and the flag store, and read
+	// the flag as 0. The fence keeps our re-check from completing before the
+	// flag is visible, so either the client sees the flag and rings, or we
+	// see what it stored.
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
