@@ -4,14 +4,10 @@
 #
 # make bench-socket: the socket transport with and without its optimisations
 # (client single send, client read-ahead, daemon single write, daemon direct
-# read). Builds build-bench-opt (defaults) and build-bench-noopt (all four
-# off) side by side, runs GR_PING2 over the socket on each, alternately, so
-# machine noise hits both, with a raw Unix socket ping-pong of the same
-# messages (ref_bench unix, unpinned as the daemon and its client are)
-# between them, and prints calls/s per round, the medians, their ratio and
-# each build's round trip over the raw one's. Then counts the system calls
-# per call of the client (strace -f) and of the daemon's main thread, which
-# serves the socket (strace -p), which is deterministic.
+# read): build-bench-opt and build-bench-noopt side by side, GR_PING2 over
+# the socket on each in alternated rounds, a raw Unix socket ping-pong
+# (ref_bench unix, unix-epoll) between them; then the system calls per call
+# of the client and of the daemon under strace, which is deterministic.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -21,21 +17,12 @@ SHMT_NAME=bench-socket
 
 ROUNDS=${ROUNDS:-3}
 CALLS=${CALLS:-100000}
-# strace counts the startup too: two runs of different lengths, and the
-# difference divided by the difference in calls, leave only the per-call part.
+# strace counts startup too: the difference of two lengths leaves the per-call part.
 STRACE_CALLS_SHORT=1000
 STRACE_CALLS_LONG=6000
-
 builds=(build-bench-opt build-bench-noopt)
-build_opts_opt=(-Dclient_single_send=true -Dclient_readahead=true -Ddaemon_single_write=true
-	-Ddaemon_direct_read=true)
-build_opts_noopt=(-Dclient_single_send=false -Dclient_readahead=false -Ddaemon_single_write=false
-	-Ddaemon_direct_read=false -Dtests=false)
-# strace -p attaches to the daemon's threads one by one: let it finish.
-STRACE_ATTACH_S=1
 
-# Configure and build the daemon and ping2_perf of build folder $1 with the
-# meson options that follow. Quiet unless it fails.
+# configure DIR MESON-OPTIONS...: the daemon, ping2_perf and ref_bench of DIR.
 configure() {
 	local dir=$1 out
 	shift
@@ -48,43 +35,33 @@ configure() {
 		shmt_fail "ninja -C $dir: $out"
 }
 echo "building ${builds[*]}" >&2
-configure build-bench-opt "${build_opts_opt[@]}"
-configure build-bench-noopt "${build_opts_noopt[@]}"
+configure build-bench-opt -Dclient_single_send=true -Dclient_readahead=true \
+	-Ddaemon_single_write=true -Ddaemon_direct_read=true
+configure build-bench-noopt -Dclient_single_send=false -Dclient_readahead=false \
+	-Ddaemon_single_write=false -Ddaemon_direct_read=false -Dtests=false
 
 results=$(mktemp -d "${TMPDIR:-/tmp}/shmchan-bench.XXXXXX")
 SHMT_TMPDIR=$results
 
-# Start build $1's daemon, run its ping2_perf with the rest of the arguments.
-run_build() {
-	local dir=$1
-	shift
-	SHMT_DAEMON=$dir/main/shmchand
-	start_daemon
-	"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q "$@" ||
-		shmt_fail "$dir: ping2_perf failed"
-	stop_daemon
-}
-
 for round in $(seq "$ROUNDS"); do
 	order=("${builds[@]}")
-	# Alternate which build goes first, so a drift in machine load does
-	# not always favour the same one.
-	if [ $((round % 2)) = 0 ]; then
-		order=("${builds[1]}" "${builds[0]}")
-	fi
+	# Alternated, so that a drift in load favours neither.
+	[ $((round % 2)) = 1 ] || order=("${builds[1]}" "${builds[0]}")
 	for dir in "${order[@]}"; do
 		echo "round $round: $dir" >&2
-		# Timed as the raw references are: no clock read per call,
-		# and no system call counter (its tracepoint slows every
-		# system call of the machine; strace counts them below).
-		run_build "$dir" -n "$CALLS" --json --no-stamps --no-syscall-count \
-			>"$results/$dir-$round.json"
+		SHMT_DAEMON=$dir/main/shmchand
+		start_daemon
+		# Timed as the raw references are: no clock read per call, no
+		# system-call counter (its tracepoint slows every system call).
+		"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -n "$CALLS" --json --no-stamps \
+			--no-syscall-count >"$results/$dir-$round.json" || shmt_fail "$dir: ping2_perf failed"
+		stop_daemon
 	done
 	echo "round $round: raw Unix socket (ref_bench unix, unix-epoll)" >&2
-	build-bench-opt/smoke/ref_bench --json --no-pin -z 64 unix >"$results/raw-$round.json" ||
-		shmt_fail "ref_bench unix failed"
-	build-bench-opt/smoke/ref_bench --json --no-pin -z 64 unix-epoll \
-		>"$results/raw-epoll-$round.json" || shmt_fail "ref_bench unix-epoll failed"
+	for t in unix unix-epoll; do
+		build-bench-opt/smoke/ref_bench --json --no-pin -z 64 "$t" \
+			>"$results/raw-$t-$round.json" || shmt_fail "ref_bench $t failed"
+	done
 done
 
 for dir in "${builds[@]}"; do
@@ -98,7 +75,8 @@ for dir in "${builds[@]}"; do
 		strace -c -o "$results/$dir-strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null &
 		strace_pid=$!
 		shmt_track "$strace_pid"
-		sleep "$STRACE_ATTACH_S"
+		# strace attaches to the daemon's threads one by one.
+		sleep 1
 		"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -w 0 -n "$calls" \
 			>/dev/null || shmt_fail "$dir: ping2_perf with the daemon under strace failed"
 		kill -INT "$strace_pid" 2>/dev/null || true
@@ -139,8 +117,8 @@ medians = {b: statistics.median(rates[b]) for b in builds}
 print(f"{'median':6}" + "".join(f"{medians[b]:20.0f}" for b in builds))
 print(f"ratio {builds[0]} / {builds[1]}: {medians[builds[0]] / medians[builds[1]]:.2f}")
 
-for name, label in (("raw", "raw Unix socket round trip (ref_bench unix, 64 B, unpinned)"),
-                    ("raw-epoll", "the same, its follower an epoll loop (ref_bench unix-epoll)")):
+for name, label in (("raw-unix", "raw Unix socket round trip (ref_bench unix, 64 B, unpinned)"),
+                    ("raw-unix-epoll", "the same, its follower an epoll loop (ref_bench unix-epoll)")):
     raw = []
     for r in range(1, rounds + 1):
         with open(os.path.join(results, f"{name}-{r}.json")) as f:

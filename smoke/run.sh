@@ -4,14 +4,11 @@
 #
 # make run: start BUILDDIR's shmchand with its defaults (only the socket path
 # and the DPDK file prefix are private), time GR_PING and GR_PING2 over the
-# socket, over a shared-memory channel in a memfd, and over one in a memzone
-# (ping2_perf --secondary: a DPDK secondary of the daemon, which needs the
-# daemon to have hugepages; without them those rows are left out and the
-# reason shown), one call right after the other and each after 20 ms of
-# silence (ping2_perf --gap: the channel and the socket alternated call by
-# call), print a table, stop the daemon. Takes well under 30 s. On a busy
-# host (more tasks ready to run than CPUs besides its own, counted before
-# each measurement) it says so under the table, in one line.
+# socket, a memfd channel and a memzone channel (ping2_perf --secondary,
+# which needs the daemon to have hugepages: without them the reason is
+# shown), calls back to back and each after 20 ms of silence (ping2_perf
+# --gap, the channel and the socket alternated call by call), print a table,
+# stop the daemon. On a busy host it says so under the table.
 #
 #   smoke/run.sh BUILDDIR
 set -eu
@@ -27,24 +24,20 @@ perf=$builddir/smoke/ping2_perf
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../test/lib.sh"
 
-# Seconds per run (ping2_perf -T): a fixed time rather than a number of
-# calls, so that the whole table takes the same few seconds on a quiet
-# machine and on a busy one, where the channel's rate can fall 100-fold.
+# Seconds per run rather than a number of calls: the same few seconds on a
+# quiet host and on a busy one, where the channel's rate can fall 100-fold.
 RUN_SECONDS=${RUN_SECONDS:-1}
-# The runs one call right after the other count no system calls: the table
-# shows none, and the counter's tracepoint would add every system call of the
-# machine to the socket's round trip (docs/benchmark-method.md).
+# No system-call counting: its tracepoint would add every system call of
+# the machine to the socket's round trip.
 no_count=--no-syscall-count
-# The occasional call: the silence before each, and the calls after it on
-# each transport (ping2_perf --gap-rounds): 1 s of silence per transport.
+# 25 calls on each transport after 20 ms of silence each: 1 s per transport.
 RUN_GAP_MS=20
 RUN_GAP_ROUNDS=25
 
 [ -x "$perf" ] || shmt_fail "no $perf: build first (make)"
 start_daemon
 
-# The tasks ready to run now, less this reader (procs_running of /proc/stat),
-# one sample before each measurement, when none of this run's spins.
+# The tasks ready to run, less this reader, before each measurement.
 runnable=()
 runnable_sample() {
 	runnable+=($(($(awk '$1 == "procs_running" { print $2 }' /proc/stat) - 1)))
@@ -77,8 +70,7 @@ for req in ping:0 ping2:64; do
 			-q --json >"$results/$name-gap.json" ||
 			shmt_fail "ping2_perf --gap $RUN_GAP_MS -z $size failed"
 	fi
-	# ping2_perf --secondary says why when it cannot have a memzone
-	# channel (no hugepages in the daemon, most often): its last line.
+	# ping2_perf --secondary's last line says why it has no memzone channel.
 	if [ -z "$shm_reason" ] && [ -z "$memzone_reason" ] &&
 		! "$perf" -s "$SHMT_SOCK" --secondary -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
 			>"$results/$name-memzone.json" 2>"$results/$name-memzone.err"; then
@@ -128,9 +120,7 @@ print(f"{'request':8} {'transport':9} {'calls/s':>10} {'/socket':>8} {'p50/p99 u
       f"{after:>24}")
 for name in ("ping", "ping2"):
     sock = load(f"{name}-socket")
-    # Each row: the transport, its calls one after the other, its calls
-    # after silence (the socket's from the memfd run, which alternates the
-    # two).
+    # The socket's calls after silence: the memfd run's, which alternates.
     gap, zgap = after_gap(f"{name}-gap"), after_gap(f"{name}-memzone-gap")
     rows = [("socket", sock, gap.get("socket"))]
     if have_shm:
@@ -145,8 +135,7 @@ if not have_shm:
     print(f"shm: not measured: {shm_reason}")
 elif not have_memzone:
     print(f"memzone: not measured: {memzone_reason}")
-# Busy: other tasks ready to run (the median of the samples) leave fewer
-# CPUs than a busy call needs, its client and the daemon's poller.
+# Busy: other runnable tasks leave fewer CPUs than the client and the poller need.
 others = runnable[len(runnable) // 2] if runnable else 0
 if others + 2 > cpus:
     print(f"host busy ({others} other runnable tasks, {cpus} CPUs): all figures lower and "
@@ -166,7 +155,6 @@ legend = [
      f"controller come ({gap_rounds} on each transport, the channel and the socket "
      "alternated call by call)"),
 ]
-# The legend as the table: within 100 columns.
 WIDTH = 100
 print()
 width = max(len(name) for name, _ in legend)

@@ -7,12 +7,12 @@
 # --gap, --event-loop, GROUT_SOCK_PATH)
 # against a daemon of its own. Checks what the JSON says, never how fast anything was.
 #
-#   bench_tools_test.sh SHMCHAND REF_BENCH PING2_PERF
+#   bench_tools.sh SHMCHAND REF_BENCH PING2_PERF
 set -eu
 
 SHMT_NAME=bench_tools
 # shellcheck source=test/lib.sh
-. "$(dirname "$0")/../test/lib.sh"
+. "$(dirname "$0")/lib.sh"
 shmt_args "SHMCHAND REF_BENCH PING2_PERF" "$@"
 # Each check is a python3 process: the interpreter resolved once.
 shmt_python_direct

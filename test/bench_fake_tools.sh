@@ -2,21 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The shmchan authors
 #
-# A stand-in for the tools of make bench in its tests (BENCH_REF_BENCH,
+# A stand-in for make bench's tools in its tests (BENCH_REF_BENCH,
 # BENCH_PING2_PERF, BENCH_GAP_PY, BENCH_PY_BENCH): it takes their options,
-# measures nothing, and prints the JSON the tool would (ref_bench when the
-# command line names a test, else ping2_perf: a cell, --idle, --gap as
-# python/bench_gap.py too, --beside-ring, and with --rounds python/bench.py;
-# a cell says whether it ran with --event-loop;
-# a line of text without --json), so that the tests decide which run fails
-# and how, and when references move. A shell script: the bench runs it a
-# hundred times and more.
+# measures nothing and prints the JSON the tool would (ref_bench when the
+# command line names a reference, else ping2_perf, bench_gap.py or, with
+# --rounds, bench.py), so that a test decides which run fails and how.
 #
-#   FAKE_STATE=DIR              where it counts the calls of each ref_bench test
-#   FAKE_REF_MOVE_ONCE=T:K,...  call K of test T reports 1.5x its time
-#   FAKE_REF_ALWAYS_MOVE=T,...  every even call of test T reports 1.5x its time
-#   FAKE_REF_CRASH=T            a call of test T dies of SIGSEGV
-#   FAKE_REF_BAD=T              a call of test T prints something that is not JSON
+#   FAKE_REF_CRASH=T            a run of reference T dies of SIGSEGV
+#   FAKE_REF_BAD=T              a run of reference T prints something that is not JSON
 #   FAKE_PERF_CRASH=ARGS        the ping2_perf runs whose command line holds ARGS
 #                               (say "-t socket -d 1 -c 16") die of SIGSEGV
 #   FAKE_PERF_KILL_DAEMON=ARGS  they kill the daemon (SHMT_PID), then fail
@@ -24,8 +17,7 @@
 #                               for python/bench.py)
 set -eu
 
-# A time per operation for every reference, in ns: any will do, but even,
-# so that 1.5 times it is whole.
+# A time per operation for every reference, in ns: any will do.
 declare -A base_ns=([cacheline]=80 [ring-pingpong]=200 [ring-stream]=32 [ring-echo]=62
 	[chan-pingpong]=230 [chan-stream]=60 [chan-echo]=60 [ring-local]=16 [chan-local]=60
 	[eventfd]=30000 [unix]=25000 [clock]=20 [syscall]=170 [lines-apart]=100)
@@ -56,20 +48,12 @@ crash() {
 }
 
 if [ -n "$test" ]; then
-	counter=$FAKE_STATE/ref-$test.calls
-	calls=1
-	[ ! -e "$counter" ] || calls=$(($(<"$counter") + 1))
-	echo "$calls" >"$counter"
 	[ "${FAKE_REF_CRASH:-}" != "$test" ] || crash
 	if [ "${FAKE_REF_BAD:-}" = "$test" ]; then
 		echo "{\"test\": \"$test\", \"ns_per_op\": "
 		exit 0
 	fi
 	ns=${base_ns[$test]}
-	if [[ ,${FAKE_REF_MOVE_ONCE:-}, == *,$test:$calls,* ]] ||
-		{ [[ ,${FAKE_REF_ALWAYS_MOVE:-}, == *,$test,* ]] && [ $((calls % 2)) = 0 ]; }; then
-		ns=$((ns * 3 / 2))
-	fi
 	size=${opt[-z]:-64} depth=null cpus="[0,1]" follower=$ns gap=${opt[--gap-us]:-null}
 	case $test in cacheline | eventfd | clock | syscall) size=null ;; esac
 	case $test in *-echo) depth=${opt[--depth]:-32} ;; esac
