@@ -1,21 +1,97 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ref_bench's run: the follower process, pinned, and the leader's timed
-// loop (by count, by time, or one operation after each --gap-us), stopped
-// at once if the follower ends before it is told to (ref_bench.h).
+// ref_bench's run: what the tests need, made before the fork; the follower
+// process, pinned; the leader's timed loop (by count, by time, or one
+// operation after each --gap-us), stopped at once if the follower ends
+// before it is told to (ref_bench.h).
 
 #include "ref_bench.h"
 
-#include <errno.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
+
+// The leader reads the clock once per CLOCK_CHECK_MASK + 1 operations in a
+// timed run: rarely enough to cost nothing, often enough to stop within a
+// few ms even at 128 KiB per operation.
+#define CLOCK_CHECK_MASK 0x3f
+#define NSEC_PER_USEC 1000ull
+
+uint8_t *frame_alloc(size_t bytes) {
+	uint8_t *f = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(bytes, RTE_CACHE_LINE_SIZE));
+	if (f == NULL)
+		fail("%s", strerror(ENOMEM));
+	return memset(f, 0, bytes);
+}
+
+// No EAL: rte_ring_init() and the ring functions need none.
+static struct rte_ring *ring_init(uint8_t *mem, const char *name) {
+	struct rte_ring *r = (struct rte_ring *)mem;
+	int ret = rte_ring_init(r, name, SHMCHAN_RING_CELLS, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (ret < 0)
+		fail("rte_ring_init: %s", strerror(-ret));
+	return r;
+}
+
+void setup(struct ctx *c, const struct options *o) {
+	ssize_t ring_size = rte_ring_get_memsize_elem(SHMCHAN_CELL_SIZE, SHMCHAN_RING_CELLS);
+	if (ring_size < 0)
+		fail("rte_ring_get_memsize_elem: %s", strerror((int)-ring_size));
+	size_t head = RTE_ALIGN_CEIL(sizeof(struct shared), RTE_CACHE_LINE_SIZE);
+	size_t ring_bytes = RTE_ALIGN_CEIL((size_t)ring_size, RTE_CACHE_LINE_SIZE);
+	size_t region = head + 2 * ring_bytes;
+	int fd = memfd_create("ref_bench", MFD_CLOEXEC);
+	if (fd < 0)
+		fail("memfd_create: %s", strerror(errno));
+	if (ftruncate(fd, (off_t)region) < 0)
+		fail("ftruncate: %s", strerror(errno));
+	uint8_t *base = mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	close(fd);
+	*c = (struct ctx){.o = o, .sh = (struct shared *)base};
+	c->sh->stream_warmup = o->warmup;
+	c->req_ring = ring_init(base + head, "ref_req");
+	c->resp_ring = ring_init(base + head + ring_bytes, "ref_resp");
+
+	// A frame as the channel builds it: u32 length, request header, payload,
+	// zero padding to whole cells.
+	size_t msg = sizeof(struct gr_api_request) + o->size;
+	uint32_t len32 = (uint32_t)msg;
+	struct gr_api_request hdr = {.id = 1, .type = GR_PING2, .payload_len = (uint32_t)o->size};
+	c->cells = SHMCHAN_MSG_CELLS(msg);
+	if (c->cells > SHMCHAN_RING_CELLS - 1)
+		fail("-z %zu: a message of %u cells does not fit the ring", o->size, c->cells);
+	// All the requests in flight, or all their answers, may sit in one ring
+	// at once: if they do not fit, both sides wait for room only the other
+	// can make.
+	if ((uint64_t)o->depth * c->cells > SHMCHAN_RING_CELLS - 1)
+		fail("--depth %u: %u messages of %u cells do not fit a ring of %u cells",
+		     o->depth,
+		     o->depth,
+		     c->cells,
+		     SHMCHAN_RING_CELLS - 1);
+	size_t frame_bytes = (size_t)c->cells * SHMCHAN_CELL_SIZE;
+	c->tx_frame = frame_alloc(frame_bytes);
+	c->rx_frame = frame_alloc(frame_bytes);
+	c->stop_frame = frame_alloc(frame_bytes);
+	memcpy(c->tx_frame, &len32, sizeof(len32));
+	memcpy(c->tx_frame + SHMCHAN_FRAME_HDR, &hdr, sizeof(hdr));
+	payload_fill(c->tx_frame + SHMCHAN_FRAME_HDR + sizeof(hdr), o->size);
+	c->efd_req = eventfd(0, EFD_CLOEXEC);
+	c->efd_resp = eventfd(0, EFD_CLOEXEC);
+	if (c->efd_req < 0 || c->efd_resp < 0)
+		fail("eventfd: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->sock) < 0)
+		fail("socketpair: %s", strerror(errno));
+	c->msg_len = msg;
+	c->msg = memcpy(frame_alloc(msg), c->tx_frame + SHMCHAN_FRAME_HDR, msg);
+	shm_setup(c);
+}
 
 static void pin(int cpu) {
 	cpu_set_t set;
@@ -25,45 +101,11 @@ static void pin(int cpu) {
 		fail("sched_setaffinity to CPU %d: %s", cpu, strerror(errno));
 }
 
-static void __attribute__((noreturn)) follower_main(struct ctx *c) {
-	struct rusage ru;
-
-	if (c->o->pin)
-		pin(c->o->cpus[1]);
-	close(c->sock[0]);
-	c->o->bench->follower(c);
-	getrusage(RUSAGE_SELF, &ru);
-	c->sh->follower_cpu_ns = rusage_cpu_ns(&ru);
-	c->sh->follower_vcsw = (uint64_t)ru.ru_nvcsw;
-	exit(EXIT_SUCCESS);
-}
-
-// --gap-us: sleep, then time one operation, until count operations or
-// seconds of wall time (sleeps included).
-static void gap_run(struct ctx *c, struct result *r, uint64_t start) {
-	const struct options *o = c->o;
-	uint64_t deadline = start + (uint64_t)(o->seconds * NSEC_PER_SEC);
-
-	for (;;) {
-		sleep_ns(o->gap_us * NSEC_PER_USEC);
-		uint64_t t0 = now_ns();
-		o->bench->leader_op(c);
-		uint64_t t1 = now_ns();
-		r->ops++;
-		r->gap_op_ns += t1 - t0;
-		if (t1 - t0 > r->gap_max_ns)
-			r->gap_max_ns = t1 - t0;
-		if (o->count > 0 ? r->ops >= o->count : t1 >= deadline)
-			break;
-	}
-}
-
 // Set once the leader has told the follower to stop: its exit is expected.
 static volatile sig_atomic_t follower_stopping;
 
-// The follower ended before the leader told it to stop (killed, or failed
-// and said why): the leader would wait for its answer for ever, spinning or
-// blocked. Async-signal-safe.
+// The follower ended before it was told to (killed, or failed and said why):
+// the leader would wait for its answer for ever. Async-signal-safe.
 static void follower_died(int sig) {
 	static const char msg[] = "ref_bench: the follower ended during the run\n";
 
@@ -76,44 +118,71 @@ static void follower_died(int sig) {
 	_exit(EXIT_FAILURE);
 }
 
-void run(struct ctx *c, struct result *r) {
+// Fork the follower, which runs the test's and exits; pin the leader.
+static pid_t start_follower(struct ctx *c) {
+	struct sigaction sa = {.sa_handler = follower_died};
+	pid_t leader = getpid(), pid;
+
+	// Before the fork: a follower that dies at once is caught too.
+	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+		fail("sigaction: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork: %s", strerror(errno));
+	if (pid > 0) {
+		close(c->sock[1]);
+		if (c->o->pin)
+			pin(c->o->cpus[0]);
+		return pid;
+	}
+	struct rusage ru;
+	die_with_parent(leader); // no follower spins on a pinned CPU as an orphan
+	if (c->o->pin)
+		pin(c->o->cpus[1]);
+	close(c->sock[0]);
+	c->sh->follower_ops = c->o->bench->follower(c);
+	getrusage(RUSAGE_SELF, &ru);
+	c->sh->follower_cpu_ns = rusage_cpu_ns(&ru);
+	c->sh->follower_vcsw = (uint64_t)ru.ru_nvcsw;
+	exit(EXIT_SUCCESS);
+}
+
+// --gap-us: sleep, then time one operation, until count operations or
+// seconds of wall time (sleeps included).
+static void gap_run(struct ctx *c, uint64_t start) {
+	const struct options *o = c->o;
+	uint64_t deadline = start + (uint64_t)(o->seconds * NSEC_PER_SEC);
+
+	for (;;) {
+		sleep_ns(o->gap_us * NSEC_PER_USEC);
+		uint64_t t0 = now_ns();
+		o->bench->leader_op(c);
+		uint64_t t1 = now_ns();
+		c->ops++;
+		c->gap_op_ns += t1 - t0;
+		if (t1 - t0 > c->gap_max_ns)
+			c->gap_max_ns = t1 - t0;
+		if (o->count > 0 ? c->ops >= o->count : t1 >= deadline)
+			break;
+	}
+}
+
+void run(struct ctx *c) {
 	const struct options *o = c->o;
 	const struct bench *b = o->bench;
+	pid_t pid = b->follower != NULL ? start_follower(c) : -1;
 	struct rusage before, after;
-	pid_t pid = -1;
 	int status;
-
-	*r = (struct result){0};
-	if (b->two_processes) {
-		struct sigaction sa = {.sa_handler = follower_died};
-		pid_t leader = getpid();
-
-		// Before the fork: a follower that dies at once is caught too.
-		follower_stopping = 0;
-		if (sigaction(SIGCHLD, &sa, NULL) < 0)
-			fail("sigaction: %s", strerror(errno));
-		fflush(NULL);
-		pid = fork();
-		if (pid < 0)
-			fail("fork: %s", strerror(errno));
-		if (pid == 0) {
-			// No follower spins on a pinned CPU as an orphan.
-			die_with_parent(leader);
-			follower_main(c);
-		}
-		close(c->sock[1]);
-		if (o->pin)
-			pin(o->cpus[0]);
-	}
 
 	for (uint64_t i = 0; i < o->warmup; i++)
 		b->leader_op(c);
 	getrusage(RUSAGE_SELF, &before);
 	uint64_t start = now_ns(), end, n = 0;
 	if (o->gap_us > 0) {
-		gap_run(c, r, start);
-		n = r->ops;
-		end = start + r->elapsed_ns;
+		gap_run(c, start);
+		n = c->ops;
+		end = start + c->gap_op_ns;
 	} else if (o->count > 0) {
 		for (; n < o->count; n++)
 			b->leader_op(c);
@@ -128,14 +197,11 @@ void run(struct ctx *c, struct result *r) {
 		}
 	}
 	getrusage(RUSAGE_SELF, &after);
-	r->ops = n;
-	r->elapsed_ns = end - start;
-	if (o->gap_us > 0)
-		r->elapsed_ns = r->gap_op_ns;
-	r->leader_cpu_ns = rusage_cpu_ns(&after) - rusage_cpu_ns(&before);
-	r->leader_vcsw = (uint64_t)(after.ru_nvcsw - before.ru_nvcsw);
-
-	if (!b->two_processes)
+	c->ops = n;
+	c->elapsed_ns = end - start;
+	c->leader_cpu_ns = rusage_cpu_ns(&after) - rusage_cpu_ns(&before);
+	c->leader_vcsw = (uint64_t)(after.ru_nvcsw - before.ru_nvcsw);
+	if (pid < 0)
 		return;
 	follower_stopping = 1;
 	b->leader_stop(c);
@@ -143,6 +209,8 @@ void run(struct ctx *c, struct result *r) {
 		fail("waitpid: %s", strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail("the follower exited with status 0x%x", status);
-	if (b->leader_result != NULL)
-		b->leader_result(c, &r->ops, &r->elapsed_ns);
+	if (b->flags & STREAM) { // the consumer's steady rate, its warmup left out
+		c->ops = c->sh->follower_ops - c->sh->stream_warmup;
+		c->elapsed_ns = c->sh->stream_end_ns - c->sh->stream_start_ns;
+	}
 }

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ref_bench's kernel wake-ups: eventfd (one each way) and unix, a message
-// each way over a Unix stream socketpair, with a blocking follower or one
-// that serves as an event loop does (unix-epoll) (ref_bench.h).
+// ref_bench's tests through the kernel (ref_bench.h):
+//   eventfd     a wake-up each way through two blocking eventfds
+//   unix        a 12-byte header + SIZE bytes each way over a Unix stream
+//               socketpair, blocking send and recv; unix-epoll the follower an
+//               event loop's, with the 3 system calls per request of
+//               shmchand's socket path and none of its code
+//   clock       one clock_gettime(CLOCK_MONOTONIC): ping2_perf reads it twice
+//               per call
+//   syscall     the cheapest system call (getppid), which every eventfd write
+//               or socket call pays before doing anything
+// --gap-us US (eventfd, unix*) sleeps US before each round trip and times each
+// one alone: the wake-up of a peer idle that long.
 
 #include "ref_bench.h"
 
-#include <errno.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <unistd.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 static void efd_write(int fd) {
 	static const uint64_t one = 1;
@@ -27,19 +35,19 @@ static void efd_read(int fd) {
 	}
 }
 
-void eventfd_leader_op(struct ctx *c) {
+static void eventfd_op(struct ctx *c) {
 	efd_write(c->efd_req);
 	efd_read(c->efd_resp);
 }
 
-void eventfd_leader_stop(struct ctx *c) {
+// Release: the follower that wakes up reads the flag set (acquire below).
+static void eventfd_stop(struct ctx *c) {
 	__atomic_store_n(&c->sh->stop, 1, __ATOMIC_RELEASE);
 	efd_write(c->efd_req);
 }
 
-void eventfd_follower(struct ctx *c) {
+static uint64_t eventfd_follower(struct ctx *c) {
 	uint64_t n = 0;
-
 	for (;;) {
 		efd_read(c->efd_req);
 		if (__atomic_load_n(&c->sh->stop, __ATOMIC_ACQUIRE))
@@ -47,7 +55,7 @@ void eventfd_follower(struct ctx *c) {
 		efd_write(c->efd_resp);
 		n++;
 	}
-	c->sh->follower_ops = n;
+	return n;
 }
 
 static void sock_send_all(int fd, const uint8_t *buf, size_t len) {
@@ -81,35 +89,32 @@ static bool sock_recv_all(int fd, uint8_t *buf, size_t len) {
 	return true;
 }
 
-void unix_leader_op(struct ctx *c) {
+static void unix_op(struct ctx *c) {
 	sock_send_all(c->sock[0], c->msg, c->msg_len);
 	if (!sock_recv_all(c->sock[0], c->msg, c->msg_len))
 		fail("the follower closed the socket");
 }
 
-void unix_leader_stop(struct ctx *c) {
+static void unix_stop(struct ctx *c) {
 	shutdown(c->sock[0], SHUT_WR);
 }
 
-void unix_follower(struct ctx *c) {
+static uint64_t unix_follower(struct ctx *c) {
 	uint64_t n = 0;
-
 	while (sock_recv_all(c->sock[1], c->msg, c->msg_len)) {
 		sock_send_all(c->sock[1], c->msg, c->msg_len);
 		n++;
 	}
-	c->sh->follower_ops = n;
+	return n;
 }
 
-// The follower of unix-epoll: each request read as it comes, one
-// recv(MSG_DONTWAIT) after each epoll_wait, a request in more than one
+// One recv(MSG_DONTWAIT) after each epoll_wait, a request in more than one
 // piece waiting for the next wake-up, as an event loop's reads do.
-void unix_epoll_follower(struct ctx *c) {
+static uint64_t unix_epoll_follower(struct ctx *c) {
 	struct epoll_event ev = {.events = EPOLLIN};
 	int fd = c->sock[1], ep = epoll_create1(EPOLL_CLOEXEC);
 	size_t got = 0;
 	uint64_t n = 0;
-
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		fail("epoll: %s", strerror(errno));
 	for (;;) {
@@ -136,5 +141,26 @@ void unix_epoll_follower(struct ctx *c) {
 		n++;
 	}
 	close(ep);
-	c->sh->follower_ops = n;
+	return n;
 }
+
+static void clock_op(struct ctx *c) {
+	struct timespec ts;
+	(void)c;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	__asm__ volatile("" : : "r"(&ts) : "memory");
+}
+
+static void syscall_op(struct ctx *c) {
+	(void)c;
+	syscall(SYS_getppid);
+}
+
+const struct bench kernel_benches[] = {
+	{"eventfd", "round_trip", SLEEPS, eventfd_op, eventfd_stop, eventfd_follower},
+	{"unix", "round_trip", SIZED | SLEEPS, unix_op, unix_stop, unix_follower},
+	{"unix-epoll", "round_trip", SIZED | SLEEPS, unix_op, unix_stop, unix_epoll_follower},
+	{"clock", "call", 0, clock_op, NULL, NULL},
+	{"syscall", "call", 0, syscall_op, NULL, NULL},
+	{0},
+};
