@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// event_bench: event fan-out. One publisher sends GR_SHM_EVENT_PUBLISH
-// requests (up to -d in flight) and N subscriber processes receive every
-// GR_SHM_EVENT_TEST event with gr_api_client_event_recv(), all on one
-// transport. Each event carries the CLOCK_MONOTONIC time of its publish
-// (machine-wide), so a subscriber measures publish-to-receive latency.
-// Prints events delivered per second (all subscribers together), latency
-// percentiles over every delivery, and the events lost to full backlogs.
-//
-// usage: event_bench -s SOCK [-t shm|socket] [-n SUBSCRIBERS] [-z BYTES]
-//                    [-c EVENTS] [-d DEPTH] [--spin US] [--json]
+// event_bench: event fan-out of GR_SHM_EVENT_PUBLISH, up to -d in flight, from one publisher to N
+// forked subscriber processes on one transport; an event carries its CLOCK_MONOTONIC publish time.
+// Prints events/s delivered to all subscribers, latency percentiles, events lost to full backlogs.
 
 #include "bench_util.h"
 
@@ -19,12 +12,11 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,7 +25,7 @@ const char *log_prefix = "event_bench";
 #define MAX_SUBSCRIBERS 64
 #define MAX_DEPTH 256
 #define MAX_EVENTS 10000000
-// The payload starts with the publish time (and a sequence number).
+// The payload starts with the publish time and a sequence number.
 #define MIN_PAYLOAD 16
 // Bound of --spin: a fixed spin budget of up to one second.
 #define MAX_SPIN_US 1000000
@@ -41,120 +33,90 @@ const char *log_prefix = "event_bench";
 struct options {
 	const char *sock;
 	enum gr_api_transport transport;
-	unsigned subscribers;
+	unsigned subscribers, depth;
 	size_t payload;
 	uint64_t events;
-	unsigned depth;
-	// The subscribers' client spin budget (gr_api_client_opts.spin_us):
-	// GR_API_CLIENT_SPIN_ADAPTIVE, or a fixed budget (0 sleeps at once).
-	int sub_spin_us;
+	int sub_spin_us; // the subscribers' gr_api_client_opts.spin_us (publisher: adaptive)
 	bool json;
 };
 
-// What a subscriber reports to the parent over its pipe, then its latency
-// samples (received of them, in ns).
+// What a subscriber sends its parent over a pipe once done: counts, then latency samples (ns).
 struct sub_report {
-	uint64_t received;
-	uint64_t lost;
-	uint64_t last_ns; // when it took its last event
+	uint64_t received, lost, last_ns; // last_ns: when it took its last event
+	uint64_t lat[];
 };
 
-// Connect with the spin budget spin_us (gr_api_client_opts.spin_us).
 static struct gr_api_client *bench_connect(const struct options *o, int spin_us) {
 	struct gr_api_client_opts opts = {
 		.transport = o->transport,
 		.spin_us = spin_us,
-		.version = "event_bench",
-	};
+		.version = "event_bench"};
 	struct gr_api_client *c = gr_api_client_connect_opts(o->sock, &opts);
-
 	if (c == NULL)
 		fail("connect %s: %s", o->sock, strerror(errno));
 	return c;
 }
 
-static void write_all(int fd, const void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0)
-			fail("pipe write: %s", strerror(errno));
-		buf = (const uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
+// All len bytes to (out) or from a subscriber's pipe, which may take several calls.
+static void pipe_all(int fd, void *buf, size_t len, bool out) {
+	for (ssize_t n; len > 0; buf = (uint8_t *)buf + n, len -= (size_t)n)
+		if ((n = out ? write(fd, buf, len) : read(fd, buf, len)) <= 0)
+			fail(out ? "pipe write: %s" : "a subscriber died before reporting",
+			     strerror(errno));
 }
 
-static void read_all(int fd, void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = read(fd, buf, len);
-		if (n <= 0)
-			fail("a subscriber died before reporting");
-		buf = (uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
-}
-
-// A subscriber process: subscribe, say ready, take events until the last
-// sequence number (or everything but what was lost) arrived, report.
-static void subscriber(const struct options *o, int ready_fd, int report_fd) {
+// A subscriber process: subscribe, say ready (a byte on its pipe), take events until every
+// one arrived or was counted lost, report.
+static void __attribute__((noreturn)) subscriber(const struct options *o, pid_t parent, int fd) {
 	struct gr_event_subscribe_req req = {.ev_type = GR_SHM_EVENT_TEST};
-	struct gr_api_client *c = bench_connect(o, o->sub_spin_us);
-	uint64_t *lat = calloc(o->events, sizeof(*lat));
-	struct sub_report r = {0};
+	struct sub_report *r = calloc(1, sizeof(*r) + o->events * sizeof(r->lat[0]));
+	struct gr_api_client *c;
 	struct gr_api_event *ev;
-	char byte = 1;
-
-	if (lat == NULL)
-		fail("no memory for %llu samples", (unsigned long long)o->events);
+	die_with_parent(parent);
+	log_prefix = "event_bench subscriber";
+	c = bench_connect(o, o->sub_spin_us);
+	if (r == NULL)
+		fail("no memory for %" PRIu64 " samples", o->events);
 	if (gr_api_client_send_recv_len(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) < 0)
 		fail("subscribe: %s", strerror(errno));
-	write_all(ready_fd, &byte, 1);
-	while (r.received + r.lost < o->events) {
+	pipe_all(fd, &(char){1}, 1, true);
+	while (r->received + r->lost < o->events) {
 		if (gr_api_client_event_recv(c, &ev) < 0)
 			fail("event_recv: %s", strerror(errno));
-		uint64_t now = now_ns();
+		uint64_t now = now_ns(), head = 0; // LOST: the count; TEST: the publish time
+		if (ev->payload_len >= sizeof(head))
+			memcpy(&head, ev + 1, sizeof(head));
 		if (ev->ev_type == GR_SHM_EVENT_LOST) {
-			struct gr_shm_event_lost lost;
-			memcpy(&lost, ev + 1, sizeof(lost));
-			r.lost += lost.count;
+			r->lost += head;
 		} else if (ev->ev_type == GR_SHM_EVENT_TEST && ev->payload_len >= MIN_PAYLOAD) {
-			uint64_t sent;
-			memcpy(&sent, ev + 1, sizeof(sent));
-			lat[r.received++] = now - sent;
-			r.last_ns = now;
+			r->lat[r->received++] = now - head;
+			r->last_ns = now;
 		}
 		free(ev);
 	}
-	write_all(report_fd, &r, sizeof(r));
-	write_all(report_fd, lat, r.received * sizeof(*lat));
-	free(lat);
+	pipe_all(fd, r, sizeof(*r) + r->received * sizeof(r->lat[0]), true);
+	free(r);
 	gr_api_client_disconnect(c);
+	_exit(EXIT_SUCCESS);
 }
 
 // Publish every event, up to depth in flight. Returns when all are answered.
 static void publish(const struct options *o, struct gr_api_client *c) {
-	uint8_t *payload = calloc(1, o->payload);
-	uint32_t *ids = calloc(o->depth, sizeof(*ids));
-
-	if (payload == NULL || ids == NULL)
-		fail("no memory");
+	static uint8_t payload[GR_API_MAX_MSG_LEN];
+	uint32_t ids[MAX_DEPTH];
 	payload_fill(payload, o->payload);
 	for (uint64_t i = 0; i < o->events + o->depth; i++) {
-		unsigned slot = (unsigned)(i % o->depth);
-		if (i >= o->depth && gr_api_client_recv_len(c, ids[slot], NULL) < 0)
-			fail("publish %llu: %s", (unsigned long long)(i - o->depth), strerror(errno)
-			);
+		if (i >= o->depth && gr_api_client_recv_len(c, ids[i % o->depth], NULL) < 0)
+			fail("publish %" PRIu64 ": %s", i - o->depth, strerror(errno));
 		if (i >= o->events)
 			continue;
-		uint64_t t = now_ns();
-		memcpy(payload, &t, sizeof(t));
-		memcpy(payload + sizeof(t), &i, sizeof(i));
+		uint64_t head[2] = {now_ns(), i};
+		memcpy(payload, head, sizeof(head));
 		long id = gr_api_client_send(c, GR_SHM_EVENT_PUBLISH, o->payload, payload);
 		if (id < 0)
 			fail("publish: %s", strerror(errno));
-		ids[slot] = (uint32_t)id;
+		ids[i % o->depth] = (uint32_t)id;
 	}
-	free(ids);
-	free(payload);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -162,11 +124,11 @@ static int cmp_u64(const void *a, const void *b) {
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t percentile(const uint64_t *sorted, uint64_t n, double f) {
-	return n == 0 ? 0 : sorted[(uint64_t)(f * (double)(n - 1))];
+static double percentile(const uint64_t *sorted, uint64_t n, double f) {
+	return n == 0 ? 0 : (double)sorted[(uint64_t)(f * (double)(n - 1))];
 }
 
-static void usage(void) {
+static void __attribute__((noreturn)) usage(int status) {
 	printf("usage: event_bench -s SOCK [-t shm|socket] [-n SUBSCRIBERS] [-z BYTES]\n"
 	       "                   [-c EVENTS] [-d DEPTH] [--spin US] [--json]\n"
 	       "  -t      transport of every client (default shm)\n"
@@ -182,6 +144,7 @@ static void usage(void) {
 	       GR_API_MAX_MSG_LEN,
 	       MAX_DEPTH,
 	       MAX_SPIN_US);
+	exit(status);
 }
 
 static void parse(int argc, char **argv, struct options *o) {
@@ -192,148 +155,88 @@ static void parse(int argc, char **argv, struct options *o) {
 		{NULL, 0, NULL, 0},
 	};
 	int opt;
-
-	*o = (struct options){
-		.transport = GR_API_TRANSPORT_SHM,
-		.subscribers = 1,
-		.payload = 64,
-		.events = 100000,
-		.depth = 16,
-		.sub_spin_us = GR_API_CLIENT_SPIN_ADAPTIVE,
-	};
+	*o = (struct options){.transport = GR_API_TRANSPORT_SHM, .subscribers = 1, .depth = 16};
+	o->payload = 64, o->events = 100000, o->sub_spin_us = GR_API_CLIENT_SPIN_ADAPTIVE;
 	while ((opt = getopt_long(argc, argv, "s:t:n:z:c:d:h", longs, NULL)) != -1) {
-		switch (opt) {
-		case 's':
+		if (opt == 's')
 			o->sock = optarg;
-			break;
-		case 't':
-			if (strcmp(optarg, "shm") == 0)
-				o->transport = GR_API_TRANSPORT_SHM;
-			else if (strcmp(optarg, "socket") == 0)
-				o->transport = GR_API_TRANSPORT_SOCKET;
-			else
-				fail("-t: shm or socket, not '%s'", optarg);
-			break;
-		case 'n':
+		else if (opt == 't' && strcmp(optarg, "shm") == 0)
+			o->transport = GR_API_TRANSPORT_SHM;
+		else if (opt == 't' && strcmp(optarg, "socket") == 0)
+			o->transport = GR_API_TRANSPORT_SOCKET;
+		else if (opt == 't')
+			fail("-t: shm or socket, not '%s'", optarg);
+		else if (opt == 'n')
 			o->subscribers = (unsigned)parse_number("-n", optarg, 1, MAX_SUBSCRIBERS);
-			break;
-		case 'z':
+		else if (opt == 'z')
 			o->payload = parse_number("-z", optarg, MIN_PAYLOAD, GR_API_MAX_MSG_LEN);
-			break;
-		case 'c':
+		else if (opt == 'c')
 			o->events = parse_number("-c", optarg, 1, MAX_EVENTS);
-			break;
-		case 'd':
+		else if (opt == 'd')
 			o->depth = (unsigned)parse_number("-d", optarg, 1, MAX_DEPTH);
-			break;
-		case 'S':
+		else if (opt == 'S')
 			o->sub_spin_us = (int)parse_number("--spin", optarg, 0, MAX_SPIN_US);
-			break;
-		case 'j':
+		else if (opt == 'j')
 			o->json = true;
-			break;
-		case 'h':
-			usage();
-			exit(EXIT_SUCCESS);
-		default:
-			usage();
-			exit(2);
-		}
+		else
+			usage(opt == 'h' ? EXIT_SUCCESS : 2);
 	}
 	if (o->sock == NULL)
 		fail("-s SOCK is required");
 }
 
 int main(int argc, char **argv) {
-	pid_t pids[MAX_SUBSCRIBERS];
-	int report[MAX_SUBSCRIBERS];
+	pid_t pids[MAX_SUBSCRIBERS], parent = getpid();
+	int report[MAX_SUBSCRIBERS], rp[2];
 	struct options o;
-	int ready[2];
-	char byte;
-
 	parse(argc, argv, &o);
-	if (pipe(ready) < 0)
-		fail("pipe: %s", strerror(errno));
 	for (unsigned i = 0; i < o.subscribers; i++) {
-		int rp[2];
 		if (pipe(rp) < 0)
 			fail("pipe: %s", strerror(errno));
-		fflush(stdout);
-		pids[i] = fork();
-		if (pids[i] < 0)
+		if ((pids[i] = fork()) < 0)
 			fail("fork: %s", strerror(errno));
-		if (pids[i] == 0) {
-			// Dies with the parent, however it ends.
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			log_prefix = "event_bench subscriber";
-			close(rp[0]);
-			subscriber(&o, ready[1], rp[1]);
-			_exit(EXIT_SUCCESS);
-		}
+		if (pids[i] == 0)
+			subscriber(&o, parent, rp[1]);
 		close(rp[1]);
 		report[i] = rp[0];
+		pipe_all(report[i], &(char){0}, 1, false); // its ready byte: subscribed
 	}
-	for (unsigned i = 0; i < o.subscribers; i++)
-		read_all(ready[0], &byte, 1);
-
 	struct gr_api_client *pub = bench_connect(&o, GR_API_CLIENT_SPIN_ADAPTIVE);
-	uint64_t start = now_ns();
+	uint64_t start = now_ns(), end = start, n = 0, lost = 0;
 	publish(&o, pub);
-
 	uint64_t *all = calloc(o.events * o.subscribers, sizeof(*all));
-	uint64_t n = 0, lost = 0, end = start;
 	if (all == NULL)
 		fail("no memory");
 	for (unsigned i = 0; i < o.subscribers; i++) {
 		struct sub_report r;
-		read_all(report[i], &r, sizeof(r));
-		read_all(report[i], all + n, r.received * sizeof(*all));
+		pipe_all(report[i], &r, sizeof(r), false);
+		pipe_all(report[i], all + n, r.received * sizeof(*all), false);
 		n += r.received;
 		lost += r.lost;
-		if (r.last_ns > end)
-			end = r.last_ns;
-		close(report[i]);
+		end = r.last_ns > end ? r.last_ns : end;
 		waitpid(pids[i], NULL, 0);
 	}
 	gr_api_client_disconnect(pub);
 	qsort(all, n, sizeof(*all), cmp_u64);
-	double s = (double)(end - start) / 1e9;
+	// Latencies in ns as doubles: exact below 2^53 ns (104 days).
+	double rate = (double)n / ((double)(end - start) / 1e9), p50 = percentile(all, n, 0.5);
+	double p99 = percentile(all, n, 0.99), max = percentile(all, n, 1.0);
 	const char *t = o.transport == GR_API_TRANSPORT_SHM ? "shm" : "socket";
-	char spin[32] = "adaptive";
-	if (o.sub_spin_us >= 0)
-		snprintf(spin, sizeof(spin), "%d us", o.sub_spin_us);
-	if (o.json)
-		printf("{\"transport\": \"%s\", \"subscribers\": %u, \"payload\": %zu, "
-		       "\"depth\": %u, \"sub_spin_us\": %d, \"published\": %llu, "
-		       "\"delivered\": %llu, \"lost\": %llu, "
-		       "\"events_per_s\": %.0f, \"p50_ns\": %llu, \"p99_ns\": %llu, "
-		       "\"max_ns\": %llu}\n",
-		       t,
-		       o.subscribers,
-		       o.payload,
-		       o.depth,
-		       o.sub_spin_us,
-		       (unsigned long long)o.events,
-		       (unsigned long long)n,
-		       (unsigned long long)lost,
-		       (double)n / s,
-		       (unsigned long long)percentile(all, n, 0.5),
-		       (unsigned long long)percentile(all, n, 0.99),
-		       (unsigned long long)(n > 0 ? all[n - 1] : 0));
-	else
-		printf("%-6s %2u subscribers %6zu B depth %3u spin %s: %llu delivered, %llu lost,"
-		       " %.0f events/s, latency p50 %.1f us p99 %.1f us max %.1f us\n",
-		       t,
-		       o.subscribers,
-		       o.payload,
-		       o.depth,
-		       spin,
-		       (unsigned long long)n,
-		       (unsigned long long)lost,
-		       (double)n / s,
-		       (double)percentile(all, n, 0.5) / 1e3,
-		       (double)percentile(all, n, 0.99) / 1e3,
-		       (double)(n > 0 ? all[n - 1] : 0) / 1e3);
+	if (o.json) {
+		printf("{\"transport\": \"%s\", \"subscribers\": %u", t, o.subscribers);
+		printf(", \"payload\": %zu, \"depth\": %u", o.payload, o.depth);
+		printf(", \"sub_spin_us\": %d, \"published\": %" PRIu64, o.sub_spin_us, o.events);
+		printf(", \"delivered\": %" PRIu64 ", \"lost\": %" PRIu64, n, lost);
+		printf(", \"events_per_s\": %.0f, \"p50_ns\": %.0f", rate, p50);
+		printf(", \"p99_ns\": %.0f, \"max_ns\": %.0f}\n", p99, max);
+	} else {
+		printf("%-6s %2u subscribers %6zu B", t, o.subscribers, o.payload);
+		printf(" depth %3u spin ", o.depth);
+		printf(o.sub_spin_us < 0 ? "adaptive" : "%d us", o.sub_spin_us);
+		printf(": %" PRIu64 " delivered, %" PRIu64 " lost, %.0f events/s", n, lost, rate);
+		printf(", latency p50 %.1f us p99 %.1f us", p50 / 1e3, p99 / 1e3);
+		printf(" max %.1f us\n", max / 1e3);
+	}
 	free(all);
 	return EXIT_SUCCESS;
 }
