@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026 The shmchan authors
+
+// ping2_perf's modes that measure in its own process (ping2_perf.h).
+//
+// --gap, the occasional call (after silence, when both ends may have stopped
+// spinning and their CPUs gone idle): the transports alternate call by call,
+// so that both meet the same machine within milliseconds.
+//
+// --beside-ring, the busy round trip beside the raw rte_ring ping-pong: a
+// block of each, a millisecond or two apiece, makes a pair run where the
+// vCPUs are at that moment, and the pair's ratio is free of their placement
+// (docs/benchmark-method.md). The ring's other end is a follower process,
+// asleep in a read() of its command pipe between its blocks.
+
+#include "ping2_perf.h"
+
+#include "bench_ring.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RING_CELLS 16384 // room for a frame of any -z
+#define STOP_FRAME_LEN 0 // ends the follower's block: a real frame is longer
+#define WARMUP_CHECK 64 // untimed round trips between two clock reads
+
+// The two rings in a shared mapping, and this side's frames.
+struct rings {
+	struct rte_ring *req, *resp;
+	unsigned cells;
+	uint8_t *tx, *rx, *stop;
+	size_t mem_len;
+};
+
+unsigned gap_rounds(const struct options *o, unsigned gap_ms) {
+	unsigned rounds = GAP_ROUNDS_BUDGET_MS / (2 * gap_ms);
+	if (o->gap_rounds > 0)
+		return o->gap_rounds;
+	rounds = rounds < GAP_ROUNDS_MIN ? GAP_ROUNDS_MIN : rounds;
+	return rounds > GAP_ROUNDS_MAX ? GAP_ROUNDS_MAX : rounds;
+}
+
+static int compare_u64(const void *a, const void *b) {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int compare_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void *calloc_or_fail(size_t n, size_t size) {
+	void *p = calloc(n, size);
+	FAIL_IF(p == NULL, "%s", strerror(ENOMEM));
+	return p;
+}
+
+static void disconnect(struct client_state *s) {
+	FAIL_IF(gr_api_client_disconnect(s->client) < 0, "disconnect: %s", strerror(errno));
+	client_state_release(s);
+}
+
+// Sort the n round trips and sum them up.
+static struct gap_samples gap_summary(uint64_t *ns, unsigned n) {
+	struct gap_samples g = {n, 0, 0, 0};
+	qsort(ns, n, sizeof(*ns), compare_u64);
+	g.p50_ns = samples_percentile(ns, n, 0.5);
+	g.p99_ns = samples_percentile(ns, n, 0.99);
+	g.max_ns = ns[n - 1];
+	return g;
+}
+
+void run_gaps(struct options *o, struct gap_run *run) {
+	struct client_state s[2]; // shm, then socket: the order of a round
+	struct gr_shm_daemon_info info;
+	uint32_t memzones_before = 0, backing;
+
+	if (o->secondary) {
+		memzones_before = secondary_prepare(o, daemon_info(o, &info) ? &info : NULL);
+		secondary_init(o, 0);
+	}
+	tsc_calibrate();
+	client_state_init(&s[0], o, connect_measured(o, GR_API_TRANSPORT_SHM, &backing));
+	run->backing = backing_name(backing);
+	snprintf(run->reason, REASON_LEN, "%s", gr_api_client_transport_reason(s[0].client));
+	client_state_init(&s[1], o, connect_measured(o, GR_API_TRANSPORT_SOCKET, &backing));
+	for (int t = 0; t < 2; t++)
+		run_calls(&s[t], o->warmup, 0, NULL);
+	uint64_t start = now_ns();
+	for (unsigned g = 0; g < o->n_gaps; g++) {
+		unsigned gap_ms = o->gaps_ms[g], rounds = gap_rounds(o, gap_ms);
+		uint64_t *ns = calloc_or_fail(2 * rounds, sizeof(uint64_t)); // shm's, then socket's
+
+		for (unsigned r = 0; r < rounds; r++) {
+			for (unsigned t = 0; t < 2; t++) {
+				sleep_ns(gap_ms * NSEC_PER_MSEC);
+				ns[t * rounds + r] = call_alone(&s[t]);
+			}
+		}
+		run->gaps[g].gap_ms = gap_ms;
+		run->gaps[g].rounds = rounds;
+		run->gaps[g].shm = gap_summary(ns, rounds);
+		run->gaps[g].socket = gap_summary(ns + rounds, rounds);
+		free(ns);
+		if (o->quiet)
+			continue;
+		fprintf(stderr, "%s: after %u ms gaps, %u rounds: ", log_prefix, gap_ms, rounds);
+		fprintf(stderr, "p50 shm %.1f us", (double)run->gaps[g].shm.p50_ns / 1e3);
+		fprintf(stderr, ", socket %.1f us\n", (double)run->gaps[g].socket.p50_ns / 1e3);
+	}
+	run->seconds = (double)(now_ns() - start) / NSEC_PER_SEC;
+	disconnect(&s[0]);
+	disconnect(&s[1]);
+	// As a client process's: EAL cleans up once the daemon has freed the
+	// channel's memzone (see client_main()).
+	if (o->secondary)
+		wait_memzones_freed(o, memzones_before);
+	FAIL_IF(o->secondary && rte_eal_cleanup() < 0, "EAL cleanup: %s", rte_strerror(rte_errno));
+}
+
+// Two single-producer single-consumer rings in one shared anonymous mapping,
+// and frames framed as the channel frames a request of o->size bytes: the
+// length, a header's worth of zeros, a payload pattern, zero padding.
+static void rings_init(const struct options *o, struct rings *b) {
+	ssize_t ring_size = rte_ring_get_memsize_elem(SHMCHAN_CELL_SIZE, RING_CELLS);
+	uint32_t len = (uint32_t)(SHMCHAN_MSG_MIN + o->size);
+	int ret, flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
+
+	FAIL_IF(ring_size < 0, "rte_ring_get_memsize_elem: %s", strerror((int)-ring_size));
+	b->cells = SHMCHAN_MSG_CELLS(len);
+	if (b->cells > RING_CELLS - 1)
+		fail("-z %zu: a frame of %u cells does not fit the ring", o->size, b->cells);
+	b->mem_len = 2 * (size_t)ring_size;
+	b->req = mmap(NULL, b->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	FAIL_IF(b->req == MAP_FAILED, "mmap: %s", strerror(errno));
+	b->resp = (struct rte_ring *)((uint8_t *)b->req + ring_size);
+	if ((ret = rte_ring_init(b->req, "beside-req", RING_CELLS, flags)) == 0)
+		ret = rte_ring_init(b->resp, "beside-resp", RING_CELLS, flags);
+	FAIL_IF(ret < 0, "rte_ring_init: %s", strerror(-ret));
+	b->tx = calloc_or_fail(b->cells, SHMCHAN_CELL_SIZE);
+	b->rx = calloc_or_fail(b->cells, SHMCHAN_CELL_SIZE);
+	b->stop = calloc_or_fail(b->cells, SHMCHAN_CELL_SIZE);
+	memcpy(b->tx, &len, sizeof(len));
+	memset(b->tx + SHMCHAN_FRAME_HDR + SHMCHAN_MSG_MIN, 0x5a, o->size);
+}
+
+// The follower: for each command byte, echo request frames until the stop
+// frame; exit at the pipe's EOF.
+static void __attribute__((noreturn)) follower_main(struct rings *b, int cmd_fd) {
+	char go;
+	for (;;) {
+		ssize_t n = read(cmd_fd, &go, 1);
+		if (n == 0)
+			_exit(EXIT_SUCCESS);
+		FAIL_IF(n < 0 && errno != EINTR, "follower: read: %s", strerror(errno));
+		while (n > 0) {
+			bench_ring_get(b->req, b->rx, b->cells);
+			if (bench_frame_len(b->rx) == STOP_FRAME_LEN)
+				break;
+			bench_ring_put(b->resp, b->rx, b->cells);
+		}
+	}
+}
+
+static void ring_round_trip(struct rings *b) {
+	bench_ring_put(b->req, b->tx, b->cells);
+	bench_ring_get(b->resp, b->rx, b->cells);
+}
+
+// One ring block: wake the follower, warm up, time calls round trips, stop
+// the follower. Returns ns per round trip.
+static double ring_block(struct rings *b, int cmd_fd, uint64_t calls) {
+	uint64_t start = now_ns(), t0;
+	FAIL_IF(write(cmd_fd, "g", 1) != 1, "write to the ring follower: %s", strerror(errno));
+	do {
+		for (unsigned i = 0; i < WARMUP_CHECK; i++)
+			ring_round_trip(b);
+	} while (now_ns() - start < BESIDE_WARMUP_NS);
+	t0 = now_ns();
+	for (uint64_t i = 0; i < calls; i++)
+		ring_round_trip(b);
+	double ns = (double)(now_ns() - t0) / (double)calls;
+	uint32_t sent = bench_frame_len(b->tx), echoed = bench_frame_len(b->rx);
+	FAIL_IF(echoed != sent, "ring follower: echoed a frame of %u bytes, sent %u", echoed, sent);
+	bench_ring_put(b->req, b->stop, b->cells);
+	return ns;
+}
+
+// One channel block: warm up, then time calls checked calls. Returns ns per call.
+static double shm_block(struct client_state *s, uint64_t calls) {
+	uint64_t t0;
+	run_calls(s, UINT64_MAX, now_ns() + BESIDE_WARMUP_NS, NULL);
+	t0 = now_ns();
+	if (run_calls(s, calls, 0, NULL) != calls)
+		fail("a block of %" PRIu64 " calls ended short", calls);
+	return (double)(now_ns() - t0) / (double)calls;
+}
+
+// The values at fractions qs[0..2] (nearest rank) of n values, sorted in scratch.
+static void
+percentiles(const double *v, unsigned n, double *scratch, const double *qs, double *out) {
+	memcpy(scratch, v, n * sizeof(*v));
+	qsort(scratch, n, sizeof(*scratch), compare_double);
+	for (unsigned i = 0, at; i < 3; i++) {
+		at = (unsigned)(qs[i] * (double)(n - 1) + 0.5);
+		out[i] = scratch[at < n ? at : n - 1];
+	}
+}
+
+void run_beside_ring(struct options *o, struct beside_run *run) {
+	static const double ratio_qs[] = {0.25, 0.50, 0.75}, side_qs[] = {0.0, 0.50, 1.0};
+	static struct rings b;
+	pid_t parent = getpid(), follower;
+	struct client_state s;
+	int cmd[2], status;
+	uint32_t backing;
+	unsigned n;
+
+	rings_init(o, &b);
+	FAIL_IF(pipe(cmd) < 0, "pipe: %s", strerror(errno));
+	// Forked before the connection: the follower holds no channel.
+	FAIL_IF((follower = fork()) < 0, "fork: %s", strerror(errno));
+	if (follower == 0) {
+		close(cmd[1]);
+		die_with_parent(parent);
+		follower_main(&b, cmd[0]);
+	}
+	close(cmd[0]);
+	tsc_calibrate();
+	client_state_init(&s, o, connect_measured(o, GR_API_TRANSPORT_SHM, &backing));
+	run->backing = backing_name(backing);
+	run_calls(&s, o->warmup, 0, NULL);
+	double *ratio = calloc_or_fail(BESIDE_MAX_PAIRS, sizeof(double));
+	double *scratch = calloc_or_fail(BESIDE_MAX_PAIRS, sizeof(double));
+	run->ring_ns = calloc_or_fail(BESIDE_MAX_PAIRS, sizeof(double));
+	run->shm_ns = calloc_or_fail(BESIDE_MAX_PAIRS, sizeof(double));
+	uint64_t start = now_ns(), deadline = start + (uint64_t)(o->beside_seconds * NSEC_PER_SEC);
+	// The order alternates pair by pair: neither goes always first.
+	for (n = 0; n < BESIDE_MAX_PAIRS && (n < BESIDE_MIN_PAIRS || now_ns() < deadline); n++) {
+		if (n % 2 == 0)
+			run->ring_ns[n] = ring_block(&b, cmd[1], BESIDE_BLOCK_CALLS);
+		run->shm_ns[n] = shm_block(&s, BESIDE_BLOCK_CALLS);
+		if (n % 2 == 1)
+			run->ring_ns[n] = ring_block(&b, cmd[1], BESIDE_BLOCK_CALLS);
+		ratio[n] = run->shm_ns[n] / run->ring_ns[n];
+	}
+	run->seconds = (double)(now_ns() - start) / NSEC_PER_SEC;
+	close(cmd[1]);
+	while (waitpid(follower, &status, 0) < 0)
+		FAIL_IF(errno != EINTR, "waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_SUCCESS)
+		fail("ring follower %d ended badly (status %#x)", (int)follower, status);
+	disconnect(&s);
+	free(b.tx);
+	free(b.rx);
+	free(b.stop);
+	munmap(b.req, b.mem_len);
+	run->pairs = n;
+	percentiles(ratio, n, scratch, ratio_qs, run->ratio);
+	percentiles(run->ring_ns, n, scratch, side_qs, run->ring);
+	percentiles(run->shm_ns, n, scratch, side_qs, run->shm);
+	free(ratio);
+	free(scratch);
+}
