@@ -125,7 +125,7 @@ if any(r["count"] != int(sys.argv[3]) or r["routes_per_s"] <= 0 for r in runs.va
     sys.exit(f"route runs {runs}")
 PY
 for dir in whole whole-loaded; do
-	grep -q '^## Goals' "$SHMT_TMPDIR/$dir/results/report.md" || shmt_fail "$dir: no goals in report.md"
+	grep -q "^### Goals$" "$SHMT_TMPDIR/$dir/results/report.md" || shmt_fail "$dir: no goals in report.md"
 done
 loaded=$SHMT_TMPDIR/whole-loaded/results
 [ -s "$loaded/loaded-cc.c" ] || shmt_fail "no compiler loop's source"

@@ -119,11 +119,13 @@ else
 	[ -z "${opt[--cdf]:-}" ] || cdf=', "latency_cdf": [[500, 0.1], [900, 0.5], [9000, 1.0]]'
 	evloop=false
 	[ -z "${opt[--event-loop]:-}" ] || evloop=true
+	syscalls=0.0
+	[ -z "${opt[--no-syscall-count]:-}" ] || syscalls=null
 	echo "{\"mode\": \"calls\", \"backing\": \"$backing\", \"clients\": $clients, $calls" \
 		"\"event_loop\": $evloop," \
 		"\"seconds\": 1.0, \"latency_ns\": $latency, \"client_cpu_ns_per_call\": 1000.0," \
-		"\"daemon_cpu_ns_per_call\": 1000.0, \"client_syscalls_per_call\": null," \
-		"\"daemon_syscalls_per_call\": null, \"client_vcsw_per_call\": 0.0," \
+		"\"daemon_cpu_ns_per_call\": 1000.0, \"client_syscalls_per_call\": $syscalls," \
+		"\"daemon_syscalls_per_call\": $syscalls, \"client_vcsw_per_call\": 0.0," \
 		"\"daemon_vcsw_per_call\": 0.0, \"client_runq_wait_ns_per_call\": 1.0," \
 		"\"fastest_over_slowest\": 1.0, \"fastest_over_slowest_per_cpu\": 1.0$cdf}"
 fi
