@@ -77,6 +77,9 @@ SHARED_ROUNDS=3
 LOADED_SCENARIOS=(quiet busy-1 busy-1x busy-2x cc-1x cc-2x servers-1 servers-2)
 LOADED_ROUNDS=2
 LOADED_GAPS_MS=20,300
+# Calls on each transport after each gap: ping2_perf's own count gives 300 ms
+# only 8, too few for a median under load.
+LOADED_GAP_ROUNDS=24
 SERVER_WAIT_S=30
 ROUTES_N=${BENCH_ROUTES_N:-1000000}
 
@@ -89,6 +92,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	sizes=(64)
 	occasional_rounds=(--gap-rounds 2)
 	HEADLINE_ROUNDS=1
+	LOADED_GAP_ROUNDS=2
 	LOADED_SCENARIOS=(busy-1 cc-1x servers-1)
 	ROUTES_N=${BENCH_ROUTES_N:-100000}
 fi
@@ -530,7 +534,8 @@ part_loaded() {
 		done
 		seen+=("$(runnable)")
 		measure gap "ping2_perf --gap ($scen)" "$results/loaded-$scen-gap.json" "$perf" \
-			-s "$SHMT_SOCK" --gap "$LOADED_GAPS_MS" -w "$WARMUP" -q --json
+			-s "$SHMT_SOCK" --gap "$LOADED_GAPS_MS" --gap-rounds "$LOADED_GAP_ROUNDS" -w "$WARMUP" \
+			-q --json
 		for ((r = ${#loaded_pids[@]} - 1; r >= 0; r--)); do
 			stop_pid "${loaded_pids[r]}"
 		done
