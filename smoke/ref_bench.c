@@ -2,30 +2,25 @@
 // Copyright (c) 2026 The shmchan authors
 
 // ref_bench: the reference microbenchmarks every channel result is compared
-// with (make bench, docs/benchmark-method.md), each described beside its code.
-// Most run between two processes (fork) that share a memfd; one leads (times
-// and stops the run), the other follows. By default the two are pinned to the
-// first two CPUs this process may use: two spinning processes on one CPU
-// would measure the scheduler, not the mechanism. --no-pin leaves them to the
-// scheduler, as the daemon and its clients are; for the sleeping tests on a
-// virtual machine that can be much faster (both often on one CPU, no halted
-// virtual CPU to wake). This file: the options, the output and main().
+// with (make bench, docs/benchmark-method.md), most in two processes sharing a
+// memfd: one leads (times and stops the run), one follows, by default pinned
+// to the first two CPUs this process may use (two spinners on one CPU would
+// measure the scheduler). --no-pin leaves them to it, as the daemon and its
+// clients are: on a virtual machine the sleeping tests may then be much faster
+// (no halted virtual CPU to wake). This file: options, output and main().
 
 #include "ref_bench.h"
 
 #include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <stdarg.h>
 
 #define DEFAULT_SECONDS 0.5
 #define DEFAULT_WARMUP 1000
-// Longest --gap-us: one second.
-#define MAX_GAP_US 1000000
-// *-echo: requests in flight unless --depth says otherwise, as the depth-32
-// cells of make bench and the depth-32 goal of docs/benchmark-method.md.
-#define DEFAULT_DEPTH 32
-// Most --depth: as many of the shortest messages (one cell) as fit a ring.
-#define MAX_DEPTH (SHMCHAN_RING_CELLS - 1)
+#define MAX_GAP_US 1000000 // one second
+#define DEFAULT_DEPTH 32 // *-echo: as make bench's depth-32 cells and goal
+#define MAX_DEPTH (SHMCHAN_RING_CELLS - 1) // one-cell messages: as many as fit a ring
 
 const char *log_prefix = "ref_bench";
 
@@ -33,8 +28,7 @@ const char *log_prefix = "ref_bench";
 static bool default_cpus(int cpus[2]) {
 	cpu_set_t set;
 	int found = 0;
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		fail("sched_getaffinity: %s", strerror(errno));
+	check(sched_getaffinity(0, sizeof(set), &set), "sched_getaffinity");
 	for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++) {
 		if (CPU_ISSET(cpu, &set))
 			cpus[found++] = cpu;
@@ -44,25 +38,34 @@ static bool default_cpus(int cpus[2]) {
 
 static void usage(FILE *out) {
 	fprintf(out,
-		"usage: ref_bench [-T SECONDS | -n COUNT] [-w WARMUP] [-z SIZE] [--cpus A,B | "
-		"--no-pin]\n"
-		"                 [--gap-us US] [--depth N] [--json] TEST\n"
-		"  TEST        cacheline, ring-pingpong, ring-stream, ring-echo, chan-pingpong,\n"
-		"              chan-stream, chan-echo, lines-apart, lines-inline, ring-local,\n"
-		"              chan-local, eventfd, unix, unix-epoll, clock or syscall\n"
-		"  -T SECONDS  measure for this long (default %.1f)\n"
-		"  -n COUNT    measure exactly COUNT operations instead\n"
-		"  -w WARMUP   operations before measuring (default %d)\n"
-		"  -z SIZE     payload bytes of ring-*, chan-*, lines-* and unix messages,\n"
-		"              after a 12-byte header (default %d, as GR_PING2; at most %d)\n"
-		"  --cpus A,B  pin the leader to CPU A and the follower to CPU B (default: the\n"
-		"              first two CPUs this process may use)\n"
-		"  --no-pin    let the scheduler place both processes\n"
-		"  --gap-us US eventfd, unix: sleep US before each round trip, and time each\n"
-		"              round trip alone (the sleeps are not counted)\n"
-		"  --depth N   ring-echo, chan-echo only: keep N requests in flight (default %d;\n"
-		"              all N must fit one ring); an operation is one call answered\n"
-		"  --json      print one JSON object on stdout\n",
+		"usage: ref_bench [-T SECONDS | -n COUNT] [-w WARMUP] [-z SIZE]\n"
+		"                 [--cpus A,B | --no-pin] [--gap-us US] [--depth N] [--json] TEST\n"
+		"TEST (docs/benchmark-running.md):\n"
+		"  cacheline      one cache line bounced: the hardware's round-trip floor\n"
+		"  ring-pingpong  a channel frame each way through two SPSC rte_rings\n"
+		"  ring-stream    ring-pingpong's frames one way, at the consumer's pace\n"
+		"  ring-echo      ring-pingpong, --depth in flight: a pipelining client's ceiling\n"
+		"  chan-pingpong  ring-pingpong through the channel library alone\n"
+		"  chan-stream    ring-stream through the channel library alone\n"
+		"  chan-echo      ring-echo through the channel library alone\n"
+		"  lines-apart    the cache lines of the rte_ring layout, no code: its floor\n"
+		"  lines-inline   lines-apart with the index inside the frame\n"
+		"  ring-local     ring-pingpong in one process: the instructions alone\n"
+		"  chan-local     chan-pingpong in one process\n"
+		"  eventfd        a wake-up each way through two blocking eventfds\n"
+		"  unix           a message each way over a Unix stream socketpair, blocking\n"
+		"  unix-epoll     unix, the follower an event loop's: 3 system calls per request\n"
+		"  clock          one clock_gettime(CLOCK_MONOTONIC), 2 per ping2_perf call\n"
+		"  syscall        one getppid(): the least any eventfd or socket call pays\n"
+		"  -T SECONDS     measure for this long (default %.1f)\n"
+		"  -n COUNT       measure exactly COUNT operations instead\n"
+		"  -w WARMUP      operations before measuring (default %d)\n"
+		"  -z SIZE        payload bytes after a 12-byte header (default %d, max %d)\n"
+		"  --cpus A,B     leader on CPU A, follower on B (default: the first two allowed)\n"
+		"  --no-pin       let the scheduler place both processes\n"
+		"  --gap-us US    eventfd, unix*: sleep US before each round trip, timed alone\n"
+		"  --depth N      *-echo: N requests in flight (default %d), all in one ring\n"
+		"  --json         print one JSON object on stdout\n",
 		DEFAULT_SECONDS,
 		DEFAULT_WARMUP,
 		GR_PING2_LEN,
@@ -83,9 +86,8 @@ static const struct bench *find_bench(const char *name) {
 
 enum long_only_option { OPT_CPUS = 256, OPT_NO_PIN, OPT_GAP_US, OPT_DEPTH, OPT_JSON };
 
-// Parse argv into *o, defaults filled in. Prints the usage and exits on
-// --help (0) and on bad usage (1); fail()s on a bad value or options that
-// contradict each other.
+// Prints the usage and exits on --help (0) and on bad usage (1); fail()s on a
+// bad value or options that contradict each other.
 static void parse_options(int argc, char **argv, struct options *o) {
 	static const struct option long_options[] = {
 		{"cpus", required_argument, NULL, OPT_CPUS},
@@ -171,19 +173,17 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		o->pin = false;
 }
 
-// ", "KEY": V" of the JSON object, or null where the test has no such value.
-static void json_uint(const char *key, bool known, uint64_t v) {
+// ", "KEY": " and the value, or null where the test has none.
+static void __attribute__((format(printf, 3, 4)))
+json_field(const char *key, bool known, const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	printf(", \"%s\": ", key);
 	if (known)
-		printf(", \"%s\": %" PRIu64, key, v);
+		vprintf(fmt, ap);
 	else
-		printf(", \"%s\": null", key);
-}
-
-static void json_real(const char *key, bool known, int decimals, double v) {
-	if (known)
-		printf(", \"%s\": %.*f", key, decimals, v);
-	else
-		printf(", \"%s\": null", key);
+		printf("null");
+	va_end(ap);
 }
 
 // One line of text, or one JSON object with --json (make bench reads it).
@@ -191,6 +191,7 @@ static void print_result(const struct ctx *c) {
 	const struct options *o = c->o;
 	const struct bench *b = o->bench;
 	bool sized = b->flags & SIZED, pipelined = b->flags & PIPELINED, gap = o->gap_us > 0;
+	bool two = b->follower != NULL;
 	double ops = (double)c->ops, seconds = (double)c->elapsed_ns / NSEC_PER_SEC;
 	double ns_per_op = (double)c->elapsed_ns / ops;
 	double ops_per_s = ops * NSEC_PER_SEC / (double)c->elapsed_ns;
@@ -208,33 +209,25 @@ static void print_result(const struct ctx *c) {
 			printf(", %" PRIu64 " us idle before each (slowest %.1f us)",
 			       o->gap_us,
 			       (double)c->gap_max_ns / 1e3);
-		printf(": %" PRIu64 " in %.3f s: %.1f ns per %s, %.0f/s\n",
-		       c->ops,
-		       seconds,
-		       ns_per_op,
-		       b->unit,
-		       ops_per_s);
+		printf(": %" PRIu64 " in %.3f s", c->ops, seconds);
+		printf(": %.1f ns per %s, %.0f/s\n", ns_per_op, b->unit, ops_per_s);
 		return;
 	}
 	printf("{\"test\": \"%s\", \"unit\": \"%s\"", b->name, b->unit);
-	json_uint("size", sized, o->size);
-	json_uint("cells", sized, c->cells);
-	json_uint("depth", pipelined, o->depth);
-	if (o->pin)
-		printf(", \"cpus\": [%d, %d]", o->cpus[0], o->cpus[1]);
-	else
-		printf(", \"cpus\": null");
-	json_uint("gap_us", gap, o->gap_us);
-	json_uint("max_ns", gap, c->gap_max_ns);
-	json_uint("count", true, c->ops);
-	json_real("seconds", true, 6, seconds);
-	json_real("ns_per_op", true, 2, ns_per_op);
-	json_real("ops_per_s", true, 1, ops_per_s);
-	json_real("leader_cpu_ns_per_op", true, 2, (double)c->leader_cpu_ns / ops);
-	json_real("leader_vcsw_per_op", true, 4, (double)c->leader_vcsw / ops);
-	bool two = b->follower != NULL;
-	json_real("follower_cpu_ns_per_op", two, 2, (double)c->sh->follower_cpu_ns / follower_ops);
-	json_real("follower_vcsw_per_op", two, 4, (double)c->sh->follower_vcsw / follower_ops);
+	json_field("size", sized, "%zu", o->size);
+	json_field("cells", sized, "%u", c->cells);
+	json_field("depth", pipelined, "%u", o->depth);
+	json_field("cpus", o->pin, "[%d, %d]", o->cpus[0], o->cpus[1]);
+	json_field("gap_us", gap, "%" PRIu64, o->gap_us);
+	json_field("max_ns", gap, "%" PRIu64, c->gap_max_ns);
+	json_field("count", true, "%" PRIu64, c->ops);
+	json_field("seconds", true, "%.6f", seconds);
+	json_field("ns_per_op", true, "%.2f", ns_per_op);
+	json_field("ops_per_s", true, "%.1f", ops_per_s);
+	json_field("leader_cpu_ns_per_op", true, "%.2f", (double)c->leader_cpu_ns / ops);
+	json_field("leader_vcsw_per_op", true, "%.4f", (double)c->leader_vcsw / ops);
+	json_field("follower_cpu_ns_per_op", two, "%.2f", c->sh->follower_cpu_ns / follower_ops);
+	json_field("follower_vcsw_per_op", two, "%.4f", c->sh->follower_vcsw / follower_ops);
 	printf("}\n");
 }
 

@@ -8,13 +8,11 @@
 
 #pragma once
 
+#include <gr_api.h>
+#include <rte_ring.h>
 #include <shmchan.h>
 
-#include <rte_ring.h>
-
 #include "bench_util.h"
-
-#include <gr_api.h>
 
 #include <errno.h>
 #include <stdalign.h>
@@ -29,8 +27,7 @@
 struct options {
 	const struct bench *bench;
 	double seconds; // timed run, unless count is set
-	uint64_t count; // exact number of operations, 0: timed
-	uint64_t warmup;
+	uint64_t count, warmup; // count: exact number of operations, 0: timed
 	size_t size; // payload bytes (ring-*, chan-*, lines-*, unix*)
 	bool pin;
 	int cpus[2]; // leader, follower
@@ -39,10 +36,9 @@ struct options {
 	bool json;
 };
 
-// The start of the memfd both processes map. Who writes what: line both, in
-// turn (cacheline); stop and stream_warmup the leader; the rest the follower,
-// once, before it exits (the leader reads them after waitpid, which orders
-// them). Fields written by different sides sit on different cache lines.
+// The start of the memfd both processes map, each side's fields on lines of
+// their own. line: both, in turn (cacheline); stop, stream_warmup: the leader;
+// the rest: the follower as it exits (read after waitpid, which orders them).
 struct shared {
 	alignas(RTE_CACHE_LINE_SIZE) uint64_t line;
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t stop;
@@ -62,8 +58,7 @@ struct ctx {
 	unsigned in_flight; // *-echo: the leader's requests not answered yet
 	uint8_t *tx_frame, *rx_frame; // ring-*, lines-*: the leader's frame, where each receives
 	uint8_t *stop_frame; // ring-*, lines-*: zeros (length 0, request id 0)
-	int efd_req, efd_resp; // eventfd
-	int sock[2]; // unix*: leader's end, follower's end
+	int efd_req, efd_resp, sock[2]; // eventfd; unix*: the leader's end, the follower's
 	size_t msg_len; // unix*: bytes each way
 	uint8_t *msg; // unix*: header and payload; chan-*: its first -z bytes, the payload
 	struct shmchan_server *server; // chan-*: the follower's end
@@ -81,9 +76,8 @@ enum bench_flags {
 	STREAM = 1 << 3, // the rate is the consumer's (struct shared's stream_*)
 };
 
-// A test: the leader's operation, and for a test of two processes how it
-// stops the follower, and the follower, which returns the requests it took
-// (its warmup's too).
+// A test: the leader's operation; for two processes, how the leader stops the
+// follower, and the follower, which returns the requests it took (warmup too).
 struct bench {
 	const char *name;
 	const char *unit; // what one operation is
@@ -96,14 +90,20 @@ struct bench {
 // Each family's tests, ended by a row of NULL name.
 extern const struct bench shm_benches[], kernel_benches[];
 
-// ref_bench_run.c. setup(): the memfd (struct shared, then the two rings)
-// and what every test needs, made before the fork. run(): fork the follower,
-// pin both, warm up, time the operations, stop the follower and wait for it.
-// Both fail() on any error, run() at once if the follower ends before it is
-// told to. frame_alloc(): zeroed bytes on a cache line; fail()s without memory.
+// ref_bench_run.c. setup(): the memfd (struct shared, then the two rings) and
+// all the tests need. run(): fork, pin, warm up, time, stop the follower and
+// wait for it. Both fail() on any error, run() at once if the follower ends
+// before it is told to. frame_alloc(): zeroed bytes on a cache line, or fail().
 void setup(struct ctx *c, const struct options *o);
 void run(struct ctx *c);
 uint8_t *frame_alloc(size_t bytes);
+
+// ret, unless it is negative: then fail() with the call's name and errno.
+static inline int check(int ret, const char *call) {
+	if (ret < 0)
+		fail("%s: %s", call, strerror(errno));
+	return ret;
+}
 
 // ref_bench_shm.c: the channel and the lines-* directions, for setup().
 void shm_setup(struct ctx *c);

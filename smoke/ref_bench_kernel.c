@@ -1,18 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ref_bench's tests through the kernel (ref_bench.h):
-//   eventfd     a wake-up each way through two blocking eventfds
-//   unix        a 12-byte header + SIZE bytes each way over a Unix stream
-//               socketpair, blocking send and recv; unix-epoll the follower an
-//               event loop's, with the 3 system calls per request of
-//               shmchand's socket path and none of its code
-//   clock       one clock_gettime(CLOCK_MONOTONIC): ping2_perf reads it twice
-//               per call
-//   syscall     the cheapest system call (getppid), which every eventfd write
-//               or socket call pays before doing anything
-// --gap-us US (eventfd, unix*) sleeps US before each round trip and times each
-// one alone: the wake-up of a peer idle that long.
+// ref_bench's tests through the kernel (ref_bench.h); what each measures:
+// usage() in ref_bench.c. --gap-us times the wake-up of a peer idle that long.
 
 #include "ref_bench.h"
 
@@ -47,14 +37,9 @@ static void eventfd_stop(struct ctx *c) {
 }
 
 static uint64_t eventfd_follower(struct ctx *c) {
-	uint64_t n = 0;
-	for (;;) {
-		efd_read(c->efd_req);
-		if (__atomic_load_n(&c->sh->stop, __ATOMIC_ACQUIRE))
-			break;
+	uint64_t n;
+	for (n = 0; efd_read(c->efd_req), !__atomic_load_n(&c->sh->stop, __ATOMIC_ACQUIRE); n++)
 		efd_write(c->efd_resp);
-		n++;
-	}
 	return n;
 }
 
@@ -108,8 +93,8 @@ static uint64_t unix_follower(struct ctx *c) {
 	return n;
 }
 
-// One recv(MSG_DONTWAIT) after each epoll_wait, a request in more than one
-// piece waiting for the next wake-up, as an event loop's reads do.
+// As shmchand's socket path, without its code: one recv(MSG_DONTWAIT) per
+// epoll_wait, a request in pieces waiting for the next wake-up.
 static uint64_t unix_epoll_follower(struct ctx *c) {
 	struct epoll_event ev = {.events = EPOLLIN};
 	int fd = c->sock[1], ep = epoll_create1(EPOLL_CLOEXEC);

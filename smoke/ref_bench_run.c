@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ref_bench's run: what the tests need, made before the fork; the follower
-// process, pinned; the leader's timed loop (by count, by time, or one
-// operation after each --gap-us), stopped at once if the follower ends
-// before it is told to (ref_bench.h).
+// ref_bench's run (ref_bench.h): what the tests need, made before the fork;
+// the follower, pinned; the leader's timed loop, by count, by time or one
+// operation after each --gap-us.
 
 #include "ref_bench.h"
 
@@ -15,26 +14,17 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-// The leader reads the clock once per CLOCK_CHECK_MASK + 1 operations in a
-// timed run: rarely enough to cost nothing, often enough to stop within a
-// few ms even at 128 KiB per operation.
+// A timed run reads the clock once per CLOCK_CHECK_MASK + 1 operations: cheap,
+// and stops within a few ms even at 128 KiB per operation.
 #define CLOCK_CHECK_MASK 0x3f
 #define NSEC_PER_USEC 1000ull
+#define RING_SPSC (RING_F_SP_ENQ | RING_F_SC_DEQ)
 
 uint8_t *frame_alloc(size_t bytes) {
 	uint8_t *f = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(bytes, RTE_CACHE_LINE_SIZE));
 	if (f == NULL)
 		fail("%s", strerror(ENOMEM));
 	return memset(f, 0, bytes);
-}
-
-// No EAL: rte_ring_init() and the ring functions need none.
-static struct rte_ring *ring_init(uint8_t *mem, const char *name) {
-	struct rte_ring *r = (struct rte_ring *)mem;
-	int ret = rte_ring_init(r, name, SHMCHAN_RING_CELLS, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (ret < 0)
-		fail("rte_ring_init: %s", strerror(-ret));
-	return r;
 }
 
 void setup(struct ctx *c, const struct options *o) {
@@ -44,31 +34,30 @@ void setup(struct ctx *c, const struct options *o) {
 	size_t head = RTE_ALIGN_CEIL(sizeof(struct shared), RTE_CACHE_LINE_SIZE);
 	size_t ring_bytes = RTE_ALIGN_CEIL((size_t)ring_size, RTE_CACHE_LINE_SIZE);
 	size_t region = head + 2 * ring_bytes;
-	int fd = memfd_create("ref_bench", MFD_CLOEXEC);
-	if (fd < 0)
-		fail("memfd_create: %s", strerror(errno));
-	if (ftruncate(fd, (off_t)region) < 0)
-		fail("ftruncate: %s", strerror(errno));
+	int fd = check(memfd_create("ref_bench", MFD_CLOEXEC), "memfd_create");
+	check(ftruncate(fd, (off_t)region), "ftruncate");
 	uint8_t *base = mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		fail("mmap: %s", strerror(errno));
 	close(fd);
 	*c = (struct ctx){.o = o, .sh = (struct shared *)base};
 	c->sh->stream_warmup = o->warmup;
-	c->req_ring = ring_init(base + head, "ref_req");
-	c->resp_ring = ring_init(base + head + ring_bytes, "ref_resp");
-
-	// A frame as the channel builds it: u32 length, request header, payload,
-	// zero padding to whole cells.
+	// No EAL: rte_ring_init() and the ring functions need none.
+	c->req_ring = (struct rte_ring *)(base + head);
+	c->resp_ring = (struct rte_ring *)(base + head + ring_bytes);
+	int ret = rte_ring_init(c->req_ring, "ref_req", SHMCHAN_RING_CELLS, RING_SPSC);
+	if (ret == 0)
+		ret = rte_ring_init(c->resp_ring, "ref_resp", SHMCHAN_RING_CELLS, RING_SPSC);
+	if (ret < 0)
+		fail("rte_ring_init: %s", strerror(-ret));
+	// A frame as the channel's: u32 length, request header, payload, zeros to whole cells.
 	size_t msg = sizeof(struct gr_api_request) + o->size;
-	uint32_t len32 = (uint32_t)msg;
 	struct gr_api_request hdr = {.id = 1, .type = GR_PING2, .payload_len = (uint32_t)o->size};
 	c->cells = SHMCHAN_MSG_CELLS(msg);
 	if (c->cells > SHMCHAN_RING_CELLS - 1)
 		fail("-z %zu: a message of %u cells does not fit the ring", o->size, c->cells);
-	// All the requests in flight, or all their answers, may sit in one ring
-	// at once: if they do not fit, both sides wait for room only the other
-	// can make.
+	// All the requests in flight, or their answers, may sit in one ring at once:
+	// if they do not fit, both sides wait for room only the other can make.
 	if ((uint64_t)o->depth * c->cells > SHMCHAN_RING_CELLS - 1)
 		fail("--depth %u: %u messages of %u cells do not fit a ring of %u cells",
 		     o->depth,
@@ -79,15 +68,12 @@ void setup(struct ctx *c, const struct options *o) {
 	c->tx_frame = frame_alloc(frame_bytes);
 	c->rx_frame = frame_alloc(frame_bytes);
 	c->stop_frame = frame_alloc(frame_bytes);
-	memcpy(c->tx_frame, &len32, sizeof(len32));
+	*(uint32_t *)c->tx_frame = (uint32_t)msg;
 	memcpy(c->tx_frame + SHMCHAN_FRAME_HDR, &hdr, sizeof(hdr));
 	payload_fill(c->tx_frame + SHMCHAN_FRAME_HDR + sizeof(hdr), o->size);
-	c->efd_req = eventfd(0, EFD_CLOEXEC);
-	c->efd_resp = eventfd(0, EFD_CLOEXEC);
-	if (c->efd_req < 0 || c->efd_resp < 0)
-		fail("eventfd: %s", strerror(errno));
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->sock) < 0)
-		fail("socketpair: %s", strerror(errno));
+	c->efd_req = check(eventfd(0, EFD_CLOEXEC), "eventfd");
+	c->efd_resp = check(eventfd(0, EFD_CLOEXEC), "eventfd");
+	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->sock), "socketpair");
 	c->msg_len = msg;
 	c->msg = memcpy(frame_alloc(msg), c->tx_frame + SHMCHAN_FRAME_HDR, msg);
 	shm_setup(c);
@@ -105,24 +91,21 @@ static void pin(int cpu) {
 static volatile sig_atomic_t follower_stopping;
 
 // The follower ended before it was told to (killed, or failed and said why):
-// the leader would wait for its answer for ever. Async-signal-safe.
+// the leader would wait for its answer for ever. Async-signal-safe; the exit
+// status says it failed if the write does not.
 static void follower_died(int sig) {
 	static const char msg[] = "ref_bench: the follower ended during the run\n";
-
 	(void)sig;
-	if (follower_stopping)
-		return;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
-		// Nothing more to do: the exit status says it failed.
+	if (!follower_stopping) {
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		_exit(EXIT_FAILURE);
 	}
-	_exit(EXIT_FAILURE);
 }
 
 // Fork the follower, which runs the test's and exits; pin the leader.
 static pid_t start_follower(struct ctx *c) {
 	struct sigaction sa = {.sa_handler = follower_died};
 	pid_t leader = getpid(), pid;
-
 	// Before the fork: a follower that dies at once is caught too.
 	if (sigaction(SIGCHLD, &sa, NULL) < 0)
 		fail("sigaction: %s", strerror(errno));
@@ -153,7 +136,6 @@ static pid_t start_follower(struct ctx *c) {
 static void gap_run(struct ctx *c, uint64_t start) {
 	const struct options *o = c->o;
 	uint64_t deadline = start + (uint64_t)(o->seconds * NSEC_PER_SEC);
-
 	for (;;) {
 		sleep_ns(o->gap_us * NSEC_PER_USEC);
 		uint64_t t0 = now_ns();
@@ -174,7 +156,6 @@ void run(struct ctx *c) {
 	pid_t pid = b->follower != NULL ? start_follower(c) : -1;
 	struct rusage before, after;
 	int status;
-
 	for (uint64_t i = 0; i < o->warmup; i++)
 		b->leader_op(c);
 	getrusage(RUSAGE_SELF, &before);

@@ -1,36 +1,48 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ref_bench's tests over shared memory, every wait a spin (ref_bench.h):
-//   cacheline      one cache line bounced: the hardware's round-trip limit
-//   ring-pingpong  a request and its answer through two SPSC rte_rings, framed
-//                  and sized as the channel's (16-byte cells, a 12-byte header
-//                  + SIZE bytes), whole with the elem functions; ring-stream
-//                  one way, as fast as the consumer takes them; ring-echo with
-//                  --depth in flight (the raw ceiling of a pipelining client)
-//   chan-*         the same through the channel library alone: its framing,
-//                  ring code and doorbell checks, without daemon or client
-//   lines-apart    the cache-line transfers of the rte_ring layout alone, the
-//                  floor of any code on it; lines-inline the index in the frame
-//   *-local        one process doing both sides in turn: the instructions alone
+// ref_bench's tests over shared memory, every wait a spin (ref_bench.h); what
+// each measures: usage() in ref_bench.c.
 
 #include "ref_bench.h"
-
 #include "bench_ring.h"
 
 #include <rte_pause.h>
 
-// The cacheline leader stores it to stop the follower; the round trips store
-// 1, 2, 3, ... and never reach it.
-#define LINE_STOP UINT64_MAX
-// A ring frame of length 0 stops the follower: a real one holds a 12-byte header.
-#define FRAME_STOP_LEN 0
-// A request id of 0, never a client's, stops the lines-* and chan-* followers.
-#define STOP_ID 0
+#define LINE_STOP UINT64_MAX // cacheline: the round trips store 1, 2, 3, ...
+#define FRAME_STOP_LEN 0 // ring-*: a real frame holds a 12-byte header
+#define STOP_ID 0 // lines-*, chan-*: never a client's request id
 #define CHAN_REQ_ID 1
-// Requests the chan-* follower takes before it flushes, as a poller's pass
-// (server/channel.h CHANNEL_BATCH).
-#define CHAN_BATCH 32
+#define CHAN_BATCH 32 // the chan-* follower's flush, as a poller's (server/channel.h)
+
+// A family's ping-pong, pipelined call (top the pipeline up to depth requests,
+// take one answer) and stream consumer (its steady rate: the messages after
+// the warmup ones, whatever was queued when the producer's clock started),
+// from its send, recv and take; a macro, so that no indirect call is timed.
+#define FAMILY_TESTS(family, send, recv, take)                                                     \
+	static void family##_pingpong_op(struct ctx *c) {                                          \
+		send(c);                                                                           \
+		recv(c);                                                                           \
+	}                                                                                          \
+                                                                                                   \
+	static void family##_echo_op(struct ctx *c) {                                              \
+		for (; c->in_flight < c->o->depth; c->in_flight++)                                 \
+			send(c);                                                                   \
+		recv(c);                                                                           \
+		c->in_flight--;                                                                    \
+	}                                                                                          \
+                                                                                                   \
+	static uint64_t family##_consumer(struct ctx *c) {                                         \
+		uint64_t warmup = c->sh->stream_warmup, n = 0;                                     \
+		if (warmup == 0)                                                                   \
+			c->sh->stream_start_ns = now_ns();                                         \
+		while (take(c)) {                                                                  \
+			if (++n == warmup)                                                         \
+				c->sh->stream_start_ns = now_ns();                                 \
+		}                                                                                  \
+		c->sh->stream_end_ns = now_ns();                                                   \
+		return n;                                                                          \
+	}
 
 // Release/acquire is all a ping-pong needs, and no pause in the spins: this is
 // the hardware's limit, not a polite spin.
@@ -46,43 +58,15 @@ static void line_stop(struct ctx *c) {
 }
 
 static uint64_t line_follower(struct ctx *c) {
-	uint64_t seen = 0, v, n = 0;
-	for (;;) {
+	uint64_t seen = 0, v, n;
+	for (n = 0;; n++) {
 		while ((v = __atomic_load_n(&c->sh->line, __ATOMIC_ACQUIRE)) == seen)
 			;
 		if (v == LINE_STOP)
-			break;
+			return n;
 		seen = v + 1;
 		__atomic_store_n(&c->sh->line, seen, __ATOMIC_RELEASE);
-		n++;
 	}
-	return n;
-}
-
-// *-echo: a call tops the pipeline up to depth requests, then takes one
-// answer (the follower is the ping-pong's; --depth 1 is the ping-pong).
-// Inlined with send and recv: the reference pays no indirect call.
-static inline __attribute__((always_inline)) void
-echo_op(struct ctx *c, void (*send)(struct ctx *), void (*recv)(struct ctx *)) {
-	for (; c->in_flight < c->o->depth; c->in_flight++)
-		send(c);
-	recv(c);
-	c->in_flight--;
-}
-
-// *-stream: the consumer times the messages after the warmup ones, its
-// steady rate whatever was queued when the producer's clock started.
-static inline __attribute__((always_inline)) uint64_t
-consume(struct ctx *c, bool (*take)(struct ctx *)) {
-	uint64_t warmup = c->sh->stream_warmup, n = 0;
-	if (warmup == 0)
-		c->sh->stream_start_ns = now_ns();
-	while (take(c)) {
-		if (++n == warmup)
-			c->sh->stream_start_ns = now_ns();
-	}
-	c->sh->stream_end_ns = now_ns();
-	return n;
 }
 
 static void ring_send(struct ctx *c) {
@@ -93,14 +77,12 @@ static void ring_recv(struct ctx *c) {
 	bench_ring_get(c->resp_ring, c->rx_frame, c->cells);
 }
 
-static void ring_pingpong_op(struct ctx *c) {
-	ring_send(c);
-	ring_recv(c);
+static bool ring_take(struct ctx *c) {
+	bench_ring_get(c->req_ring, c->rx_frame, c->cells);
+	return bench_frame_len(c->rx_frame) != FRAME_STOP_LEN;
 }
 
-static void ring_echo_op(struct ctx *c) {
-	echo_op(c, ring_send, ring_recv);
-}
+FAMILY_TESTS(ring, ring_send, ring_recv, ring_take)
 
 // The answers still in flight (*-echo) first: each ring then needs room for
 // depth messages, not depth + 1.
@@ -110,20 +92,11 @@ static void ring_stop(struct ctx *c) {
 	bench_ring_put(c->req_ring, c->stop_frame, c->cells);
 }
 
-static bool ring_take(struct ctx *c) {
-	bench_ring_get(c->req_ring, c->rx_frame, c->cells);
-	return bench_frame_len(c->rx_frame) != FRAME_STOP_LEN;
-}
-
 static uint64_t ring_follower(struct ctx *c) {
 	uint64_t n;
 	for (n = 0; ring_take(c); n++)
 		bench_ring_put(c->resp_ring, c->rx_frame, c->cells);
 	return n;
-}
-
-static uint64_t ring_consumer(struct ctx *c) {
-	return consume(c, ring_take);
 }
 
 static void ring_local_op(struct ctx *c) {
@@ -133,8 +106,7 @@ static void ring_local_op(struct ctx *c) {
 	bench_ring_get(c->resp_ring, c->rx_frame, c->cells);
 }
 
-// lines-*: a side's place in one direction: the cells and prod.tail of one
-// of the rte_rings, used raw, and its own position (each process its own).
+// lines-*: one direction's cells and prod.tail of an rte_ring, used raw, and a side's position.
 struct lines_dir {
 	uint8_t *cells;
 	uint32_t *index;
@@ -166,16 +138,34 @@ static void lines_copy(const struct ctx *c, const struct lines_dir *d, uint8_t *
 	}
 }
 
-// The request id, a frame's second word, is STOP_ID in stop_frame (lines-inline
-// keeps no length: the first word is its sequence).
+// By the request id, the second word: lines-inline's first is its sequence.
 static bool lines_is_stop(const uint8_t *frame) {
 	uint32_t id;
 	memcpy(&id, frame + sizeof(uint32_t), sizeof(id));
 	return id == STOP_ID;
 }
 
-// lines-apart: rte_ring's layout without its functions (no read of the
-// peer's index), spinning with rte_pause() as the rings and channel do.
+// A lines-* test's leader operation, stop and follower, from its send and recv.
+#define LINES_TESTS(kind)                                                                          \
+	static void kind##_op(struct ctx *c) {                                                     \
+		kind##_send(c, &lines_req, c->tx_frame);                                           \
+		kind##_recv(c, &lines_resp, c->rx_frame);                                          \
+	}                                                                                          \
+                                                                                                   \
+	static void kind##_stop(struct ctx *c) {                                                   \
+		kind##_send(c, &lines_req, c->stop_frame);                                         \
+	}                                                                                          \
+                                                                                                   \
+	static uint64_t kind##_follower(struct ctx *c) {                                           \
+		uint64_t n;                                                                        \
+		for (n = 0; kind##_recv(c, &lines_req, c->rx_frame), !lines_is_stop(c->rx_frame);  \
+		     n++)                                                                          \
+			kind##_send(c, &lines_resp, c->rx_frame);                                  \
+		return n;                                                                          \
+	}
+
+// lines-apart: rte_ring's layout without its functions (no read of the peer's
+// index), spinning with rte_pause() as the rings and the channel do.
 static void apart_send(struct ctx *c, struct lines_dir *d, uint8_t *frame) {
 	lines_copy(c, d, frame, true);
 	d->pos += c->cells;
@@ -190,21 +180,7 @@ static void apart_recv(struct ctx *c, struct lines_dir *d, uint8_t *frame) {
 	d->pos += c->cells;
 }
 
-static void apart_op(struct ctx *c) {
-	apart_send(c, &lines_req, c->tx_frame);
-	apart_recv(c, &lines_resp, c->rx_frame);
-}
-
-static void apart_stop(struct ctx *c) {
-	apart_send(c, &lines_req, c->stop_frame);
-}
-
-static uint64_t apart_follower(struct ctx *c) {
-	uint64_t n;
-	for (n = 0; apart_recv(c, &lines_req, c->rx_frame), !lines_is_stop(c->rx_frame); n++)
-		apart_send(c, &lines_resp, c->rx_frame);
-	return n;
-}
+LINES_TESTS(apart)
 
 // lines-inline: the frame's first word is a sequence (its index + 1), stored
 // last, the copy having written 0 there: not yet published.
@@ -225,33 +201,14 @@ static void inline_recv(struct ctx *c, struct lines_dir *d, uint8_t *frame) {
 	d->pos += c->cells;
 }
 
-static void inline_op(struct ctx *c) {
-	inline_send(c, &lines_req, c->tx_frame);
-	inline_recv(c, &lines_resp, c->rx_frame);
-}
+LINES_TESTS(inline)
 
-static void inline_stop(struct ctx *c) {
-	inline_send(c, &lines_req, c->stop_frame);
-}
-
-static uint64_t inline_follower(struct ctx *c) {
-	uint64_t n;
-	for (n = 0; inline_recv(c, &lines_req, c->rx_frame), !lines_is_stop(c->rx_frame); n++)
-		inline_send(c, &lines_resp, c->rx_frame);
-	return n;
-}
-
-// chan-*: each side enqueues, and flushes (one fence, a doorbell if the peer
-// sleeps, which it never does here) when it has to wait, the follower also
-// after CHAN_BATCH requests, as the daemon and the client library do: a
-// ping-pong flushes once per message each way, a stream or pipeline once per
-// batch.
+// chan-*: each side enqueues, and flushes (a fence; a doorbell if the peer
+// sleeps, never here) when it has to wait, the follower also after CHAN_BATCH
+// requests, as the daemon and client do: once per message each way in a
+// ping-pong, once per batch in a stream or pipeline.
 static void chan_send_request(struct ctx *c, uint32_t id, bool flush) {
-	struct gr_api_request hdr = {
-		.id = id,
-		.type = GR_PING2,
-		.payload_len = (uint32_t)c->o->size,
-	};
+	struct gr_api_request hdr = {.id = id, .type = GR_PING2, .payload_len = c->o->size};
 	int ret;
 	while ((ret = shmchan_client_enqueue(c->client, &hdr, sizeof(hdr), c->msg, c->o->size)) ==
 	       -ENOBUFS) {
@@ -279,7 +236,6 @@ static void chan_follower_flush(struct ctx *c) {
 	c->srv_batch = 0;
 }
 
-// Returns the request's id.
 static uint32_t chan_recv_request(struct ctx *c, int *len) {
 	struct gr_api_request hdr;
 	while ((*len = shmchan_server_recv(c->server, c->chan_buf, SHMCHAN_MSG_MAX)) == 0) {
@@ -315,14 +271,12 @@ static void chan_send(struct ctx *c) {
 	chan_send_request(c, CHAN_REQ_ID, false);
 }
 
-static void chan_pingpong_op(struct ctx *c) {
-	chan_send(c);
-	chan_recv_response(c);
+static bool chan_take(struct ctx *c) {
+	int len;
+	return chan_recv_request(c, &len) != STOP_ID;
 }
 
-static void chan_echo_op(struct ctx *c) {
-	echo_op(c, chan_send, chan_recv_response);
-}
+FAMILY_TESTS(chan, chan_send, chan_recv_response, chan_take)
 
 static void chan_stop(struct ctx *c) {
 	for (; c->in_flight > 0; c->in_flight--)
@@ -338,15 +292,6 @@ static uint64_t chan_follower(struct ctx *c) {
 	return n;
 }
 
-static bool chan_take(struct ctx *c) {
-	int len;
-	return chan_recv_request(c, &len) != STOP_ID;
-}
-
-static uint64_t chan_consumer(struct ctx *c) {
-	return consume(c, chan_take);
-}
-
 static void chan_local_op(struct ctx *c) {
 	int len;
 	chan_send_request(c, CHAN_REQ_ID, true);
@@ -356,10 +301,9 @@ static void chan_local_op(struct ctx *c) {
 	chan_recv_response(c);
 }
 
-// A channel as the daemon makes one and the client's end of it, opened on
-// duplicates of the fds as if they had come over the socket. The server is
-// disarmed for good: the follower polls and never sleeps, so no send rings a
-// doorbell.
+// A channel as the daemon makes one, and the client's end opened on duplicates
+// of its fds as if they came over the socket. Disarmed for good: the follower
+// never sleeps, so no send rings a doorbell.
 void shm_setup(struct ctx *c) {
 	struct shmchan_geometry g;
 	struct shmchan_mem mem = {0};
@@ -371,11 +315,9 @@ void shm_setup(struct ctx *c) {
 	if (ret < 0)
 		fail("channel: %s", shmchan_last_error());
 	shmchan_server_doorbell_disarm(c->server);
-	int mem_fd = dup(mem.fd);
-	int req_fd = dup(shmchan_server_req_fd(c->server));
-	int resp_fd = dup(shmchan_server_resp_fd(c->server));
-	if (mem_fd < 0 || req_fd < 0 || resp_fd < 0)
-		fail("dup: %s", strerror(errno));
+	int mem_fd = check(dup(mem.fd), "dup");
+	int req_fd = check(dup(shmchan_server_req_fd(c->server)), "dup");
+	int resp_fd = check(dup(shmchan_server_resp_fd(c->server)), "dup");
 	ret = shmchan_client_open(&g, NULL, mem_fd, req_fd, resp_fd, &c->client);
 	if (ret < 0)
 		fail("channel client: %s", shmchan_last_error());
