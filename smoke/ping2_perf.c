@@ -1,105 +1,56 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf: measure request round trips to shmchand on either transport.
-//
-// Each client process connects, warms up, waits until every client is ready,
-// then makes its share of the calls (-n) or calls for a while (-T), DEPTH in
-// flight, every echo checked. The parent adds up their latency histograms and
-// CPU time, and samples the daemon around the measured phase. --idle measures
-// what idle clients cost instead, --gap the occasional call and --beside-ring
-// the busy round trip beside the raw rte_ring ping-pong (ping2_perf.h).
+// ping2_perf, round trips to shmchand on either transport (ping2_perf.h): main() and the options.
 
 #include "ping2_perf.h"
-
-#include <rte_lcore.h>
-
 #include <getopt.h>
-#include <inttypes.h>
+#include <rte_lcore.h>
 #include <limits.h>
-#include <stdlib.h>
-#include <string.h>
 
 const char *log_prefix = "ping2_perf";
 
-static void usage(FILE *out) {
+static void __attribute__((noreturn)) usage(FILE *out, int status) {
 	fprintf(out,
-		"usage: ping2_perf [-s SOCK] [-n COUNT | -T SECONDS | --idle SECONDS |\n"
-		"                   --gap MS[,MS...] [--gap-rounds N] | --beside-ring SECONDS]\n"
-		"                  [-t auto|shm|socket] [-d DEPTH] [-z SIZE] [-c CLIENTS] [-w "
-		"WARMUP]\n"
-		"                  [--spin US | --event-loop] [--json [--cdf]] [--no-stamps]\n"
-		"                  [--no-syscall-count] [-q] [--idle-channels N]\n"
-		"                  [--secondary [--file-prefix PREFIX] [--lcore N] [-- EAL_ARGS]]\n"
-		"       ping2_perf --help\n"
+		"usage: ping2_perf [-n COUNT | -T SECONDS | --idle SECONDS | --gap MS[,MS...] |\n"
+		"                   --beside-ring SECONDS] [OPTION...] [-- EAL_ARGS]\n"
 		"\n"
 		"Options:\n"
 		"  -s SOCK     daemon socket (default $GROUT_SOCK_PATH if set, else %s)\n"
 		"  -n COUNT    measured calls, all clients together (default %d)\n"
 		"  -T SECONDS  instead of -n: every client calls for SECONDS, in one window\n"
 		"  --idle SECONDS  instead of calls: the daemon's cost while the clients idle\n"
-		"              for SECONDS; then client 0 times its first request, and\n"
-		"              --idle-rounds more, each after %d ms of silence\n"
-		"  --idle-rounds N  (default %d)\n"
-		"  --gap MS[,MS...]  instead of calls: one shm and one socket connection in\n"
-		"              this process, alternated call by call, each call after MS ms\n"
-		"              of silence (at most %d gaps, 1 to %d ms each)\n"
-		"  --gap-rounds N  calls on each transport after each gap (default: enough\n"
-		"              to fill %d ms of silence, from %d to %d)\n"
-		"  --beside-ring SECONDS  instead of calls: pairs of blocks of %d round trips,\n"
-		"              GR_PING2 calls on a shm connection and a raw rte_ring\n"
-		"              ping-pong, each after %llu us of warm-up, alternated for\n"
-		"              SECONDS: shm / ring pair by pair (--json --cdf: every pair)\n"
+		"  --idle-rounds N  with --idle: requests timed after the first (default %d)\n"
+		"  --gap MS[,MS...]  instead of calls: shm and socket calls, each after MS ms\n"
+		"  --gap-rounds N  with --gap: calls on each transport after each gap\n"
+		"  --beside-ring SECONDS  instead of calls: shm beside a raw rte_ring ping-pong\n"
 		"  -t MODE     transport: auto (default; GR_API_TRANSPORT decides), shm, socket\n"
-		"  -d DEPTH    requests in flight per client (default 1, at most %d)\n"
-		"  -z SIZE     payload: 0 = GR_PING, 64 = GR_PING2 (default), other sizes up to\n"
-		"              %d = GR_SHM_ECHO\n"
-		"  -c CLIENTS  client processes, one connection each (default 1, at most %d)\n"
+		"  -d DEPTH    requests in flight per client (default 1)\n"
+		"  -z SIZE     payload: 0 GR_PING, 64 GR_PING2 (default), other sizes GR_SHM_ECHO\n"
+		"  -c CLIENTS  client processes, one connection each (default 1)\n"
 		"  -w WARMUP   calls per client before measuring (default %d)\n"
-		"  --idle-channels N  attach N more idle shm channels from this process (at\n"
-		"              most %d; the daemon's --max-conn-per-pid must allow them)\n"
+		"  --idle-channels N  attach N more idle shm channels from this process\n"
 		"  --spin US   a fixed client spin budget in microseconds (default: adaptive)\n"
 		"  --event-loop  wait for each response as an event-loop controller does\n"
-		"              (try_recv, poll_prepare, epoll_wait, poll_done)\n"
 		"  --json      print one JSON object on stdout\n"
 		"  --cdf       with --json: the latency distribution, latency_cdf\n"
-		"  --no-stamps no clock read per call (only every %d): calls/s, no latency\n"
-		"  --no-syscall-count  no system call counts (null): their tracepoint slows\n"
-		"              every system call of the machine\n"
+		"  --no-stamps no clock read per call: calls/s, no latency\n"
+		"  --no-syscall-count  no system call counts: their tracepoint slows every one\n"
 		"  -q          no progress on stderr\n"
-		"  --secondary each client a DPDK secondary of the daemon, on a memzone channel\n"
-		"  --file-prefix PREFIX  the daemon's EAL file prefix (default: asked)\n"
-		"  --lcore N   lcore id of the first client, N + i for client i (1..%d;\n"
-		"              default 1 + pid %% %d)\n"
-		"  -- EAL_ARGS with --secondary: the clients' EAL arguments, verbatim\n"
+		"  --secondary DPDK secondary clients on memzone channels (EAL_ARGS after --)\n"
+		"  --file-prefix PREFIX  with --secondary: the daemon's EAL file prefix\n"
+		"  --lcore N   with --secondary: lcore id of the first client, N + i for client i\n"
 		"  -h, --help  show this help and exit\n"
 		"\n"
-		"Exit status: 0 when every call was answered and every echo matched, 1 otherwise\n"
-		"(the reason on stderr). See ping2_perf(1).\n",
+		"Exit status: 0 if every call was answered and every echo matched, else 1.\n",
 		GR_API_DEFAULT_SOCK_PATH,
 		DEFAULT_COUNT,
-		IDLE_GAP_MS,
 		DEFAULT_IDLE_ROUNDS,
-		MAX_GAPS,
-		MAX_GAP_MS,
-		GAP_ROUNDS_BUDGET_MS,
-		GAP_ROUNDS_MIN,
-		GAP_ROUNDS_MAX,
-		BESIDE_BLOCK_CALLS,
-		BESIDE_WARMUP_NS / 1000,
-		MAX_DEPTH,
-		GR_API_MAX_MSG_LEN,
-		MAX_CLIENTS,
-		DEFAULT_WARMUP,
-		IDLE_CHANNELS_MAX,
-		NO_STAMPS_CLOCK_MASK + 1,
-		RTE_MAX_LCORE - 1,
-		RTE_MAX_LCORE - 1);
+		DEFAULT_WARMUP);
+	exit(status);
 }
 
 enum option_kind { SET_TRUE, SET_FALSE, HELP, NUMBER, SECONDS, STRING, TRANSPORT, GAPS, PREFIX };
-
-// An option: how its argument is parsed, and into which field of the options.
 struct option_def {
 	const char *name; // as messages name it: "-n", "--idle-rounds"
 	enum option_kind kind;
@@ -108,7 +59,6 @@ struct option_def {
 	uint64_t min, max;
 };
 
-// --gap's list: MS[,MS...], each from 1 to MAX_GAP_MS, at most MAX_GAPS.
 static void parse_gaps(const char *arg, struct options *o) {
 	char list[64], *rest = list, *ms;
 	if (strlen(arg) >= sizeof(list))
@@ -123,15 +73,13 @@ static void parse_gaps(const char *arg, struct options *o) {
 static void parse_one(const struct option_def *d, const char *arg, struct options *o) {
 	unsigned t = 0;
 	uint64_t v;
-
 	switch (d->kind) {
 	case SET_TRUE:
 	case SET_FALSE:
 		*(bool *)d->field = d->kind == SET_TRUE;
 		break;
 	case HELP:
-		usage(stdout);
-		exit(EXIT_SUCCESS);
+		usage(stdout, EXIT_SUCCESS);
 	case NUMBER:
 		v = parse_number(d->name, arg, d->min, d->max);
 		if (d->width == sizeof(uint64_t))
@@ -166,31 +114,26 @@ static void parse_one(const struct option_def *d, const char *arg, struct option
 	}
 }
 
-// Refuse what would measure something else than asked.
 static void check_options(struct options *o, bool count_given, bool transport_given) {
 	bool gap = o->n_gaps > 0, beside = o->beside_seconds > 0;
-
+	const char *mode = gap ? "--gap" : "--beside-ring";
 	if (o->secondary && o->transport == GR_API_TRANSPORT_SOCKET)
 		fail("--secondary measures memzone channels: not with -t socket");
 	if (count_given + (o->seconds > 0) + (o->idle_seconds > 0) + gap + beside > 1)
 		fail("-n, -T, --idle, --gap and --beside-ring exclude each other");
-	// --gap and --beside-ring time blocking receives of their own; the
-	// library spins only in a blocking receive, never in the try calls.
-	if (o->event_loop && (gap || beside))
+	if (o->event_loop && (gap || beside)) // both time blocking receives, which alone spin
 		fail("--event-loop measures the calls (-n, -T) or --idle: not --gap or "
 		     "--beside-ring");
 	if (o->event_loop && o->spin_us >= 0)
 		fail("--spin is the blocking receive's spin budget: not with --event-loop");
 	FAIL_IF(!gap && o->gap_rounds > 0, "--gap-rounds needs --gap");
 	FAIL_IF(gap && transport_given, "--gap measures both transports: no -t");
-	if (gap && (o->depth != 1 || o->clients != 1))
-		fail("--gap makes one call at a time from one process: no -d or -c");
-	if (gap && (o->idle_channels > 0 || o->cdf || !o->stamps))
-		fail("--gap: no --idle-channels, --cdf or --no-stamps");
 	if (beside && transport_given && o->transport != GR_API_TRANSPORT_SHM)
 		fail("--beside-ring measures the channel: -t shm or no -t");
-	if (beside && (o->depth != 1 || o->clients != 1))
-		fail("--beside-ring makes one call at a time from one process: no -d or -c");
+	if ((gap || beside) && (o->depth != 1 || o->clients != 1))
+		fail("%s makes one call at a time from one process: no -d or -c", mode);
+	if (gap && (o->idle_channels > 0 || o->cdf || !o->stamps))
+		fail("--gap: no --idle-channels, --cdf or --no-stamps");
 	if (beside && (o->idle_channels > 0 || o->secondary))
 		fail("--beside-ring: no --idle-channels or --secondary");
 	FAIL_IF(o->cdf && !o->json, "--cdf needs --json");
@@ -200,8 +143,7 @@ static void check_options(struct options *o, bool count_given, bool transport_gi
 		fail("-n %" PRIu64 " is fewer calls than -c %u clients", o->count, o->clients);
 	if (o->seconds > 0 || o->idle_seconds > 0)
 		o->count = UINT64_MAX;
-	// --beside-ring times blocks: a clock read per call would be part of every one.
-	o->stamps = o->stamps && !beside;
+	o->stamps = o->stamps && !beside; // --beside-ring times blocks: no clock read per call
 }
 
 static void parse_options(int argc, char **argv, struct options *o) {
@@ -235,13 +177,11 @@ static void parse_options(int argc, char **argv, struct options *o) {
 	};
 #undef FIELD
 	enum { N_DEFS = sizeof(defs) / sizeof(defs[0]) };
-	// getopt's key of an option: a short one's letter, a long one's 256 + index.
 	struct option long_options[N_DEFS + 2] = {{"help", no_argument, NULL, 'h'}};
-	char short_options[2 * N_DEFS + 1] = "", *env_sock = getenv("GROUT_SOCK_PATH");
+	char short_options[2 * N_DEFS + 1] = "", *env = getenv("GROUT_SOCK_PATH");
 	bool count_given = false, transport_given = false;
 	int own_argc = argc, n_long = 1, ch, i, arg;
-
-	for (i = 0; i < N_DEFS; i++) {
+	for (i = 0; i < N_DEFS; i++) { // getopt key: a short option's letter, a long one's 256 + i
 		arg = defs[i].kind >= NUMBER ? required_argument : no_argument;
 		if (defs[i].name[1] == '-')
 			long_options[n_long++] =
@@ -250,7 +190,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 			strcat(strncat(short_options, defs[i].name + 1, 1), arg ? ":" : "");
 	}
 	*o = (struct options){
-		.sock_path = GR_API_DEFAULT_SOCK_PATH,
+		.sock_path = env != NULL && env[0] != '\0' ? env : GR_API_DEFAULT_SOCK_PATH,
 		.count = DEFAULT_COUNT,
 		.warmup = DEFAULT_WARMUP,
 		.stamps = true,
@@ -262,32 +202,26 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		.size = GR_PING2_LEN,
 		.spin_us = -1,
 	};
-	// As Grout's own tools: the environment names the socket, -s overrides it.
-	if (env_sock != NULL && env_sock[0] != '\0')
-		o->sock_path = env_sock;
-	// Everything after -- is EAL's.
-	for (i = 1; i < argc && own_argc == argc; i++)
+	for (i = 1; i < argc && own_argc == argc; i++) // everything after -- is EAL's
 		if (strcmp(argv[i], "--") == 0)
 			own_argc = i;
 	while ((ch = getopt_long(own_argc, argv, short_options, long_options, NULL)) != -1) {
 		for (i = 0; i < N_DEFS; i++)
 			if ((defs[i].name[1] == '-' ? 256 + i : defs[i].name[1]) == ch)
 				break;
-		if (i == N_DEFS) {
-			usage(stderr);
-			exit(EXIT_FAILURE);
-		}
+		if (i == N_DEFS)
+			usage(stderr, EXIT_FAILURE);
 		parse_one(&defs[i], optarg, o);
 		count_given |= ch == 'n';
 		transport_given |= ch == 't';
 	}
 	FAIL_IF(optind != own_argc, "unexpected argument '%s' (see --help)", argv[optind]);
-	FAIL_IF(own_argc < argc && !o->secondary, "EAL arguments after -- need --secondary");
-	if (own_argc < argc && (o->file_prefix[0] != '\0' || o->lcore != 0))
-		fail("--file-prefix and --lcore are EAL arguments: give them after -- too");
-	if (!o->secondary && (o->file_prefix[0] != '\0' || o->lcore != 0))
-		fail("--file-prefix and --lcore need --secondary");
-	if (own_argc < argc) {
+	bool eal = own_argc < argc, eal_own = o->file_prefix[0] != '\0' || o->lcore != 0;
+	FAIL_IF(eal && !o->secondary, "EAL arguments after -- need --secondary");
+	FAIL_IF(eal && eal_own,
+		"--file-prefix and --lcore are EAL arguments: give them after -- too");
+	FAIL_IF(!o->secondary && eal_own, "--file-prefix and --lcore need --secondary");
+	if (eal) {
 		o->eal_argc = argc - own_argc - 1;
 		o->eal_argv = argv + own_argc + 1;
 	}

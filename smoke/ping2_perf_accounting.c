@@ -1,23 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf's accounting: the system calls of a thread (a tracepoint
-// counter), the CPU time, time waiting for a CPU and sleeps of a process
-// (/proc), and the daemon around a measured phase: those and its channel
-// counters (ping2_perf.h).
+// ping2_perf's accounting: system calls (a tracepoint), CPU, waits, sleeps (/proc), the daemon's.
 
 #include "ping2_perf.h"
-
 #include <dirent.h>
-#include <errno.h>
 #include <linux/perf_event.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
-// Read a small text file (/proc, tracefs) into buf; false if it cannot be opened.
 static bool read_text(const char *path, char *buf, size_t size) {
 	FILE *f = fopen(path, "r");
 	size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
@@ -27,9 +18,7 @@ static bool read_text(const char *path, char *buf, size_t size) {
 	return f != NULL;
 }
 
-// Counts with the raw_syscalls:sys_enter tracepoint: needs tracefs, and for
-// another process's thread the right to trace it (root, or
-// perf_event_paranoid allowing it).
+// raw_syscalls:sys_enter: needs tracefs, and for another process root or perf_event_paranoid.
 int syscall_counter_open(pid_t tid) {
 	static const char *const tracefs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 	struct perf_event_attr attr = {.type = PERF_TYPE_TRACEPOINT, .size = sizeof(attr)};
@@ -40,8 +29,7 @@ int syscall_counter_open(pid_t tid) {
 		if (!read_text(path, text, sizeof(text)) || sscanf(text, "%llu", &id) != 1)
 			continue;
 		attr.config = id;
-		attr.disabled = 1;
-		attr.inherit = 1;
+		attr.disabled = attr.inherit = 1;
 		return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return -1;
@@ -58,12 +46,8 @@ int64_t runq_wait_ns(void) {
 	return read_schedstat("/proc/thread-self/schedstat", &run, &wait) ? (int64_t)wait : -1;
 }
 
-// CPU time, time waiting for a CPU and voluntary context switches of a
-// process, summed over its threads: from each thread's schedstat (ns;
-// /proc/PID/stat counts ticks of 10 ms, too coarse for a run of a second),
-// else the CPU time from /proc/PID/stat and no wait. A thread that exits
-// between two samples takes its share with it: the daemon's threads live as
-// long as it does. false if /proc does not show the process.
+// Over pid's threads, from schedstat (ns; stat counts 10 ms ticks), else stat's CPU time and no
+// wait. A thread that exits takes its share with it: the daemon's live as long as it does.
 static bool process_sample(pid_t pid, int64_t *cpu_ns, int64_t *wait_ns, int64_t *vcsw) {
 	static const char vcsw_label[] = "\nvoluntary_ctxt_switches:";
 	char path[512], text[8192], *p;
@@ -71,7 +55,6 @@ static bool process_sample(pid_t pid, int64_t *cpu_ns, int64_t *wait_ns, int64_t
 	bool schedstat = true;
 	struct dirent *de;
 	DIR *dir;
-
 	*cpu_ns = *wait_ns = *vcsw = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (pid <= 0 || (dir = opendir(path)) == NULL)
@@ -91,8 +74,7 @@ static bool process_sample(pid_t pid, int64_t *cpu_ns, int64_t *wait_ns, int64_t
 	closedir(dir);
 	if (schedstat)
 		return true;
-	// The command name may hold spaces and parentheses: fields start after
-	// the last ')'. utime and stime are fields 14 and 15; 3 is the state.
+	// After the last ')' (the name may hold one): the state (3), ..., utime and stime (14, 15).
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	*wait_ns = *cpu_ns = -1;
 	if (!read_text(path, text, 1024) || (p = strrchr(text, ')')) == NULL ||
@@ -121,51 +103,34 @@ bool daemon_info(const struct options *o, struct gr_shm_daemon_info *info) {
 	return len >= 0;
 }
 
-bool daemon_stats(const struct options *o, struct gr_shm_counters *total, uint32_t *memzones) {
+bool daemon_stats(const struct options *o, struct gr_shm_stats_resp *resp) {
 	struct gr_api_client *c = connect_client(o, GR_API_TRANSPORT_SOCKET);
-	struct gr_shm_stats_resp resp;
 	long id, len = -1;
 	if (c == NULL)
 		return false;
 	if ((id = gr_api_client_send(c, GR_SHM_STATS, 0, NULL)) > 0)
-		len = gr_api_client_recv_into(c, (uint32_t)id, &resp, sizeof(resp));
+		len = gr_api_client_recv_into(c, (uint32_t)id, resp, sizeof(*resp));
 	gr_api_client_disconnect(c);
-	if (len != (long)sizeof(resp))
-		return false;
-	if (total != NULL)
-		*total = resp.total;
-	if (memzones != NULL)
-		*memzones = resp.memzones;
-	return true;
-}
-
-static void close_syscall_fds(struct daemon_probe *p) {
-	for (int i = 0; i < p->n_syscall_fds; i++)
-		close(p->syscall_fds[i]);
+	return len == (long)sizeof(*resp);
 }
 
 void daemon_probe_start(const struct options *o, struct daemon_probe *p, pid_t pid) {
 	char path[64];
 	struct dirent *de;
 	DIR *dir;
-	int fd;
-
-	*p = (struct daemon_probe){.pid = pid, .cpu_ns = -1, .runq_wait_ns = -1, .vcsw = -1};
-	p->syscalls = -1;
-	// Asked first: serving GR_SHM_STATS is not part of the phase.
-	p->have_chan = daemon_stats(o, &p->chan, NULL);
+	*p = (struct daemon_probe){.pid = pid, .syscalls = -1}; // stop sets the others
+	p->have_chan = daemon_stats(o, &p->chan); // first: leaves GR_SHM_STATS out of the phase
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (pid <= 0 || (dir = opendir(path)) == NULL)
 		return;
 	while ((de = readdir(dir)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		fd = -1;
-		if (p->n_syscall_fds < (int)(sizeof(p->syscall_fds) / sizeof(int)) &&
-		    o->count_syscalls)
-			fd = syscall_counter_open((pid_t)atoi(de->d_name));
+		bool room = o->count_syscalls && p->n_syscall_fds < DAEMON_THREADS_MAX;
+		int fd = room ? syscall_counter_open((pid_t)atoi(de->d_name)) : -1;
 		if (fd < 0) {
-			close_syscall_fds(p);
+			for (int i = 0; i < p->n_syscall_fds; i++)
+				close(p->syscall_fds[i]);
 			p->n_syscall_fds = -1;
 			break;
 		}
@@ -178,11 +143,11 @@ void daemon_probe_start(const struct options *o, struct daemon_probe *p, pid_t p
 }
 
 void daemon_probe_stop(const struct options *o, struct daemon_probe *p) {
-	struct gr_shm_counters after;
+	struct gr_shm_stats_resp after;
+	struct gr_shm_counters *k = &p->chan.total;
 	int64_t cpu_ns, wait_ns, vcsw;
 	uint64_t total = 0, count;
 	bool all_read = p->n_syscall_fds > 0;
-
 	for (int i = 0; i < p->n_syscall_fds; i++)
 		ioctl(p->syscall_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (p->sampled && process_sample(p->pid, &cpu_ns, &wait_ns, &vcsw)) {
@@ -193,18 +158,17 @@ void daemon_probe_stop(const struct options *o, struct daemon_probe *p) {
 	} else {
 		p->cpu_ns = p->runq_wait_ns = p->vcsw = -1;
 	}
-	// Asked last: serving GR_SHM_STATS is not part of the phase.
-	if ((p->have_chan = p->have_chan && daemon_stats(o, &after, NULL))) {
-		p->chan.doorbells_rung = after.doorbells_rung - p->chan.doorbells_rung;
-		p->chan.sleeps = after.sleeps - p->chan.sleeps;
-		p->chan.overflows = after.overflows - p->chan.overflows;
+	if ((p->have_chan = p->have_chan && daemon_stats(o, &after))) { // asked last: the same
+		k->doorbells_rung = after.total.doorbells_rung - k->doorbells_rung;
+		k->sleeps = after.total.sleeps - k->sleeps;
+		k->overflows = after.total.overflows - k->overflows;
 	}
 	for (int i = 0; i < p->n_syscall_fds; i++) {
 		all_read =
 			all_read && read(p->syscall_fds[i], &count, sizeof(count)) == sizeof(count);
 		total += all_read ? count : 0;
+		close(p->syscall_fds[i]);
 	}
-	close_syscall_fds(p);
 	if (all_read)
 		p->syscalls = (int64_t)total;
 }

@@ -1,29 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf's calls on one connection: the TSC clock that stamps them, the
-// latency histogram, the window of requests in flight, the checks of every
-// response, and the connection itself (ping2_perf.h).
+// ping2_perf's calls on a connection: TSC stamps, latency histogram, window in flight, checks.
 
 #include "ping2_perf.h"
-
 #include <rte_cycles.h>
-
-#include <errno.h>
-#include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <unistd.h>
 
 #define PROGRESS_CHECK_MASK 0xff // the clock checked for progress every 256 calls
 #define STAMP_LEN sizeof(uint64_t) // the sequence number at the start of a payload
-// The stamps come from the TSC scaled to CLOCK_MONOTONIC: clock_gettime()
-// costs 25-35 ns through the vDSO here, and two per call would be a tenth of a
-// pipelined call's client time.
 #define TSC_CALIBRATE_NS (20 * NSEC_PER_MSEC)
 
-static struct {
+// TSC stamps: two clock_gettime() (25-35 ns each) a call would be a tenth of a pipelined call.
+static struct tsc_clock {
 	uint64_t tsc0, ns0;
 	double ns_per_tick;
 } tsc_clock;
@@ -39,14 +28,18 @@ void tsc_calibrate(void) {
 		ns1 = now_ns();
 		tsc1 = rte_rdtsc();
 	} while (ns1 - ns0 < TSC_CALIBRATE_NS);
-	tsc_clock.tsc0 = tsc0;
-	tsc_clock.ns0 = ns0;
-	tsc_clock.ns_per_tick = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
+	tsc_clock = (struct tsc_clock){tsc0, ns0, (double)(ns1 - ns0) / (double)(tsc1 - tsc0)};
 }
 
 static uint64_t call_ns(void) {
 	double ticks = (double)(rte_rdtsc() - tsc_clock.tsc0);
 	return tsc_clock.ns0 + (uint64_t)(ticks * tsc_clock.ns_per_tick);
+}
+
+void *calloc_or_fail(size_t n, size_t size) {
+	void *p = calloc(n, size);
+	FAIL_IF(p == NULL, "%s", strerror(ENOMEM));
+	return p;
 }
 
 uint64_t hist_value(const struct histogram *h, unsigned index) {
@@ -61,12 +54,10 @@ void hist_merge(struct histogram *into, const struct histogram *from) {
 	for (unsigned i = 0; i < HIST_BUCKETS; i++)
 		into->buckets[i] += from->buckets[i];
 	into->count += from->count;
-	if (from->max_ns > into->max_ns)
-		into->max_ns = from->max_ns;
+	into->max_ns = from->max_ns > into->max_ns ? from->max_ns : into->max_ns;
 }
 
-// ceil(fraction * count), at least 1.
-static uint64_t percentile_rank(uint64_t count, double fraction) {
+static uint64_t percentile_rank(uint64_t count, double fraction) { // ceil(fraction * count), >= 1
 	double exact_rank = fraction * (double)count;
 	uint64_t rank = (uint64_t)exact_rank;
 	return (double)rank < exact_rank || rank == 0 ? rank + 1 : rank;
@@ -100,9 +91,8 @@ const char *backing_name(uint32_t backing) {
 }
 
 void client_state_init(struct client_state *s, const struct options *o, struct gr_api_client *c) {
-	*s = (struct client_state){.opts = o, .client = c, .type = GR_SHM_ECHO, .epoll_fd = -1};
-	if (o->size == 0 || o->size == GR_PING2_LEN)
-		s->type = o->size == 0 ? GR_PING : GR_PING2;
+	*s = (struct client_state){.opts = o, .client = c, .epoll_fd = -1};
+	s->type = o->size == 0 ? GR_PING : (o->size == GR_PING2_LEN ? GR_PING2 : GR_SHM_ECHO);
 	s->tx = malloc(o->size > 0 ? o->size : 1);
 	s->rx = malloc(GR_API_MAX_MSG_LEN);
 	s->fifo = calloc(o->depth, sizeof(*s->fifo));
@@ -110,7 +100,8 @@ void client_state_init(struct client_state *s, const struct options *o, struct g
 	payload_fill(s->tx, o->size);
 }
 
-void client_state_release(struct client_state *s) {
+void client_state_close(struct client_state *s) {
+	FAIL_IF(gr_api_client_disconnect(s->client) < 0, "disconnect: %s", strerror(errno));
 	free(s->tx);
 	free(s->rx);
 	free(s->fifo);
@@ -122,20 +113,17 @@ static size_t stamp_len(size_t size) {
 	return size < STAMP_LEN ? size : STAMP_LEN;
 }
 
-// Send the next request, stamped as sent at sent_ns: the clock read just
-// before (a receive's, when the send follows it).
+// sent_ns: the clock read just before (a receive's, when the send follows it).
 static void send_one(struct client_state *s, uint64_t sent_ns) {
 	unsigned tail = s->head + s->used, depth = s->opts->depth;
 	struct inflight *slot = &s->fifo[tail < depth ? tail : tail - depth];
 	uint64_t seq = s->next_seq++;
 	size_t size = s->opts->size;
 	long id;
-
 	memcpy(s->tx, &seq, stamp_len(size));
 	slot->seq = seq;
 	slot->sent_ns = sent_ns;
-	// Pipelined, the requests go as a batch: the next receive that has to
-	// wait flushes them (one fence, and one doorbell if the daemon sleeps).
+	// Pipelined, a batch: the next receive that waits flushes it (one fence, a doorbell).
 	if (depth > 1)
 		id = gr_api_client_send_more(s->client, s->type, size, s->tx);
 	else
@@ -146,10 +134,7 @@ static void send_one(struct client_state *s, uint64_t sent_ns) {
 	s->used++;
 }
 
-// Wait until the client's fd is readable, at most the handle's timeout (as a
-// blocking receive waits), on an epoll made on the first wait (a client
-// process connects after client_state_init()). 0, or -1 with errno
-// (ETIMEDOUT: no wake-up came).
+// At most the handle's timeout; the epoll is made at the first wait (clients connect later).
 static int event_loop_wait(struct client_state *s) {
 	struct epoll_event ev = {.events = EPOLLIN};
 	int fd = s->epoll_fd < 0 ? gr_api_client_fd(s->client) : 0, n = 0;
@@ -165,10 +150,7 @@ static int event_loop_wait(struct client_state *s) {
 	return n > 0 ? 0 : -1;
 }
 
-// --event-loop: the response to id as an event-loop controller takes it
-// (docs/event-loop.md): try_recv_into(); when nothing is there, poll_prepare(),
-// epoll_wait() only when it returns 0, poll_done(), and again. Returns what
-// gr_api_client_recv_into() would.
+// As a controller does (docs/event-loop.md): epoll_wait() only when poll_prepare() returns 0.
 static long recv_event_loop(struct client_state *s, uint32_t id) {
 	for (;;) {
 		long len = gr_api_client_try_recv_into(s->client, id, s->rx, GR_API_MAX_MSG_LEN);
@@ -187,12 +169,8 @@ static long recv_event_loop(struct client_state *s, uint32_t id) {
 	}
 }
 
-// Receive the oldest request's response into s->rx, stamp s->last_ns (with
-// stamps; run_calls() keeps it without), and take its slot out of the window
-// into *call. Returns the response's length, for check_response().
 static long recv_oldest(struct client_state *s, struct inflight *call) {
 	long len;
-
 	*call = s->fifo[s->head];
 	if (s->opts->event_loop)
 		len = recv_event_loop(s, call->id);
@@ -211,11 +189,9 @@ static long recv_oldest(struct client_state *s, struct inflight *call) {
 	return len;
 }
 
-// Runs after the next request left: a send touches neither s->rx nor the
-// payload beyond the stamp.
+// Runs after the next request left: a send touches neither s->rx nor the payload past the stamp.
 static void check_response(const struct client_state *s, const struct inflight *call, long len) {
 	size_t size = s->opts->size;
-
 	if ((size_t)len != size)
 		fail("request %" PRIu32 ": response of %ld bytes, expected %zu", call->id, len, size
 		);
@@ -228,15 +204,12 @@ static void check_response(const struct client_state *s, const struct inflight *
 uint64_t run_calls(struct client_state *s, uint64_t calls, uint64_t deadline, struct histogram *h) {
 	uint64_t sent = 0, done = 0, start = call_ns(), next_progress = start + NSEC_PER_SEC;
 	struct inflight call;
-
 	for (s->last_ns = start; sent < calls && s->used < s->opts->depth; sent++)
 		send_one(s, call_ns());
 	while (s->used > 0) {
 		long len = recv_oldest(s, &call);
-		// The next request leaves first, stamped with the clock read that
-		// ended this one: this one's checks and bookkeeping run while it is
-		// in flight, not between a response and the next request, where
-		// they would add to every round trip measured.
+		// The next request leaves first, stamped with the clock read that ended this one:
+		// the checks run while it is in flight, not between response and request.
 		if (sent < calls && (deadline == 0 || s->last_ns < deadline)) {
 			send_one(s, s->last_ns);
 			sent++;
@@ -274,7 +247,6 @@ struct gr_api_client *connect_client(const struct options *o, enum gr_api_transp
 	return gr_api_client_connect_opts(o->sock_path, &opts);
 }
 
-// Our channel's backing, from the GR_SHM_CHANNEL_LIST entry of our pid.
 static uint32_t channel_backing(struct gr_api_client *c) {
 	long id = gr_api_client_send(c, GR_SHM_CHANNEL_LIST, 0, NULL);
 	struct gr_shm_channel_info *info;
@@ -299,15 +271,11 @@ struct gr_api_client *
 connect_measured(const struct options *o, enum gr_api_transport t, uint32_t *backing) {
 	struct gr_api_client *c = connect_client(o, t), *other;
 	int err = errno;
-
-	// Why a forced shm connect failed: an auto connect on the socket says.
 	if (c == NULL && err == ENOTSUP && t == GR_API_TRANSPORT_SHM &&
-	    (other = connect_client(o, GR_API_TRANSPORT_AUTO)) != NULL) {
+	    (other = connect_client(o, GR_API_TRANSPORT_AUTO)) != NULL) { // it says why shm failed
+		const char *why = gr_api_client_transport_reason(other);
 		if (gr_api_client_transport(other) != GR_API_TRANSPORT_SHM)
-			fprintf(stderr,
-				"%s: shm not available: %s\n",
-				log_prefix,
-				gr_api_client_transport_reason(other));
+			fprintf(stderr, "%s: shm not available: %s\n", log_prefix, why);
 		gr_api_client_disconnect(other);
 	}
 	if (c == NULL)

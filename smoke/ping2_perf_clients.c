@@ -1,35 +1,24 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf's client processes: the runner forks them, starts them at once,
-// samples the daemon around their measured phase and adds their results up. A
-// client connects (with --secondary as a DPDK secondary of the daemon, for a
-// memzone channel), warms up, makes its calls or --idle's, and accounts them.
+// ping2_perf's client processes, forked, started at once, their results added up; the daemon
+// sampled around them. --secondary: each a DPDK secondary of the daemon, on a memzone channel.
 
 #include "ping2_perf.h"
-
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
-
-#include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-// Descriptors an idle channel holds (its socket, two doorbells, the memfd
-// while attaching) with room to spare, and those the rest of ping2_perf needs.
-#define IDLE_CHANNEL_FDS 6
-#define OTHER_FDS 1024
+#define IDLE_CHANNEL_FDS 6 // its socket, two doorbells, the memfd while attaching, and spare
+#define OTHER_FDS 1024 // those the rest of ping2_perf needs
 #define MEMZONE_FREE_WAIT_MS 5000 // the daemon frees them after an RCU grace period
 
 struct client_result {
@@ -42,8 +31,7 @@ struct client_result {
 	struct histogram hist;
 };
 
-// The clients forked and not waited for yet: stopped if the runner fails.
-static pid_t pids[MAX_CLIENTS];
+static pid_t pids[MAX_CLIENTS]; // forked, not waited for yet: stopped if the runner fails
 static unsigned n_pids;
 
 static void stop_clients(void) {
@@ -53,7 +41,6 @@ static void stop_clients(void) {
 		waitpid(pids[i], NULL, 0);
 }
 
-// Read (or write) len bytes, again after a signal; false at EOF or on an error.
 static bool transfer(int fd, void *buf, size_t len, bool out) {
 	for (uint8_t *p = buf; len > 0;) {
 		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
@@ -67,7 +54,6 @@ static bool transfer(int fd, void *buf, size_t len, bool out) {
 	return true;
 }
 
-// Wait for the other end of fd to close: EOF is the signal.
 static void wait_eof(int fd) {
 	char byte;
 	transfer(fd, &byte, 1, false);
@@ -90,28 +76,22 @@ void secondary_init(const struct options *o, unsigned index) {
 	char **argv = own, *lcores = NULL;
 	cpu_set_t cpus;
 	size_t len;
-
 	if (o->eal_argv != NULL) {
 		// rte_eal_init() permutes its argv: give it a copy.
-		if ((argv = calloc((size_t)o->eal_argc + 2, sizeof(*argv))) == NULL)
-			fail("%s", strerror(ENOMEM));
+		argv = calloc_or_fail((size_t)o->eal_argc + 2, sizeof(*argv));
 		argv[0] = "ping2_perf";
 		memcpy(argv + 1, o->eal_argv, (size_t)o->eal_argc * sizeof(*argv));
 		argc = o->eal_argc + 1;
 	} else {
-		// Each secondary needs an lcore id of its own (they index per-lcore
-		// state in the shared memory, such as mempool caches), and 0 is the
-		// daemon's: 1 + pid % (RTE_MAX_LCORE - 1) differs for clients forked
-		// one after the other; --lcore N gives client i N + i, wrapping to 1.
-		unsigned lcore = 1 + (unsigned)getpid() % (RTE_MAX_LCORE - 1);
-		if (o->lcore != 0)
-			lcore = 1 + (o->lcore - 1 + index) % (RTE_MAX_LCORE - 1);
+		// Each secondary needs an lcore id of its own (per-lcore state in shared memory,
+		// such as mempool caches), not the daemon's 0: pids differ from client to client.
+		unsigned lcore = o->lcore != 0 ? o->lcore - 1 + index : (unsigned)getpid();
+		lcore = 1 + lcore % (RTE_MAX_LCORE - 1);
 		if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
 			fail("sched_getaffinity: %s", strerror(errno));
 		FILE *arg = open_memstream(&lcores, &len);
 		FAIL_IF(arg == NULL, "%s", strerror(ENOMEM));
-		// "N@(CPUS)", CPUS those this process may run on: "0-3,6".
-		fprintf(arg, "%u@(", lcore);
+		fprintf(arg, "%u@(", lcore); // N@(CPUS), the CPUs we may run on: "0-3,6"
 		for (int cpu = 0, first, n = 0; cpu < CPU_SETSIZE; cpu++) {
 			if (!CPU_ISSET(cpu, &cpus))
 				continue;
@@ -140,44 +120,39 @@ void secondary_init(const struct options *o, unsigned index) {
 }
 
 uint32_t secondary_prepare(struct options *o, const struct gr_shm_daemon_info *info) {
-	int len = (int)sizeof(info->file_prefix) - 1; // more of the response follows it
-	uint32_t memzones;
-
+	struct gr_shm_stats_resp stats;
 	if (o->eal_argv == NULL && o->file_prefix[0] == '\0' && info == NULL)
 		fail("--secondary: the daemon does not tell its file prefix (--file-prefix)");
 	if (o->eal_argv == NULL && o->file_prefix[0] == '\0')
-		snprintf(o->file_prefix, sizeof(o->file_prefix), "%.*s", len, info->file_prefix);
+		snprintf(o->file_prefix, sizeof(o->file_prefix), "%s", info->file_prefix);
 	if (o->eal_argv == NULL && info != NULL && info->backings != 0 &&
 	    !(info->backings & GR_SHM_BACKING_MEMZONE))
 		fail("--secondary: the daemon runs without hugepages (--hugepages off, --no-huge or"
 		     " --in-memory): no DPDK secondary can attach to it; run without --secondary"
 		     " to get a memfd channel");
-	if (!daemon_stats(o, NULL, &memzones))
+	if (!daemon_stats(o, &stats))
 		fail("--secondary: the daemon does not tell its memzones (GR_SHM_STATS)");
-	return memzones;
+	return stats.memzones;
 }
 
 void wait_memzones_freed(const struct options *o, uint32_t before) {
 	uint64_t deadline = now_ns() + MEMZONE_FREE_WAIT_MS * NSEC_PER_MSEC;
-	uint32_t now = 0;
-	for (; daemon_stats(o, NULL, &now) && now > before; sleep_ns(NSEC_PER_MSEC)) {
+	struct gr_shm_stats_resp now;
+	for (; daemon_stats(o, &now) && now.memzones > before; sleep_ns(NSEC_PER_MSEC)) {
 		if (now_ns() < deadline)
 			continue;
-		fprintf(stderr, "%s: the daemon still holds %" PRIu32, log_prefix, now);
+		fprintf(stderr, "%s: the daemon still holds %" PRIu32, log_prefix, now.memzones);
 		fprintf(stderr, " channel memzones (%" PRIu32 " before the run)", before);
 		fprintf(stderr, " after %d ms; cleaning up EAL anyway\n", MEMZONE_FREE_WAIT_MS);
 		return;
 	}
 }
 
-// --idle-channels: n shm clients that each make one checked GR_PING, then stay
-// attached and idle; the open-file limit raised if n needs it.
 static struct gr_api_client **idle_channels_open(const char *sock_path, unsigned n) {
 	struct gr_api_client_opts opts = {.transport = GR_API_TRANSPORT_SHM, .spin_us = 0};
 	struct gr_api_client **clients = calloc(n, sizeof(*clients));
 	rlim_t want = (rlim_t)n * IDLE_CHANNEL_FDS + OTHER_FDS;
 	struct rlimit lim;
-
 	opts.version = "ping2_perf idle";
 	FAIL_IF(clients == NULL, "--idle-channels %u: %s", n, strerror(ENOMEM));
 	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < want) {
@@ -201,21 +176,16 @@ static struct gr_api_client **idle_channels_open(const char *sock_path, unsigned
 	return clients;
 }
 
-// A client writes a byte on fd once warmed up, waits for go to close (all
-// start at once), measures, writes its client_result on fd; --idle's others
-// wait for done to close (client 0 has finished); a secondary then waits for
-// fd to close (see below).
+// Says ready on fd once warm, starts when go closes (all at once), then writes its result on fd.
 static void __attribute__((noreturn))
 client_main(const struct options *o, unsigned index, uint64_t calls, int fd, int go, int done) {
 	static char prefix[64];
-	struct client_result *res = calloc(1, sizeof(*res));
 	struct rusage before, after;
 	struct client_state s;
 	uint64_t syscalls = 0;
-
 	snprintf(prefix, sizeof(prefix), "ping2_perf: client %u", index);
 	log_prefix = prefix;
-	FAIL_IF(res == NULL, "%s", strerror(ENOMEM));
+	struct client_result *res = calloc_or_fail(1, sizeof(*res));
 	client_state_init(&s, o, NULL);
 	s.progress = index == 0 && !o->quiet;
 	tsc_calibrate();
@@ -228,15 +198,12 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int fd, int
 	int counter = o->count_syscalls ? syscall_counter_open(0) : -1;
 	FAIL_IF(!transfer(fd, &(char){1}, 1, true), "write to parent: %s", strerror(errno));
 	wait_eof(go);
-
 	int64_t wait_before = runq_wait_ns();
 	getrusage(RUSAGE_SELF, &before);
 	if (counter >= 0)
 		ioctl(counter, PERF_EVENT_IOC_ENABLE, 0);
 	res->start_ns = now_ns();
 	if (o->idle_seconds > 0 && index == 0) {
-		// The first request after the idle period, then idle_rounds more,
-		// each after IDLE_GAP_MS of silence.
 		res->first_ns = call_alone(&s);
 		for (unsigned i = 0; i < o->idle_rounds; i++) {
 			sleep_ns(IDLE_GAP_MS * NSEC_PER_MSEC);
@@ -262,10 +229,8 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int fd, int
 		res->syscalls = (int64_t)syscalls;
 	FAIL_IF(gr_api_client_disconnect(s.client) < 0, "disconnect: %s", strerror(errno));
 	FAIL_IF(!transfer(fd, res, sizeof(*res), true), "write to parent: %s", strerror(errno));
-	// A secondary's rte_eal_cleanup() can deadlock DPDK 22.11 while the daemon
-	// or another secondary frees hugepage memory (docs/benchmark-method.md):
-	// the parent lets them clean up one at a time, once the run's memzones
-	// are freed.
+	// rte_eal_cleanup() can deadlock DPDK 22.11 while another process frees hugepage memory
+	// (docs/benchmark-method.md): the parent lets us clean up in turn, the memzones freed.
 	if (o->secondary) {
 		wait_eof(fd);
 		FAIL_IF(rte_eal_cleanup() < 0, "EAL cleanup: %s", rte_strerror(rte_errno));
@@ -273,25 +238,21 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int fd, int
 	exit(EXIT_SUCCESS);
 }
 
-// sum + value, or -1 (not measurable) if either is.
 static int64_t add_known(int64_t sum, int64_t value) {
 	return sum < 0 || value < 0 ? -1 : sum + value;
 }
 
-// Every client's result into sum. --idle: the others wait until client 0 is
-// done, told when done_fd closes.
 static void
 collect_results(const struct options *o, const int *fds, int done_fd, struct summary *sum) {
 	static struct client_result res;
 	static char reason[REASON_LEN];
 	uint64_t first_start = UINT64_MAX, last_end = 0;
 	uint32_t backing = 0;
-
 	for (unsigned i = 0; i < o->clients; i++) {
 		if (!transfer(fds[i], &res, sizeof(res), false))
 			fail("client %u failed during the measured phase", i);
 		if (i == 0 && done_fd >= 0)
-			close(done_fd);
+			close(done_fd); // --idle: tells the others that client 0 is done
 		if (res.calls > 0) { // --idle: client 0 alone
 			first_start = res.start_ns < first_start ? res.start_ns : first_start;
 			last_end = res.end_ns > last_end ? res.end_ns : last_end;
@@ -326,32 +287,24 @@ int run_clients(struct options *o, struct summary *sum) {
 	int fds[MAX_CLIENTS], go[2], done[2] = {-1, -1}, rc = EXIT_SUCCESS, status;
 	struct gr_api_client **idle = NULL;
 	struct gr_shm_daemon_info info;
-	uint32_t memzones_before = 0;
 	pid_t parent = getpid();
 	char ready;
-
 	bool told = daemon_info(o, &info);
-	if (o->secondary)
-		memzones_before = secondary_prepare(o, told ? &info : NULL);
+	uint32_t memzones_before = o->secondary ? secondary_prepare(o, told ? &info : NULL) : 0;
 	if (pipe2(go, O_CLOEXEC) < 0 || (o->idle_seconds > 0 && pipe2(done, O_CLOEXEC) < 0))
 		fail("pipe: %s", strerror(errno));
 	atexit(stop_clients);
 	fflush(NULL);
 	for (unsigned i = 0; i < o->clients; i++, n_pids++) {
 		int pair[2];
-		// Split the calls evenly; the first clients take the remainder.
 		uint64_t calls = o->count / o->clients + (i < o->count % o->clients ? 1 : 0);
-
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
 			fail("socketpair: %s", strerror(errno));
 		FAIL_IF((pids[i] = fork()) < 0, "fork: %s", strerror(errno));
 		if (pids[i] == 0) {
-			// A client spins on, loading the daemon, if nothing stops it:
-			// it dies with this process, a SIGKILL included.
 			n_pids = 0;
-			die_with_parent(parent);
-			// Another's EOF must not wait for this one: close the others' ends.
-			for (unsigned j = 0; j < i; j++)
+			die_with_parent(parent); // no orphan spins on, even after a SIGKILL
+			for (unsigned j = 0; j < i; j++) // another's EOF must not wait for this one
 				close(fds[j]);
 			close(pair[0]);
 			close(go[1]);
@@ -372,7 +325,6 @@ int run_clients(struct options *o, struct summary *sum) {
 		idle = idle_channels_open(o->sock_path, o->idle_channels);
 	daemon_probe_start(o, &sum->daemon, told ? info.pid : -1);
 	if (o->idle_seconds > 0) {
-		// Every client stays attached and idle meanwhile.
 		sleep_ns((uint64_t)(o->idle_seconds * NSEC_PER_SEC));
 		daemon_probe_stop(o, &sum->daemon);
 	}
@@ -385,8 +337,7 @@ int run_clients(struct options *o, struct summary *sum) {
 	free(idle);
 	if (o->secondary)
 		wait_memzones_freed(o, memzones_before);
-	// Waited for one at a time: a secondary cleans up EAL once its end closes.
-	n_pids = 0;
+	n_pids = 0; // waited for one at a time: a secondary cleans up EAL once its end closes
 	for (unsigned i = 0; i < o->clients; i++) {
 		close(fds[i]);
 		if (waitpid(pids[i], &status, 0) < 0)

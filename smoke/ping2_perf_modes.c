@@ -1,38 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf's modes that measure in its own process (ping2_perf.h).
-//
-// --gap, the occasional call (after silence, when both ends may have stopped
-// spinning and their CPUs gone idle): the transports alternate call by call,
-// so that both meet the same machine within milliseconds.
-//
-// --beside-ring, the busy round trip beside the raw rte_ring ping-pong: a
-// block of each, a millisecond or two apiece, makes a pair run where the
-// vCPUs are at that moment, and the pair's ratio is free of their placement
-// (docs/benchmark-method.md). The ring's other end is a follower process,
-// asleep in a read() of its command pipe between its blocks.
+// ping2_perf's modes in its own process. --gap: the occasional call, after silence (both ends
+// may have stopped spinning), the transports alternated call by call to meet the same machine.
+// --beside-ring: the busy round trip beside the raw rte_ring ping-pong of a follower process,
+// a block of each per pair, the pair's ratio free of the vCPUs' placement (benchmark-method.md).
 
 #include "ping2_perf.h"
-
 #include "bench_ring.h"
-
 #include <rte_eal.h>
 #include <rte_errno.h>
-
-#include <errno.h>
-#include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #define RING_CELLS 16384 // room for a frame of any -z
 #define STOP_FRAME_LEN 0 // ends the follower's block: a real frame is longer
 #define WARMUP_CHECK 64 // untimed round trips between two clock reads
 
-// The two rings in a shared mapping, and this side's frames.
 struct rings {
 	struct rte_ring *req, *resp;
 	unsigned cells;
@@ -40,7 +24,7 @@ struct rings {
 	size_t mem_len;
 };
 
-unsigned gap_rounds(const struct options *o, unsigned gap_ms) {
+static unsigned gap_rounds(const struct options *o, unsigned gap_ms) {
 	unsigned rounds = GAP_ROUNDS_BUDGET_MS / (2 * gap_ms);
 	if (o->gap_rounds > 0)
 		return o->gap_rounds;
@@ -58,18 +42,6 @@ static int compare_double(const void *a, const void *b) {
 	return x < y ? -1 : x > y;
 }
 
-static void *calloc_or_fail(size_t n, size_t size) {
-	void *p = calloc(n, size);
-	FAIL_IF(p == NULL, "%s", strerror(ENOMEM));
-	return p;
-}
-
-static void disconnect(struct client_state *s) {
-	FAIL_IF(gr_api_client_disconnect(s->client) < 0, "disconnect: %s", strerror(errno));
-	client_state_release(s);
-}
-
-// Sort the n round trips and sum them up.
 static struct gap_samples gap_summary(uint64_t *ns, unsigned n) {
 	struct gap_samples g = {n, 0, 0, 0};
 	qsort(ns, n, sizeof(*ns), compare_u64);
@@ -83,7 +55,6 @@ void run_gaps(struct options *o, struct gap_run *run) {
 	struct client_state s[2]; // shm, then socket: the order of a round
 	struct gr_shm_daemon_info info;
 	uint32_t memzones_before = 0, backing;
-
 	if (o->secondary) {
 		memzones_before = secondary_prepare(o, daemon_info(o, &info) ? &info : NULL);
 		secondary_init(o, 0);
@@ -99,7 +70,6 @@ void run_gaps(struct options *o, struct gap_run *run) {
 	for (unsigned g = 0; g < o->n_gaps; g++) {
 		unsigned gap_ms = o->gaps_ms[g], rounds = gap_rounds(o, gap_ms);
 		uint64_t *ns = calloc_or_fail(2 * rounds, sizeof(uint64_t)); // shm's, then socket's
-
 		for (unsigned r = 0; r < rounds; r++) {
 			for (unsigned t = 0; t < 2; t++) {
 				sleep_ns(gap_ms * NSEC_PER_MSEC);
@@ -118,23 +88,18 @@ void run_gaps(struct options *o, struct gap_run *run) {
 		fprintf(stderr, ", socket %.1f us\n", (double)run->gaps[g].socket.p50_ns / 1e3);
 	}
 	run->seconds = (double)(now_ns() - start) / NSEC_PER_SEC;
-	disconnect(&s[0]);
-	disconnect(&s[1]);
-	// As a client process's: EAL cleans up once the daemon has freed the
-	// channel's memzone (see client_main()).
-	if (o->secondary)
+	client_state_close(&s[0]);
+	client_state_close(&s[1]);
+	if (o->secondary) // as in client_main(): EAL cleans up once the memzone is freed
 		wait_memzones_freed(o, memzones_before);
 	FAIL_IF(o->secondary && rte_eal_cleanup() < 0, "EAL cleanup: %s", rte_strerror(rte_errno));
 }
 
-// Two single-producer single-consumer rings in one shared anonymous mapping,
-// and frames framed as the channel frames a request of o->size bytes: the
-// length, a header's worth of zeros, a payload pattern, zero padding.
+// Two SPSC rings in a shared mapping; frames as the channel's: length, zero header, pattern.
 static void rings_init(const struct options *o, struct rings *b) {
 	ssize_t ring_size = rte_ring_get_memsize_elem(SHMCHAN_CELL_SIZE, RING_CELLS);
 	uint32_t len = (uint32_t)(SHMCHAN_MSG_MIN + o->size);
 	int ret, flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
-
 	FAIL_IF(ring_size < 0, "rte_ring_get_memsize_elem: %s", strerror((int)-ring_size));
 	b->cells = SHMCHAN_MSG_CELLS(len);
 	if (b->cells > RING_CELLS - 1)
@@ -153,8 +118,7 @@ static void rings_init(const struct options *o, struct rings *b) {
 	memset(b->tx + SHMCHAN_FRAME_HDR + SHMCHAN_MSG_MIN, 0x5a, o->size);
 }
 
-// The follower: for each command byte, echo request frames until the stop
-// frame; exit at the pipe's EOF.
+// Asleep in a read() between blocks; echoes a block's frames until the stop frame.
 static void __attribute__((noreturn)) follower_main(struct rings *b, int cmd_fd) {
 	char go;
 	for (;;) {
@@ -176,8 +140,6 @@ static void ring_round_trip(struct rings *b) {
 	bench_ring_get(b->resp, b->rx, b->cells);
 }
 
-// One ring block: wake the follower, warm up, time calls round trips, stop
-// the follower. Returns ns per round trip.
 static double ring_block(struct rings *b, int cmd_fd, uint64_t calls) {
 	uint64_t start = now_ns(), t0;
 	FAIL_IF(write(cmd_fd, "g", 1) != 1, "write to the ring follower: %s", strerror(errno));
@@ -195,7 +157,6 @@ static double ring_block(struct rings *b, int cmd_fd, uint64_t calls) {
 	return ns;
 }
 
-// One channel block: warm up, then time calls checked calls. Returns ns per call.
 static double shm_block(struct client_state *s, uint64_t calls) {
 	uint64_t t0;
 	run_calls(s, UINT64_MAX, now_ns() + BESIDE_WARMUP_NS, NULL);
@@ -217,14 +178,13 @@ percentiles(const double *v, unsigned n, double *scratch, const double *qs, doub
 }
 
 void run_beside_ring(struct options *o, struct beside_run *run) {
-	static const double ratio_qs[] = {0.25, 0.50, 0.75}, side_qs[] = {0.0, 0.50, 1.0};
+	static const double ratio_qs[] = {0.25, 0.50, 0.75}, side_qs[] = {0.50, 0.0, 1.0};
 	static struct rings b;
 	pid_t parent = getpid(), follower;
 	struct client_state s;
 	int cmd[2], status;
 	uint32_t backing;
 	unsigned n;
-
 	rings_init(o, &b);
 	FAIL_IF(pipe(cmd) < 0, "pipe: %s", strerror(errno));
 	// Forked before the connection: the follower holds no channel.
@@ -259,7 +219,7 @@ void run_beside_ring(struct options *o, struct beside_run *run) {
 		FAIL_IF(errno != EINTR, "waitpid: %s", strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_SUCCESS)
 		fail("ring follower %d ended badly (status %#x)", (int)follower, status);
-	disconnect(&s);
+	client_state_close(&s);
 	free(b.tx);
 	free(b.rx);
 	free(b.stop);

@@ -1,23 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf's output on stdout: one JSON object per run with --json (make
-// bench reads it), else text for a reader, of the same things (ping2_perf.h).
+// ping2_perf's output on stdout: one JSON object with --json (make bench reads it), else text.
 
 #include "ping2_perf.h"
-
-#include <inttypes.h>
-#include <string.h>
-
 #define NS_TEXTS 8 // ns_text()'s buffers: as many as one printf takes
 
-static void json_string(const char *s) {
-	if (s == NULL) {
-		printf("null");
-		return;
-	}
-	putchar('"');
-	for (; *s != '\0'; s++) {
+static void json_string(const char *key, const char *s) {
+	printf(", \"%s\": %s", key, s == NULL ? "null" : "\"");
+	for (; s != NULL && *s != '\0'; s++) {
 		if (*s == '"' || *s == '\\')
 			printf("\\%c", *s);
 		else if ((unsigned char)*s < 0x20)
@@ -25,10 +16,9 @@ static void json_string(const char *s) {
 		else
 			putchar(*s);
 	}
-	putchar('"');
+	printf("%s", s == NULL ? "" : "\"");
 }
 
-// ", \"name\": value / per", or null when value is -1 (not measurable).
 static void json_ratio(const char *name, int64_t value, double per, int decimals) {
 	if (value >= 0)
 		printf(", \"%s\": %.*f", name, decimals, (double)value / per);
@@ -46,37 +36,30 @@ static void json_object(const char *name, const char *keys, int decimals, const 
 	printf("}");
 }
 
-// What was measured, and how: every JSON object starts with it. what: the
-// transport, why it is the one, the channel's backing.
+// What was measured, and how: every JSON object starts with it.
 static void json_head(const struct options *o, const char *mode, const char *const what[3]) {
-	printf("{\"mode\": \"%s\", \"transport\": ", mode);
-	json_string(what[0]);
-	printf(", \"transport_reason\": ");
-	json_string(what[1]);
-	printf(", \"backing\": ");
-	json_string(what[2]);
+	printf("{\"mode\": \"%s\"", mode);
+	json_string("transport", what[0]);
+	json_string("transport_reason", what[1]);
+	json_string("backing", what[2]);
 	printf(", \"request\": \"%s\", \"clients\": %u", request_name(o->size), o->clients);
 	printf(", \"idle_channels\": %u, \"depth\": %u", o->idle_channels, o->depth);
 	printf(", \"size\": %zu, \"event_loop\": %s", o->size, o->event_loop ? "true" : "false");
 }
 
-// A round trip for a reader, in one of NS_TEXTS rotating buffers.
-static const char *ns_text(uint64_t ns) {
+static const char *ns_text(uint64_t ns) { // for a reader, in one of NS_TEXTS rotating buffers
 	static char texts[NS_TEXTS][32];
 	static unsigned next;
 	char *text = texts[next++ % NS_TEXTS];
+	bool ms = ns >= 10 * NSEC_PER_SEC / 1000;
 	if (ns < 10000)
 		snprintf(text, 32, "%" PRIu64 " ns", ns);
-	else if (ns < 10 * NSEC_PER_SEC / 1000)
-		snprintf(text, 32, "%.1f us", (double)ns / 1e3);
 	else
-		snprintf(text, 32, "%.1f ms", (double)ns / 1e6);
+		snprintf(text, 32, "%.1f %s", (double)ns / (ms ? 1e6 : 1e3), ms ? "ms" : "us");
 	return text;
 }
 
-// The costs per call of the clients and of the daemon: the JSON's
-// client_X_per_call and daemon_X_per_call (null when not measurable), or the
-// text's line of those measured.
+// Costs per call: JSON client_X_per_call and daemon_X_per_call (null: unknown), or a text line.
 static void print_costs(const struct options *o, const struct summary *sum) {
 	const struct daemon_probe *d = &sum->daemon;
 	const struct cost {
@@ -89,20 +72,16 @@ static void print_costs(const struct options *o, const struct summary *sum) {
 		{"syscalls", "syscalls", "", sum->syscalls, d->syscalls, 4, 3},
 		{"runq_wait_ns", "wait for a CPU", " ns", sum->runq_wait_ns, d->runq_wait_ns, 4, 0},
 	};
-	static const unsigned json_order[] = {0, 1, 2, 4, 3, 5, 6, 7};
+	static const unsigned json_order[] = {0, 1, 2, 4, 3, 5, 6, 7}; // as they always came
 	double calls = (double)sum->calls;
 	char name[64];
-
 	printf("%s", o->json ? "" : "per call:");
 	for (unsigned n = 0; n < 8; n++) {
-		// Cost i / 2 of the client (i even) or of the daemon; the JSON's fields
-		// in the order they always had.
-		unsigned i = o->json ? json_order[n] : n;
+		unsigned i = o->json ? json_order[n] : n; // cost i / 2, the client's if i is even
 		const struct cost *c = &costs[i / 2];
 		const char *who = i % 2 ? "daemon" : "client", *sep = n > 0 ? "," : "";
 		int64_t v = i % 2 ? c->daemon : c->client;
 		int decimals = o->json ? c->json_decimals : c->text_decimals;
-
 		snprintf(name, sizeof(name), "%s_%s_per_call", who, c->json);
 		if (o->json)
 			json_ratio(name, v, calls, decimals);
@@ -112,8 +91,7 @@ static void print_costs(const struct options *o, const struct summary *sum) {
 	printf("%s", o->json ? "" : "\n");
 }
 
-// The clients' rates (per second of their run, or of their CPU time), and the
-// fastest's over the slowest's (0 when a client made no call).
+// The clients' rates (per s of run or of CPU time), fastest / slowest (0: a client made no call).
 static void json_spread(const double *rates, unsigned n, bool cpu) {
 	double fastest = rates[0], slowest = rates[0];
 	printf(", \"per_client_calls_per_%ss\": [", cpu ? "cpu_" : "");
@@ -126,9 +104,7 @@ static void json_spread(const double *rates, unsigned n, bool cpu) {
 	printf("], \"fastest_over_slowest%s\": %.3f", cpu ? "_per_cpu" : "", ratio);
 }
 
-// One [ns, fraction of calls at or below] per non-empty bucket (its midpoint,
-// as the percentiles). Nine decimals: two buckets one call apart print apart up
-// to a billion calls (a 1 s run makes 15 million).
+// Nine decimals: buckets a call apart print apart up to a billion calls (1 s makes 15 million).
 static void json_cdf(const struct histogram *h) {
 	uint64_t seen = 0;
 	printf(", \"latency_cdf\": [");
@@ -152,13 +128,11 @@ static void text_head(const struct options *o, const struct summary *sum) {
 		printf("%s: %s\n", b ? "memfd channel" : "not on shm", sum->reason);
 }
 
-// --idle: what the daemon did while the clients idled, and client 0's requests after.
 static void print_idle(const struct options *o, const struct summary *sum) {
 	const struct daemon_probe *d = &sum->daemon;
 	const struct histogram *h = &sum->hist;
 	double idle = o->idle_seconds * NSEC_PER_SEC, cpu = (double)d->cpu_ns;
 	double after[] = {o->idle_rounds, IDLE_GAP_MS, hist_percentile(h, 0.50), 0, h->max_ns};
-
 	if (!o->json) {
 		text_head(o, sum);
 		printf("%u idle client%s", o->clients, o->clients > 1 ? "s" : "");
@@ -181,8 +155,7 @@ static void print_idle(const struct options *o, const struct summary *sum) {
 	json_ratio("daemon_vcsw", d->vcsw, 1, 0);
 	json_ratio("daemon_syscalls", d->syscalls, 1, 0);
 	printf(", \"first_request_ns\": %" PRIu64, sum->first_ns);
-	// Each round sleeps IDLE_GAP_MS (one voluntary context switch and a
-	// system call or two); the rest is the client sleeping for its answer.
+	// Each round sleeps IDLE_GAP_MS (a switch, a system call or two); the rest awaits answers.
 	printf(", \"client0_vcsw\": %" PRIu64, sum->client0_vcsw);
 	json_ratio("client0_syscalls", sum->client0_syscalls, 1, 0);
 	after[3] = hist_percentile(h, 0.99);
@@ -192,14 +165,13 @@ static void print_idle(const struct options *o, const struct summary *sum) {
 
 void print_summary(const struct options *o, const struct summary *sum) {
 	const struct histogram *h = &sum->hist;
-	const struct gr_shm_counters *k = sum->daemon.have_chan ? &sum->daemon.chan : NULL;
+	const struct gr_shm_counters *k = sum->daemon.have_chan ? &sum->daemon.chan.total : NULL;
 	double calls = (double)sum->calls, rate = calls / sum->seconds;
 	double latency[] = {
 		hist_percentile(h, 0.50),
 		hist_percentile(h, 0.99),
 		hist_percentile(h, 0.999),
 		h->max_ns};
-
 	if (o->idle_seconds > 0) {
 		print_idle(o, sum);
 		return;
@@ -225,8 +197,7 @@ void print_summary(const struct options *o, const struct summary *sum) {
 	else
 		printf(", \"latency_ns\": null");
 	print_costs(o, sum);
-	// The channel counters are the daemon's, all channels together: the
-	// calls of this run only while nobody else uses the daemon.
+	// The daemon's channel counters, all channels: this run's only while nobody else calls.
 	json_ratio("daemon_sleeps_per_call", k ? (int64_t)k->sleeps : -1, calls, 4);
 	json_ratio("daemon_doorbells_per_call", k ? (int64_t)k->doorbells_rung : -1, calls, 4);
 	json_ratio("resp_ring_full_per_call", k ? (int64_t)k->overflows : -1, calls, 4);
@@ -239,7 +210,6 @@ void print_summary(const struct options *o, const struct summary *sum) {
 
 void print_gaps(const struct options *o, const struct gap_run *run) {
 	const char *b = run->backing;
-
 	if (o->json) {
 		json_head(o, "gap", (const char *[]){"shm+socket", run->reason, b});
 		json_ratio("spin_us", o->spin_us, 1, 0);
@@ -259,7 +229,6 @@ void print_gaps(const struct options *o, const struct gap_run *run) {
 		unsigned gap_ms = run->gaps[i].gap_ms, rounds = run->gaps[i].rounds;
 		double ratio = (double)g[0]->p50_ns / (double)g[1]->p50_ns;
 		char t[3][80];
-
 		if (o->json)
 			printf("%s{\"gap_ms\": %u, \"rounds\": %u", i ? ", " : "", gap_ms, rounds);
 		for (int j = 0; j < 2; j++) {
@@ -278,10 +247,8 @@ void print_gaps(const struct options *o, const struct gap_run *run) {
 }
 
 void print_beside(const struct options *o, const struct beside_run *run) {
-	double ring[] = {run->ring[1], run->ring[0], run->ring[2]};
-	double shm[] = {run->shm[1], run->shm[0], run->shm[2]};
+	const double *ring = run->ring, *shm = run->shm;
 	const char *b = run->backing ? run->backing : "?";
-
 	if (!o->json) {
 		printf("shm (%s) %s of %zu bytes", b, request_name(o->size), o->size);
 		printf(" beside the raw rte_ring ping-pong, %u pairs of blocks", run->pairs);
@@ -301,8 +268,7 @@ void print_beside(const struct options *o, const struct beside_run *run) {
 	printf(", \"ratio_p75\": %.4f", run->ratio[2]);
 	json_object("ring_ns", "p50 min max", 1, ring);
 	json_object("shm_ns", "p50 min max", 1, shm);
-	// --cdf: every pair, [ring ns, shm ns], in the order measured.
-	printf("%s", o->cdf ? ", \"pairs_ns\": [" : "");
+	printf("%s", o->cdf ? ", \"pairs_ns\": [" : ""); // --cdf: [ring ns, shm ns] of each pair
 	for (unsigned i = 0; o->cdf && i < run->pairs; i++)
 		printf("%s[%.3f, %.3f]", i ? ", " : "", run->ring_ns[i], run->shm_ns[i]);
 	printf("%s}\n", o->cdf ? "]" : "");
