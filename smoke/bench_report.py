@@ -92,13 +92,7 @@ class Run:
         self.refs = {m[1]: self.load(m[0], "ref") for m in self.matches(r"ref-(.+)")}
         self.cells = {(m[1], m[2], *map(int, m.groups()[2:])): self.load(m[0], "cell")
                       for m in self.matches(r"cell-(\w+)-(\w+)-d(\d+)-c(\d+)-z(\d+)")}
-        # Each cell beside its raw mechanism: socket, ring stream (pipeline), ping-pong, eventfd.
-        self.matrix = [dict(c, latency_cdf=None, transport=t, daemon=mode, depth=d, clients=n,
-                            size=z, reference=ref, vs_reference=self.ref(ref) and c[
-                                "calls_per_s"] / self.ref(ref)["ops_per_s"])
-                       for (t, mode, d, n, z), c in sorted(self.cells.items()) for ref in [
-                           f"unix-z{z}" if t == "socket" else f"ring-stream-z{z}" if d > 1 else
-                           "eventfd-nopin" if "sleep" in mode else f"ring-pingpong-z{z}"]]
+        self.matrix = [self.matrix_row(key, c) for key, c in sorted(self.cells.items())]
         self.rounds = {name: self.read_rounds(name) for name in (
             "goal-rtt", "goal-ring", "goal-stream", "goal-echo", "shared-default", "shared-off")}
         self.beside = [b for i in (1, 2, 3) if (b := self.load(f"goal-beside-r{i}", "beside"))]
@@ -106,15 +100,8 @@ class Run:
         self.occasional = [dict(g, client=key, label=label, p50_ratio=g["shm"]["p50"]
                                 / g["socket"]["p50"]) for key, label in CLIENTS
                            for g in (self.load(f"gap-{key}", "gap") or {}).get("gaps", [])]
-        # One client of a daemon with its default options, back to back (python/bench.py,
-        # which runs ping2_perf for C), then after a silence: (what, shm, socket, shm faster by).
-        self.headline_rows = [(f"{label}, one call right after the other: round trip (calls/s)", *(
-            f"{fmt(1e9 / x, 'ns')} ({fmt(x, '/s')} calls/s)" for x in rates), rates[0] / rates[1])
-            for (_, label), keys in zip(CLIENTS, (("c", "c_socket"), ("shm", "socket")))
-            if self.headline for rates in [[self.headline[k]["calls_per_s"] for k in keys]]] + [(
-                f"{r['label']}, one call after {fmt(r['gap_ms'], 'ms')} of silence: round trip, "
-                "p50", *(fmt(r[t]["p50"], "ns") for t in ("shm", "socket")), r["socket"]["p50"]
-                / r["shm"]["p50"]) for r in self.occasional if r["gap_ms"] == HEADLINE_GAP_MS]
+        self.headline_rows = self.headline_busy() + [
+            self.headline_after_gap(r) for r in self.occasional if r["gap_ms"] == HEADLINE_GAP_MS]
         self.memzone_skipped = self.text("memzone-skipped.txt") or None
         self.nices = dict(x.split(" ", 1) for x in self.text("poller-nice.txt").splitlines() if x)
         self.loaded = [row for host in sorted((self.load(m[0], "host") for m in self.matches(
@@ -184,6 +171,36 @@ class Run:
                         "of": pair(1e9 / rate, 1e9 / base, "ns") if per_call
                         else pair(rate, base, "/s")})
         return out
+
+    def matrix_row(self, key, cell):
+        """A cell beside its raw mechanism: the socket, a ring stream (pipelined), a ring
+        ping-pong, or an eventfd (the sleeping daemon)."""
+        transport, mode, depth, clients, size = key
+        ref = (f"unix-z{size}" if transport == "socket" else f"ring-stream-z{size}" if depth > 1
+               else "eventfd-nopin" if "sleep" in mode else f"ring-pingpong-z{size}")
+        vs = self.ref(ref) and cell["calls_per_s"] / self.ref(ref)["ops_per_s"]
+        return dict(cell, latency_cdf=None, transport=transport, daemon=mode, depth=depth,
+                    clients=clients, size=size, reference=ref, vs_reference=vs)
+
+    def headline_busy(self):
+        """One client of a default daemon back to back, from C (ping2_perf, which
+        python/bench.py runs) and from Python: (what, shm, socket, shm faster by)."""
+        rows = []
+        for (_, label), keys in zip(CLIENTS, (("c", "c_socket"), ("shm", "socket"))):
+            if not self.headline:
+                continue
+            rates = [self.headline[k]["calls_per_s"] for k in keys]
+            rows.append((f"{label}, one call right after the other: round trip (calls/s)",
+                         *(f"{fmt(1e9 / x, 'ns')} ({fmt(x, '/s')} calls/s)" for x in rates),
+                         rates[0] / rates[1]))
+        return rows
+
+    @staticmethod
+    def headline_after_gap(r):
+        """The same client's call after a silence, by the p50s."""
+        return (f"{r['label']}, one call after {fmt(r['gap_ms'], 'ms')} of silence: round trip, "
+                "p50", *(fmt(r[t]["p50"], "ns") for t in ("shm", "socket")),
+                r["socket"]["p50"] / r["shm"]["p50"])
 
     def ref(self, name):
         """A reference, the median of NAME, NAME-mid and NAME-end, those measured."""
