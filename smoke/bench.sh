@@ -129,7 +129,6 @@ ended() {
 	fi
 }
 
-# daemon_check WHAT: fail, saying so, if the daemon died during WHAT.
 daemon_check() {
 	local pid=$SHMT_PID rc=0
 	[ -n "$pid" ] && ! shmt_running "$pid" || return 0
@@ -205,7 +204,6 @@ stop_pid() {
 
 # ---- the references and the goal rounds ----
 
-# run_ref NAME REF_BENCH-ARGS...: into ref-NAME.json.
 run_ref() {
 	local name=$1
 	shift
@@ -254,16 +252,15 @@ goal_specs=("rtt|cacheline|-d 1 -z 64" "ring|-z 64 ring-pingpong|-d 1 -z 64"
 goal_round() {
 	local spec name refargs perfargs f
 	for spec in "${goal_specs[@]}"; do
-		name=${spec%%|*}-r$1 refargs=${spec#*|} perfargs=${spec##*|}
-		refargs=${refargs%%|*} f=$results/goal-$name
+		IFS='|' read -r name refargs perfargs <<<"$spec"
+		read -ra refargs <<<"$refargs"
+		read -ra perfargs <<<"$perfargs"
+		name=$name-r$1 f=$results/goal-$name
 		progress "goal $name"
-		# shellcheck disable=SC2086 # the args are lists of words
-		measure ref "ref_bench $refargs (goal $name)" "$f-ref1.json" "$ref" --json $refargs
-		# shellcheck disable=SC2086
-		measure cell "ping2_perf $perfargs (goal $name)" "$f-cell.json" "$perf" -s "$SHMT_SOCK" \
-			-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps $perfargs
-		# shellcheck disable=SC2086
-		measure ref "ref_bench $refargs (goal $name)" "$f-ref2.json" "$ref" --json $refargs
+		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref1.json" "$ref" --json "${refargs[@]}"
+		measure cell "ping2_perf ${perfargs[*]} (goal $name)" "$f-cell.json" "$perf" -s "$SHMT_SOCK" \
+			-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps "${perfargs[@]}"
+		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref2.json" "$ref" --json "${refargs[@]}"
 	done
 	# The ring goal pair by pair: blocks of each alternated within one
 	# placement of the vCPUs.
@@ -274,8 +271,6 @@ goal_round() {
 
 # ---- the matrix ----
 
-# run_cell MODE TRANSPORT DEPTH CLIENTS SIZE [ping2_perf options]: into
-# cell-TRANSPORT-MODE-dDEPTH-cCLIENTS-zSIZE.json.
 client_cpus=()
 run_cell() {
 	local mode=$1 transport=$2 depth=$3 nclients=$4 size=$5 name args=() count=() p50=-
@@ -383,13 +378,8 @@ part_shared() {
 			done
 			daemon_check "shared-$mode-r$r"
 		done
-		nice="?"
-		for t in /proc/"$SHMT_PID"/task/*; do
-			[ "$(cat "$t/comm" 2>/dev/null)" = shmchan-poll0 ] || continue
-			read -ra fields <<<"$(sed 's/.*) //' "$t/stat")"
-			nice=${fields[16]}
-		done
-		echo "$mode $nice" >>"$results/poller-nice.txt"
+		nice=$(ps -L -o comm=,nice= -p "$SHMT_PID" | awk '$1 == "shmchan-poll0" { print $2 }')
+		echo "$mode ${nice:-?}" >>"$results/poller-nice.txt"
 		stop_daemon
 	done
 }
@@ -602,7 +592,7 @@ part_routes() {
 # run; two lengths each. strace may not attach to the daemon (ptrace not
 # permitted): the report then has the client's only.
 part_end() {
-	local calls strace_pid
+	local calls
 	goal_refs end
 	daemon_start "the last goal round and strace" -S "$SPINNING_US"
 	goal_round 3
@@ -611,16 +601,13 @@ part_end() {
 		run_tool "ping2_perf under strace ($calls calls)" "$results/strace-client-$calls.out" \
 			strace -f -c -o "$results/strace-client-$calls.txt" \
 			"$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q
-		"${shmt_die_with_parent[@]}" strace -f -c -o "$results/strace-daemon-$calls.txt" \
-			-p "$SHMT_PID" 2>/dev/null &
-		strace_pid=$!
-		shmt_track "$strace_pid"
+		shmt_spawn strace -f -c -o "$results/strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null
 		# strace attaches to each thread in turn.
 		sleep 1
 		run_tool "ping2_perf with the daemon under strace ($calls calls)" \
 			"$results/strace-daemon-$calls.out" "$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q
-		kill -INT "$strace_pid" 2>/dev/null || true
-		wait "$strace_pid" || true
+		kill -INT "$SHMT_SPAWNED" 2>/dev/null || true
+		wait "$SHMT_SPAWNED" || true
 		rm -f "$results"/strace-*-"$calls".out
 	done
 	daemon_check "the strace runs"
