@@ -113,8 +113,6 @@ mkdir -p "$results"
 echo "bench: results in $results" >&2
 trap 'shmt_fail "unexpected failure (status $?) at line $LINENO of $0: $BASH_COMMAND"' ERR
 
-# ---- running the tools ----
-
 bench_start=$SECONDS
 progress() {
 	local s=$((SECONDS - bench_start))
@@ -202,8 +200,6 @@ stop_pid() {
 	wait "$1" 2>/dev/null || true
 }
 
-# ---- the references and the goal rounds ----
-
 run_ref() {
 	local name=$1
 	shift
@@ -268,8 +264,6 @@ goal_round() {
 	measure beside "ping2_perf --beside-ring (goal beside-r$1)" "$results/goal-beside-r$1.json" \
 		"$perf" -s "$SHMT_SOCK" --beside-ring "$BESIDE_S" -w "$WARMUP" -q --json
 }
-
-# ---- the matrix ----
 
 client_cpus=()
 run_cell() {
@@ -355,8 +349,6 @@ part_pinned() {
 	stop_daemon
 }
 
-# ---- 16 clients and the poller on shared CPUs ----
-
 # Rounds of one client, 16, one client again, wherever the scheduler puts
 # them, with the poller's default nice value and one round with it off;
 # poller-nice.txt says the nice value each poller had.
@@ -404,8 +396,6 @@ part_idle_channels() {
 	stop_daemon
 }
 
-# ---- the occasional calls and the headline ----
-
 # A call after each gap of silence, shm and socket alternated call by call,
 # from C and from Python; then calls back to back from both; on a daemon
 # with its default options, as a user starts it.
@@ -425,8 +415,6 @@ part_occasional() {
 	daemon_check "the occasional calls"
 	stop_daemon
 }
-
-# ---- the loaded host ----
 
 # loaded_processes SCEN: how many loops or other servers SCEN runs.
 loaded_processes() {
@@ -539,8 +527,6 @@ part_loaded() {
 	stop_daemon
 }
 
-# ---- the route table ----
-
 # examples/route_table fed ROUTES_N IPv4 routes by route_inject (the BGP
 # table's prefix lengths, one request per route) at depth 1 and 32 over
 # each transport, a fresh table each; beside them the same insertions into
@@ -586,8 +572,6 @@ part_routes() {
 	done
 }
 
-# ---- the end: the last goal round, the busy channel under strace ----
-
 # Client: ping2_perf under strace -f -c; daemon: strace attached during a
 # run; two lengths each. strace may not attach to the daemon (ptrace not
 # permitted): the report then has the client's only.
@@ -613,8 +597,6 @@ part_end() {
 	daemon_check "the strace runs"
 	stop_daemon
 }
-
-# ---- the run ----
 
 PARTS=(refs spinning sleeping pinned shared idle-channels occasional loaded routes end)
 [ ${#chosen[@]} -gt 0 ] || chosen=("${PARTS[@]}")
