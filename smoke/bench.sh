@@ -113,8 +113,6 @@ mkdir -p "$results"
 echo "bench: results in $results" >&2
 trap 'shmt_fail "unexpected failure (status $?) at line $LINENO of $0: $BASH_COMMAND"' ERR
 
-# ---- running the tools ----
-
 bench_start=$SECONDS
 progress() {
 	local s=$((SECONDS - bench_start))
@@ -129,7 +127,6 @@ ended() {
 	fi
 }
 
-# daemon_check WHAT: fail, saying so, if the daemon died during WHAT.
 daemon_check() {
 	local pid=$SHMT_PID rc=0
 	[ -n "$pid" ] && ! shmt_running "$pid" || return 0
@@ -203,9 +200,6 @@ stop_pid() {
 	wait "$1" 2>/dev/null || true
 }
 
-# ---- the references and the goal rounds ----
-
-# run_ref NAME REF_BENCH-ARGS...: into ref-NAME.json.
 run_ref() {
 	local name=$1
 	shift
@@ -254,16 +248,15 @@ goal_specs=("rtt|cacheline|-d 1 -z 64" "ring|-z 64 ring-pingpong|-d 1 -z 64"
 goal_round() {
 	local spec name refargs perfargs f
 	for spec in "${goal_specs[@]}"; do
-		name=${spec%%|*}-r$1 refargs=${spec#*|} perfargs=${spec##*|}
-		refargs=${refargs%%|*} f=$results/goal-$name
+		IFS='|' read -r name refargs perfargs <<<"$spec"
+		read -ra refargs <<<"$refargs"
+		read -ra perfargs <<<"$perfargs"
+		name=$name-r$1 f=$results/goal-$name
 		progress "goal $name"
-		# shellcheck disable=SC2086 # the args are lists of words
-		measure ref "ref_bench $refargs (goal $name)" "$f-ref1.json" "$ref" --json $refargs
-		# shellcheck disable=SC2086
-		measure cell "ping2_perf $perfargs (goal $name)" "$f-cell.json" "$perf" -s "$SHMT_SOCK" \
-			-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps $perfargs
-		# shellcheck disable=SC2086
-		measure ref "ref_bench $refargs (goal $name)" "$f-ref2.json" "$ref" --json $refargs
+		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref1.json" "$ref" --json "${refargs[@]}"
+		measure cell "ping2_perf ${perfargs[*]} (goal $name)" "$f-cell.json" "$perf" -s "$SHMT_SOCK" \
+			-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps "${perfargs[@]}"
+		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref2.json" "$ref" --json "${refargs[@]}"
 	done
 	# The ring goal pair by pair: blocks of each alternated within one
 	# placement of the vCPUs.
@@ -272,10 +265,6 @@ goal_round() {
 		"$perf" -s "$SHMT_SOCK" --beside-ring "$BESIDE_S" -w "$WARMUP" -q --json
 }
 
-# ---- the matrix ----
-
-# run_cell MODE TRANSPORT DEPTH CLIENTS SIZE [ping2_perf options]: into
-# cell-TRANSPORT-MODE-dDEPTH-cCLIENTS-zSIZE.json.
 client_cpus=()
 run_cell() {
 	local mode=$1 transport=$2 depth=$3 nclients=$4 size=$5 name args=() count=() p50=-
@@ -360,8 +349,6 @@ part_pinned() {
 	stop_daemon
 }
 
-# ---- 16 clients and the poller on shared CPUs ----
-
 # Rounds of one client, 16, one client again, wherever the scheduler puts
 # them, with the poller's default nice value and one round with it off;
 # poller-nice.txt says the nice value each poller had.
@@ -383,13 +370,8 @@ part_shared() {
 			done
 			daemon_check "shared-$mode-r$r"
 		done
-		nice="?"
-		for t in /proc/"$SHMT_PID"/task/*; do
-			[ "$(cat "$t/comm" 2>/dev/null)" = shmchan-poll0 ] || continue
-			read -ra fields <<<"$(sed 's/.*) //' "$t/stat")"
-			nice=${fields[16]}
-		done
-		echo "$mode $nice" >>"$results/poller-nice.txt"
+		nice=$(ps -L -o comm=,nice= -p "$SHMT_PID" | awk '$1 == "shmchan-poll0" { print $2 }')
+		echo "$mode ${nice:-?}" >>"$results/poller-nice.txt"
 		stop_daemon
 	done
 }
@@ -414,8 +396,6 @@ part_idle_channels() {
 	stop_daemon
 }
 
-# ---- the occasional calls and the headline ----
-
 # A call after each gap of silence, shm and socket alternated call by call,
 # from C and from Python; then calls back to back from both; on a daemon
 # with its default options, as a user starts it.
@@ -435,8 +415,6 @@ part_occasional() {
 	daemon_check "the occasional calls"
 	stop_daemon
 }
-
-# ---- the loaded host ----
 
 # loaded_processes SCEN: how many loops or other servers SCEN runs.
 loaded_processes() {
@@ -549,8 +527,6 @@ part_loaded() {
 	stop_daemon
 }
 
-# ---- the route table ----
-
 # examples/route_table fed ROUTES_N IPv4 routes by route_inject (the BGP
 # table's prefix lengths, one request per route) at depth 1 and 32 over
 # each transport, a fresh table each; beside them the same insertions into
@@ -596,13 +572,11 @@ part_routes() {
 	done
 }
 
-# ---- the end: the last goal round, the busy channel under strace ----
-
 # Client: ping2_perf under strace -f -c; daemon: strace attached during a
 # run; two lengths each. strace may not attach to the daemon (ptrace not
 # permitted): the report then has the client's only.
 part_end() {
-	local calls strace_pid
+	local calls
 	goal_refs end
 	daemon_start "the last goal round and strace" -S "$SPINNING_US"
 	goal_round 3
@@ -611,23 +585,18 @@ part_end() {
 		run_tool "ping2_perf under strace ($calls calls)" "$results/strace-client-$calls.out" \
 			strace -f -c -o "$results/strace-client-$calls.txt" \
 			"$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q
-		"${shmt_die_with_parent[@]}" strace -f -c -o "$results/strace-daemon-$calls.txt" \
-			-p "$SHMT_PID" 2>/dev/null &
-		strace_pid=$!
-		shmt_track "$strace_pid"
+		shmt_spawn strace -f -c -o "$results/strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null
 		# strace attaches to each thread in turn.
 		sleep 1
 		run_tool "ping2_perf with the daemon under strace ($calls calls)" \
 			"$results/strace-daemon-$calls.out" "$perf" -s "$SHMT_SOCK" -t shm -n "$calls" -w 0 -q
-		kill -INT "$strace_pid" 2>/dev/null || true
-		wait "$strace_pid" || true
+		kill -INT "$SHMT_SPAWNED" 2>/dev/null || true
+		wait "$SHMT_SPAWNED" || true
 		rm -f "$results"/strace-*-"$calls".out
 	done
 	daemon_check "the strace runs"
 	stop_daemon
 }
-
-# ---- the run ----
 
 PARTS=(refs spinning sleeping pinned shared idle-channels occasional loaded routes end)
 [ ${#chosen[@]} -gt 0 ] || chosen=("${PARTS[@]}")

@@ -21,24 +21,20 @@ CALLS=${CALLS:-100000}
 STRACE_CALLS_SHORT=1000
 STRACE_CALLS_LONG=6000
 builds=(build-bench-opt build-bench-noopt)
+optimisations=(-Dclient_single_send -Dclient_readahead -Ddaemon_single_write -Ddaemon_direct_read)
 
 # configure DIR MESON-OPTIONS...: the daemon, ping2_perf and ref_bench of DIR.
 configure() {
-	local dir=$1 out
+	local dir=$1 out how=setup
 	shift
-	if [ -f "$dir/build.ninja" ]; then
-		out=$(meson configure "$dir" "$@" 2>&1) || shmt_fail "meson configure $dir: $out"
-	else
-		out=$(meson setup "$dir" "$@" 2>&1) || shmt_fail "meson setup $dir: $out"
-	fi
+	[ ! -f "$dir/build.ninja" ] || how=configure
+	out=$(meson "$how" "$dir" "$@" 2>&1) || shmt_fail "meson $how $dir: $out"
 	out=$(ninja -C "$dir" main/shmchand smoke/ping2_perf smoke/ref_bench 2>&1) ||
 		shmt_fail "ninja -C $dir: $out"
 }
 echo "building ${builds[*]}" >&2
-configure build-bench-opt -Dclient_single_send=true -Dclient_readahead=true \
-	-Ddaemon_single_write=true -Ddaemon_direct_read=true
-configure build-bench-noopt -Dclient_single_send=false -Dclient_readahead=false \
-	-Ddaemon_single_write=false -Ddaemon_direct_read=false -Dtests=false
+configure build-bench-opt "${optimisations[@]/%/=true}"
+configure build-bench-noopt "${optimisations[@]/%/=false}" -Dtests=false
 
 results=$(mktemp -d "${TMPDIR:-/tmp}/shmchan-bench.XXXXXX")
 SHMT_TMPDIR=$results
@@ -69,60 +65,51 @@ for dir in "${builds[@]}"; do
 		echo "strace: $dir, $calls calls" >&2
 		SHMT_DAEMON=$dir/main/shmchand
 		start_daemon
-		strace -f -c -o "$results/$dir-strace-$calls.txt" \
-			"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -w 0 \
-			-n "$calls" >/dev/null || shmt_fail "$dir: ping2_perf under strace failed"
-		strace -c -o "$results/$dir-strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null &
-		strace_pid=$!
-		shmt_track "$strace_pid"
+		ping=("$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -w 0 -n "$calls")
+		strace -f -c -o "$results/$dir-strace-$calls.txt" "${ping[@]}" >/dev/null ||
+			shmt_fail "$dir: ping2_perf under strace failed"
+		shmt_spawn strace -c -o "$results/$dir-strace-daemon-$calls.txt" -p "$SHMT_PID" 2>/dev/null
 		# strace attaches to the daemon's threads one by one.
 		sleep 1
-		"$dir/smoke/ping2_perf" -s "$SHMT_SOCK" -t socket -z 64 -q -w 0 -n "$calls" \
-			>/dev/null || shmt_fail "$dir: ping2_perf with the daemon under strace failed"
-		kill -INT "$strace_pid" 2>/dev/null || true
-		wait "$strace_pid" || true
+		"${ping[@]}" >/dev/null || shmt_fail "$dir: ping2_perf with the daemon under strace failed"
+		kill -INT "$SHMT_SPAWNED" 2>/dev/null || true
+		wait "$SHMT_SPAWNED" || true
 		stop_daemon
 	done
 done
 
 python3 - "$results" "$ROUNDS" "$CALLS" "$STRACE_CALLS_SHORT" "$STRACE_CALLS_LONG" \
 	"${builds[@]}" <<'EOF'
-import json, os, statistics, sys
+import json, pathlib, statistics, sys
 
 results = sys.argv[1]
 rounds, calls, short, long = (int(a) for a in sys.argv[2:6])
 builds = sys.argv[6:]
 
-def strace_total(path):
+def each_round(name, field):
+    return [json.loads(pathlib.Path(results, f"{name}-{r}.json").read_text())[field]
+            for r in range(1, rounds + 1)]
+
+def strace_total(name):
     # The last line of strace -c: "100.00 SECONDS USECS/CALL CALLS [ERRORS] total"
     # None if strace could not attach (ptrace not permitted).
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        totals = [l.split() for l in f if l.rstrip().endswith("total")]
+    path = pathlib.Path(results, name)
+    text = path.read_text() if path.exists() else ""
+    totals = [l.split() for l in text.splitlines() if l.rstrip().endswith("total")]
     return int(totals[-1][3]) if totals else None
 
+rates = {b: each_round(b, "calls_per_s") for b in builds}
+medians = {b: statistics.median(rates[b]) for b in builds}
 print(f"GR_PING2 over the socket, {rounds} rounds of {calls} calls, alternating builds")
 print(f"{'round':6}" + "".join(f"{b:>20}" for b in builds))
-rates = {b: [] for b in builds}
-for r in range(1, rounds + 1):
-    line = f"{r:<6}"
-    for b in builds:
-        with open(os.path.join(results, f"{b}-{r}.json")) as f:
-            rate = json.load(f)["calls_per_s"]
-        rates[b].append(rate)
-        line += f"{rate:20.0f}"
-    print(line)
-medians = {b: statistics.median(rates[b]) for b in builds}
+for r in range(rounds):
+    print(f"{r + 1:<6}" + "".join(f"{rates[b][r]:20.0f}" for b in builds))
 print(f"{'median':6}" + "".join(f"{medians[b]:20.0f}" for b in builds))
 print(f"ratio {builds[0]} / {builds[1]}: {medians[builds[0]] / medians[builds[1]]:.2f}")
 
 for name, label in (("raw-unix", "raw Unix socket round trip (ref_bench unix, 64 B, unpinned)"),
                     ("raw-unix-epoll", "the same, its follower an epoll loop (ref_bench unix-epoll)")):
-    raw = []
-    for r in range(1, rounds + 1):
-        with open(os.path.join(results, f"{name}-{r}.json")) as f:
-            raw.append(json.load(f)["ns_per_op"])
+    raw = each_round(name, "ns_per_op")
     raw_ns = statistics.median(raw)
     print(f"{label}: " + ", ".join(f"{ns / 1e3:.1f}" for ns in raw)
           + f" us, median {raw_ns / 1e3:.1f} us")
@@ -137,8 +124,7 @@ for name, label in (("raw-unix", "raw Unix socket round trip (ref_bench unix, 64
 for who, infix in (("client", ""), ("daemon", "daemon-")):
     line = f"{who} syscalls per call (strace -c):"
     for b in builds:
-        s = strace_total(os.path.join(results, f"{b}-strace-{infix}{short}.txt"))
-        l = strace_total(os.path.join(results, f"{b}-strace-{infix}{long}.txt"))
+        s, l = (strace_total(f"{b}-strace-{infix}{n}.txt") for n in (short, long))
         line += f" {b} " + ("-" if s is None or l is None else f"{(l - s) / (long - short):.2f}")
     print(line)
 EOF

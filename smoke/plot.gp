@@ -38,14 +38,12 @@ if (sizes ne "") {
 		}
 	}
 	unset multiplot
-	unset yrange
 	unset tmargin
 	set key default
 
 	# ---- latency CDF, one client, one in flight, 64 bytes ----
 	set output dir."/latency_cdf.png"
 	set terminal pngcairo size 900,550 font ",9" noenhanced
-	set style data lines
 	set title "round-trip latency, 1 client, 1 in flight, 64 bytes (GR_PING2)"
 	set logscale x
 	unset logscale y
@@ -70,11 +68,9 @@ if (sizes ne "") {
 	set output dir."/cpu_per_call.png"
 	set terminal pngcairo size 1100,500 font ",9" noenhanced
 	set style data histogram
-	set style histogram clustered gap 1
 	set multiplot layout 1,2 title "CPU time per call, 1 client, 64 bytes"
 	set logscale y
 	set format y "%.0s%cs"
-	set format x "%s"
 	set xtics rotate by -30
 	set key top right
 	do for [depth in "1 32"] {
@@ -91,20 +87,14 @@ if (system("test -s ".dir."/loaded.dat && echo 1") eq "1") {
 	set output dir."/loaded.png"
 	set terminal pngcairo size 1200,500 font ",9" noenhanced
 	set multiplot layout 1,2 title "the loaded host: shared memory over the socket, one client, default options"
-	unset logscale x
-	set key top right
 	set title "calls back to back: shm calls/s / socket calls/s (above 1: shm faster)"
 	set logscale y
 	set format y "%g"
 	set yrange [0.1:*]
 	# The event-loop client's ratios, when its cells ran (else NaN: no bars).
 	evloop = system("awk '!/^#/ && $3 != \"NaN\" { n++ } END { print n + 0 }' ".dir."/loaded.dat")
-	if (evloop > 0) {
-		plot dir."/loaded.dat" using 2:xtic(1) title "blocking client" lc rgb "#4f81bd", \
-			'' using 3 title "event-loop client" lc rgb "#8064a2"
-	} else {
-		plot dir."/loaded.dat" using 2:xtic(1) title "blocking client" lc rgb "#4f81bd"
-	}
+	eval "plot dir.'/loaded.dat' using 2:xtic(1) title 'blocking client' lc rgb '#4f81bd'" \
+		.(evloop > 0 ? ", '' using 3 title 'event-loop client' lc rgb '#8064a2'" : "")
 	set title "an occasional call: shm p50 / socket p50 (below 1: shm faster)"
 	unset logscale y
 	set yrange [0:*]
@@ -118,13 +108,9 @@ if (system("test -s ".dir."/routes.dat && echo 1") eq "1") {
 	set output dir."/routes.png"
 	set terminal pngcairo size 900,500 font ",9" noenhanced
 	set title "route table: routes/s into examples/route_table (log scale)"
-	unset multiplot
-	unset logscale x
 	set logscale y
 	set format y "%g"
 	set yrange [*:*]
-	set style data histograms
-	set style histogram clustered gap 1
 	set style fill solid 0.8 border -1
 	set key top left
 	plot dir."/routes.dat" using 2:xtic(1) title "shm" lc rgb "#4f81bd", \

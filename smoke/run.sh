@@ -27,15 +27,28 @@ perf=$builddir/smoke/ping2_perf
 # Seconds per run rather than a number of calls: the same few seconds on a
 # quiet host and on a busy one, where the channel's rate can fall 100-fold.
 RUN_SECONDS=${RUN_SECONDS:-1}
-# No system-call counting: its tracepoint would add every system call of
-# the machine to the socket's round trip.
-no_count=--no-syscall-count
 # 25 calls on each transport after 20 ms of silence each: 1 s per transport.
 RUN_GAP_MS=20
 RUN_GAP_ROUNDS=25
+# No system-call counting: its tracepoint would add every system call of
+# the machine to the socket's round trip.
+busy=(-T "$RUN_SECONDS" --no-syscall-count)
+gap=(--gap "$RUN_GAP_MS" --gap-rounds "$RUN_GAP_ROUNDS")
 
 [ -x "$perf" ] || shmt_fail "no $perf: build first (make)"
 start_daemon
+results=$SHMT_TMPDIR/results
+mkdir "$results"
+
+# measure NAME PING2_PERF-ARGS...: ping2_perf at the request's size into
+# NAME.json; false, and no NAME.json, if it failed.
+measure() {
+	local name=$1
+	shift
+	"$perf" -s "$SHMT_SOCK" -z "$size" "$@" -q --json >"$results/$name.json" && return 0
+	rm -f "$results/$name.json"
+	return 1
+}
 
 # The tasks ready to run, less this reader, before each measurement.
 runnable=()
@@ -43,78 +56,54 @@ runnable_sample() {
 	runnable+=($(($(awk '$1 == "procs_running" { print $2 }' /proc/stat) - 1)))
 }
 
-results=$SHMT_TMPDIR/results
-mkdir "$results"
 shm_reason=
 memzone_reason=
 for req in ping:0 ping2:64; do
 	name=${req%%:*}
 	size=${req#*:}
 	runnable_sample
-	"$perf" -s "$SHMT_SOCK" -t socket -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
-		>"$results/$name-socket.json" ||
-		shmt_fail "ping2_perf -t socket -z $size failed"
+	measure "$name-socket" -t socket "${busy[@]}" || shmt_fail "ping2_perf -t socket -z $size failed"
 	runnable_sample
 	if [ -z "$shm_reason" ] &&
-		! "$perf" -s "$SHMT_SOCK" -t shm -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
-			>"$results/$name-shm.json" 2>"$results/$name-shm.err"; then
+		! measure "$name-shm" -t shm "${busy[@]}" 2>"$results/$name-shm.err"; then
 		shm_reason=$(sed -n 's/.*shm not available: //p' "$results/$name-shm.err")
-		if [ -z "$shm_reason" ]; then
-			shm_reason="ping2_perf -t shm failed: $(tail -n1 "$results/$name-shm.err")"
-		fi
-		rm -f "$results/$name-shm.json"
+		shm_reason=${shm_reason:-ping2_perf -t shm failed: $(tail -n1 "$results/$name-shm.err")}
 	fi
 	# After silence, the memfd channel and the socket alternated.
-	if [ -z "$shm_reason" ]; then
-		"$perf" -s "$SHMT_SOCK" -z "$size" --gap "$RUN_GAP_MS" --gap-rounds "$RUN_GAP_ROUNDS" \
-			-q --json >"$results/$name-gap.json" ||
-			shmt_fail "ping2_perf --gap $RUN_GAP_MS -z $size failed"
-	fi
+	[ -n "$shm_reason" ] || measure "$name-gap" "${gap[@]}" ||
+		shmt_fail "ping2_perf --gap $RUN_GAP_MS -z $size failed"
 	# ping2_perf --secondary's last line says why it has no memzone channel.
-	if [ -z "$shm_reason" ] && [ -z "$memzone_reason" ] &&
-		! "$perf" -s "$SHMT_SOCK" --secondary -z "$size" -T "$RUN_SECONDS" "$no_count" -q --json \
-			>"$results/$name-memzone.json" 2>"$results/$name-memzone.err"; then
-		memzone_reason=$(tail -n1 "$results/$name-memzone.err")
-		memzone_reason=${memzone_reason#ping2_perf: }
+	if [ -z "$shm_reason$memzone_reason" ] &&
+		! measure "$name-memzone" --secondary "${busy[@]}" 2>"$results/$name-memzone.err"; then
+		memzone_reason=$(tail -n1 "$results/$name-memzone.err" | sed 's/^ping2_perf: //')
 		memzone_reason=${memzone_reason:-ping2_perf --secondary failed}
-		rm -f "$results/$name-memzone.json"
 	fi
-	if [ -z "$shm_reason" ] && [ -z "$memzone_reason" ]; then
-		"$perf" -s "$SHMT_SOCK" --secondary -z "$size" --gap "$RUN_GAP_MS" \
-			--gap-rounds "$RUN_GAP_ROUNDS" -q --json >"$results/$name-memzone-gap.json" ||
-			shmt_fail "ping2_perf --secondary --gap $RUN_GAP_MS -z $size failed"
-	fi
+	[ -n "$shm_reason$memzone_reason" ] || measure "$name-memzone-gap" --secondary "${gap[@]}" ||
+		shmt_fail "ping2_perf --secondary --gap $RUN_GAP_MS -z $size failed"
 done
 stop_daemon
 
 python3 - "$results" "$shm_reason" "$memzone_reason" "$RUN_SECONDS" "$RUN_GAP_MS" \
 	"$RUN_GAP_ROUNDS" "${runnable[*]}" "$(nproc)" <<'PY'
-import json, os, sys, textwrap
+import json, pathlib, sys, textwrap
 
-results, shm_reason, memzone_reason = sys.argv[1], sys.argv[2], sys.argv[3]
-seconds, gap_ms, gap_rounds = sys.argv[4], sys.argv[5], sys.argv[6]
+results, shm_reason, memzone_reason, seconds, gap_ms, gap_rounds = sys.argv[1:7]
 runnable, cpus = sorted(map(int, sys.argv[7].split())), int(sys.argv[8])
 
 def load(name):
-    path = os.path.join(results, f"{name}.json")
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)
+    path = pathlib.Path(results, f"{name}.json")
+    return json.loads(path.read_text()) if path.exists() else None
 
 def latency(lat):
-    if lat is None:
-        return "-"
-    us = lambda ns: f"{ns / 1000:.1f}"
-    return f"{us(lat['p50'])}/{us(lat['p99'])}"
+    return "-" if lat is None else "/".join(f"{lat[p] / 1000:.1f}" for p in ("p50", "p99"))
 
 def after_gap(name):
     # The gap run's only gap: {"shm": ..., "socket": ...}, or {}.
     r = load(name)
     return r["gaps"][0] if r else {}
 
-have_shm = not shm_reason
-have_memzone = have_shm and not memzone_reason
+# The rows measured: the socket's, then memfd's, then memzone's, which needs memfd.
+measured = 1 if shm_reason else 2 if memzone_reason else 3
 after = f"after {gap_ms} ms p50/p99 us"
 print(f"{'request':8} {'transport':9} {'calls/s':>10} {'/socket':>8} {'p50/p99 us':>14} "
       f"{after:>24}")
@@ -122,18 +111,15 @@ for name in ("ping", "ping2"):
     sock = load(f"{name}-socket")
     # The socket's calls after silence: the memfd run's, which alternates.
     gap, zgap = after_gap(f"{name}-gap"), after_gap(f"{name}-memzone-gap")
-    rows = [("socket", sock, gap.get("socket"))]
-    if have_shm:
-        rows.append(("memfd", load(f"{name}-shm"), gap.get("shm")))
-    if have_memzone:
-        rows.append(("memzone", load(f"{name}-memzone"), zgap.get("shm")))
-    for transport, busy, quiet in rows:
+    rows = (("socket", sock, gap.get("socket")), ("memfd", load(f"{name}-shm"), gap.get("shm")),
+            ("memzone", load(f"{name}-memzone"), zgap.get("shm")))
+    for transport, busy, quiet in rows[:measured]:
         print(f"{name:8} {transport:9} {busy['calls_per_s']:10.0f} "
               f"{busy['calls_per_s'] / sock['calls_per_s']:7.1f}x "
               f"{latency(busy['latency_ns']):>14} {latency(quiet):>24}")
-if not have_shm:
+if shm_reason:
     print(f"shm: not measured: {shm_reason}")
-elif not have_memzone:
+elif memzone_reason:
     print(f"memzone: not measured: {memzone_reason}")
 # Busy: other runnable tasks leave fewer CPUs than the client and the poller need.
 others = runnable[len(runnable) // 2] if runnable else 0
