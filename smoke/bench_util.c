@@ -83,19 +83,11 @@ uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uint64_t m
 	return v;
 }
 
-int seconds_from_string(const char *arg, double max, double *seconds) {
-	char *end;
-	errno = 0;
-	double v = strtod(arg, &end);
-	// !(v > 0) also refuses a NaN.
-	if (errno != 0 || end == arg || *end != '\0' || !(v > 0) || v > max)
-		return -EINVAL;
-	*seconds = v;
-	return 0;
-}
-
-static void option_set(const struct option_def *d, const char *arg, void (*usage)(bool)) {
+static void option_set(const struct option_def *d, const char *arg, usage_fn usage) {
+	const char *range = d->seconds_range != NULL ? d->seconds_range : "above 0, at most";
+	double seconds;
 	uint64_t v;
+	char *end;
 	switch (d->kind) {
 	case OPT_TRUE:
 	case OPT_FALSE:
@@ -103,7 +95,6 @@ static void option_set(const struct option_def *d, const char *arg, void (*usage
 		break;
 	case OPT_HELP:
 		usage(false);
-		break;
 	case OPT_NUMBER:
 		v = parse_number(d->name, arg, d->min, d->max);
 		if (d->width == sizeof(uint64_t))
@@ -111,12 +102,17 @@ static void option_set(const struct option_def *d, const char *arg, void (*usage
 		else
 			*(uint32_t *)d->field = (uint32_t)v; // unsigned or int
 		break;
-	case OPT_SECONDS:
-		if (seconds_from_string(arg, MAX_SECONDS, d->field) < 0)
-			fail("%s: '%s' is not a number of seconds above 0, at most %d",
+	case OPT_SECONDS: // a fraction allowed; !(seconds > 0) also refuses a NaN
+		errno = 0;
+		seconds = strtod(arg, &end);
+		if (errno != 0 || end == arg || *end != '\0' || !(seconds > 0) ||
+		    seconds > MAX_SECONDS)
+			fail("%s: '%s' is not a number of seconds %s %d",
 			     d->name,
 			     arg,
+			     range,
 			     MAX_SECONDS);
+		*(double *)d->field = seconds;
 		break;
 	case OPT_STRING:
 		*(const char **)d->field = arg;
@@ -129,19 +125,13 @@ static void option_set(const struct option_def *d, const char *arg, void (*usage
 		*d->given = true;
 }
 
-int options_parse(
-	int argc,
-	char **argv,
-	const struct option_def *defs,
-	int n_defs,
-	void (*usage)(bool error)
-) {
-	struct option long_options[n_defs + 2];
-	char short_options[2 * n_defs + 1];
+int options_parse(int argc, char **argv, const struct option_def *defs, int n, usage_fn usage) {
+	struct option long_options[n + 2];
+	char short_options[2 * n + 1];
 	int n_long = 1, ch, i, arg;
 	long_options[0] = (struct option){"help", no_argument, NULL, 'h'};
 	short_options[0] = '\0';
-	for (i = 0; i < n_defs; i++) { // getopt key: a short option's letter, a long one's 256 + i
+	for (i = 0; i < n; i++) { // getopt key: a short option's letter, a long one's 256 + i
 		arg = defs[i].kind >= OPT_NUMBER ? required_argument : no_argument;
 		if (defs[i].name[1] == '-')
 			long_options[n_long++] =
@@ -151,10 +141,10 @@ int options_parse(
 	}
 	long_options[n_long] = (struct option){NULL, 0, NULL, 0};
 	while ((ch = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
-		for (i = 0; i < n_defs; i++)
+		for (i = 0; i < n; i++)
 			if ((defs[i].name[1] == '-' ? 256 + i : defs[i].name[1]) == ch)
 				break;
-		if (i == n_defs)
+		if (i == n)
 			usage(true);
 		option_set(&defs[i], optarg, usage);
 	}

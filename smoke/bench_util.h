@@ -71,10 +71,6 @@ uint64_t rusage_cpu_ns(const struct rusage *ru);
 // fail()s: "OPT: 'ARG' is not a number from MIN to MAX".
 uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uint64_t max);
 
-// Seconds in arg, a fraction allowed, above 0 and at most max: 0 and
-// *seconds set, or -EINVAL; the caller words the message.
-int seconds_from_string(const char *arg, double max, double *seconds);
-
 // A tool's options, one table for getopt_long() and the values. Kinds from
 // OPT_NUMBER on take an argument.
 enum option_kind { OPT_TRUE, OPT_FALSE, OPT_HELP, OPT_NUMBER, OPT_SECONDS, OPT_STRING, OPT_CALL };
@@ -84,6 +80,7 @@ struct option_def {
 	void *field; // a bool, an integer, a double (seconds), a string; OPT_CALL's own
 	size_t width; // of an integer field, or of a buffer an OPT_CALL fills
 	uint64_t min, max; // OPT_NUMBER's range
+	const char *seconds_range; // OPT_SECONDS' message says it: "above 0, at most" if NULL
 	void (*parse)(const struct option_def *d, const char *arg); // OPT_CALL
 	bool *given; // if set, made true when the option comes
 };
@@ -91,18 +88,14 @@ struct option_def {
 // An option's field and its width; a range may follow.
 #define FIELD(p) .field = (p), .width = sizeof(*(p))
 
-// getopt_long() over argv[1..argc): each option sets its field (-h or
-// --help, an OPT_HELP, calls usage(false); a refused option usage(true);
-// usage exits). A bad value fail()s: "-T: 'ARG' is not a number of seconds
-// above 0, at most 3600" for OPT_SECONDS, as parse_number() for OPT_NUMBER.
-// Returns optind.
-int options_parse(
-	int argc,
-	char **argv,
-	const struct option_def *defs,
-	int n_defs,
-	void (*usage)(bool error)
-);
+// Prints a tool's usage and exits: 0, or a failure status if error.
+typedef void (*usage_fn)(bool error) __attribute__((noreturn));
+
+// getopt_long() over the n options of defs, --help for -h: each option sets
+// its field; a refused one calls usage(true). A bad value fail()s, as
+// parse_number() for OPT_NUMBER, or "-T: 'ARG' is not a number of seconds
+// above 0, at most 3600" (SECONDS_RANGE) for OPT_SECONDS. Returns optind.
+int options_parse(int argc, char **argv, const struct option_def *defs, int n, usage_fn usage);
 
 // Fill len bytes with the payload pattern every tool sends (byte i is
 // i * 7 + 1), so that a reference carries the bytes ping2_perf's requests do.

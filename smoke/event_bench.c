@@ -49,7 +49,6 @@ static struct gr_api_client *bench_connect(const struct options *o, int spin_us)
 	return c;
 }
 
-// All len bytes to (out) or from a subscriber's pipe, which may take several calls.
 static void pipe_all(int fd, void *buf, size_t len, bool out) {
 	if (!fd_transfer(fd, buf, len, out))
 		fail(out ? "pipe write: %s" : "a subscriber died before reporting",

@@ -82,11 +82,6 @@ static const struct bench *find_bench(const char *name) {
 	fail("unknown test '%s' (see --help)", name);
 }
 
-static void parse_seconds(const struct option_def *d, const char *arg) {
-	if (seconds_from_string(arg, MAX_SECONDS, d->field) < 0)
-		fail("-T: '%s' is not a number of seconds from 0 to %d", arg, MAX_SECONDS);
-}
-
 static void parse_cpus(const struct option_def *d, const char *arg) {
 	int *cpus = d->field;
 	if (sscanf(arg, "%d,%d", &cpus[0], &cpus[1]) != 2 || cpus[0] < 0 || cpus[1] < 0 ||
@@ -99,7 +94,7 @@ static void parse_cpus(const struct option_def *d, const char *arg) {
 static void parse_options(int argc, char **argv, struct options *o) {
 	bool cpus_given = false;
 	const struct option_def defs[] = {
-		{"-T", OPT_CALL, FIELD(&o->seconds), .parse = parse_seconds},
+		{"-T", OPT_SECONDS, FIELD(&o->seconds), .seconds_range = "from 0 to"},
 		{"-n", OPT_NUMBER, FIELD(&o->count), 1, UINT64_MAX},
 		{"-w", OPT_NUMBER, FIELD(&o->warmup), 0, UINT64_MAX},
 		{"-z", OPT_NUMBER, FIELD(&o->size), 0, GR_API_MAX_MSG_LEN},
