@@ -10,15 +10,7 @@
 #include <gr_api_client.h>
 #include <gr_shm.h>
 
-#include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 const char *log_prefix = "event_bench";
 
@@ -57,22 +49,19 @@ static struct gr_api_client *bench_connect(const struct options *o, int spin_us)
 	return c;
 }
 
-// All len bytes to (out) or from a subscriber's pipe, which may take several calls.
 static void pipe_all(int fd, void *buf, size_t len, bool out) {
-	for (ssize_t n; len > 0; buf = (uint8_t *)buf + n, len -= (size_t)n)
-		if ((n = out ? write(fd, buf, len) : read(fd, buf, len)) <= 0)
-			fail(out ? "pipe write: %s" : "a subscriber died before reporting",
-			     strerror(errno));
+	if (!fd_transfer(fd, buf, len, out))
+		fail(out ? "pipe write: %s" : "a subscriber died before reporting",
+		     strerror(errno));
 }
 
 // A subscriber process: subscribe, say ready (a byte on its pipe), take events until every
 // one arrived or was counted lost, report.
-static void __attribute__((noreturn)) subscriber(const struct options *o, pid_t parent, int fd) {
+static void __attribute__((noreturn)) subscriber(const struct options *o, int fd) {
 	struct gr_event_subscribe_req req = {.ev_type = GR_SHM_EVENT_TEST};
 	struct sub_report *r = calloc(1, sizeof(*r) + o->events * sizeof(r->lat[0]));
 	struct gr_api_client *c;
 	struct gr_api_event *ev;
-	die_with_parent(parent);
 	log_prefix = "event_bench subscriber";
 	c = bench_connect(o, o->sub_spin_us);
 	if (r == NULL)
@@ -119,16 +108,11 @@ static void publish(const struct options *o, struct gr_api_client *c) {
 	}
 }
 
-static int cmp_u64(const void *a, const void *b) {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double percentile(const uint64_t *sorted, uint64_t n, double f) {
 	return n == 0 ? 0 : (double)sorted[(uint64_t)(f * (double)(n - 1))];
 }
 
-static void __attribute__((noreturn)) usage(int status) {
+static void __attribute__((noreturn)) usage(bool error) {
 	printf("usage: event_bench -s SOCK [-t shm|socket] [-n SUBSCRIBERS] [-z BYTES]\n"
 	       "                   [-c EVENTS] [-d DEPTH] [--spin US] [--json]\n"
 	       "  -t      transport of every client (default shm)\n"
@@ -144,59 +128,47 @@ static void __attribute__((noreturn)) usage(int status) {
 	       GR_API_MAX_MSG_LEN,
 	       MAX_DEPTH,
 	       MAX_SPIN_US);
-	exit(status);
+	exit(error ? 2 : EXIT_SUCCESS);
+}
+
+static void parse_transport(const struct option_def *d, const char *arg) {
+	enum gr_api_transport *t = d->field;
+	if (strcmp(arg, "shm") == 0)
+		*t = GR_API_TRANSPORT_SHM;
+	else if (strcmp(arg, "socket") == 0)
+		*t = GR_API_TRANSPORT_SOCKET;
+	else
+		fail("-t: shm or socket, not '%s'", arg);
 }
 
 static void parse(int argc, char **argv, struct options *o) {
-	static const struct option longs[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"spin", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct option_def defs[] = {
+		{"-s", OPT_STRING, FIELD(&o->sock)},
+		{"-t", OPT_CALL, FIELD(&o->transport), .parse = parse_transport},
+		{"-n", OPT_NUMBER, FIELD(&o->subscribers), 1, MAX_SUBSCRIBERS},
+		{"-z", OPT_NUMBER, FIELD(&o->payload), MIN_PAYLOAD, GR_API_MAX_MSG_LEN},
+		{"-c", OPT_NUMBER, FIELD(&o->events), 1, MAX_EVENTS},
+		{"-d", OPT_NUMBER, FIELD(&o->depth), 1, MAX_DEPTH},
+		{"--spin", OPT_NUMBER, FIELD(&o->sub_spin_us), 0, MAX_SPIN_US},
+		{"--json", OPT_TRUE, FIELD(&o->json)},
+		{"-h", OPT_HELP, .field = NULL},
 	};
-	int opt;
 	*o = (struct options){.transport = GR_API_TRANSPORT_SHM, .subscribers = 1, .depth = 16};
 	o->payload = 64, o->events = 100000, o->sub_spin_us = GR_API_CLIENT_SPIN_ADAPTIVE;
-	while ((opt = getopt_long(argc, argv, "s:t:n:z:c:d:h", longs, NULL)) != -1) {
-		if (opt == 's')
-			o->sock = optarg;
-		else if (opt == 't' && strcmp(optarg, "shm") == 0)
-			o->transport = GR_API_TRANSPORT_SHM;
-		else if (opt == 't' && strcmp(optarg, "socket") == 0)
-			o->transport = GR_API_TRANSPORT_SOCKET;
-		else if (opt == 't')
-			fail("-t: shm or socket, not '%s'", optarg);
-		else if (opt == 'n')
-			o->subscribers = (unsigned)parse_number("-n", optarg, 1, MAX_SUBSCRIBERS);
-		else if (opt == 'z')
-			o->payload = parse_number("-z", optarg, MIN_PAYLOAD, GR_API_MAX_MSG_LEN);
-		else if (opt == 'c')
-			o->events = parse_number("-c", optarg, 1, MAX_EVENTS);
-		else if (opt == 'd')
-			o->depth = (unsigned)parse_number("-d", optarg, 1, MAX_DEPTH);
-		else if (opt == 'S')
-			o->sub_spin_us = (int)parse_number("--spin", optarg, 0, MAX_SPIN_US);
-		else if (opt == 'j')
-			o->json = true;
-		else
-			usage(opt == 'h' ? EXIT_SUCCESS : 2);
-	}
+	options_parse(argc, argv, defs, sizeof(defs) / sizeof(defs[0]), usage);
 	if (o->sock == NULL)
 		fail("-s SOCK is required");
 }
 
 int main(int argc, char **argv) {
-	pid_t pids[MAX_SUBSCRIBERS], parent = getpid();
+	pid_t pids[MAX_SUBSCRIBERS];
 	int report[MAX_SUBSCRIBERS], rp[2];
 	struct options o;
 	parse(argc, argv, &o);
 	for (unsigned i = 0; i < o.subscribers; i++) {
-		if (pipe(rp) < 0)
-			fail("pipe: %s", strerror(errno));
-		if ((pids[i] = fork()) < 0)
-			fail("fork: %s", strerror(errno));
-		if (pids[i] == 0)
-			subscriber(&o, parent, rp[1]);
+		check(pipe(rp), "pipe");
+		if ((pids[i] = fork_peer()) == 0)
+			subscriber(&o, rp[1]);
 		close(rp[1]);
 		report[i] = rp[0];
 		pipe_all(report[i], &(char){0}, 1, false); // its ready byte: subscribed
@@ -217,7 +189,7 @@ int main(int argc, char **argv) {
 		waitpid(pids[i], NULL, 0);
 	}
 	gr_api_client_disconnect(pub);
-	qsort(all, n, sizeof(*all), cmp_u64);
+	qsort(all, n, sizeof(*all), compare_u64);
 	// Latencies in ns as doubles: exact below 2^53 ns (104 days).
 	double rate = (double)n / ((double)(end - start) / 1e9), p50 = percentile(all, n, 0.5);
 	double p99 = percentile(all, n, 0.99), max = percentile(all, n, 1.0);

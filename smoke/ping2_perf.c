@@ -4,14 +4,13 @@
 // ping2_perf, round trips to shmchand on either transport (ping2_perf.h): main() and the options.
 
 #include "ping2_perf.h"
-#include <getopt.h>
 #include <rte_lcore.h>
 #include <limits.h>
 
 const char *log_prefix = "ping2_perf";
 
-static void __attribute__((noreturn)) usage(FILE *out, int status) {
-	fprintf(out,
+static void __attribute__((noreturn)) usage(bool error) {
+	fprintf(error ? stderr : stdout,
 		"usage: ping2_perf [-n COUNT | -T SECONDS | --idle SECONDS | --gap MS[,MS...] |\n"
 		"                   --beside-ring SECONDS] [OPTION...] [-- EAL_ARGS]\n"
 		"\n"
@@ -47,19 +46,11 @@ static void __attribute__((noreturn)) usage(FILE *out, int status) {
 		DEFAULT_COUNT,
 		DEFAULT_IDLE_ROUNDS,
 		DEFAULT_WARMUP);
-	exit(status);
+	exit(error ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
-enum option_kind { SET_TRUE, SET_FALSE, HELP, NUMBER, SECONDS, STRING, TRANSPORT, GAPS, PREFIX };
-struct option_def {
-	const char *name; // as messages name it: "-n", "--idle-rounds"
-	enum option_kind kind;
-	void *field;
-	size_t width; // of an integer field
-	uint64_t min, max;
-};
-
-static void parse_gaps(const char *arg, struct options *o) {
+static void parse_gaps(const struct option_def *d, const char *arg) {
+	struct options *o = d->field;
 	char list[64], *rest = list, *ms;
 	if (strlen(arg) >= sizeof(list))
 		fail("--gap: '%s' is longer than %zu characters", arg, sizeof(list) - 1);
@@ -70,48 +61,18 @@ static void parse_gaps(const char *arg, struct options *o) {
 	}
 }
 
-static void parse_one(const struct option_def *d, const char *arg, struct options *o) {
+static void parse_transport(const struct option_def *d, const char *arg) {
 	unsigned t = 0;
-	uint64_t v;
-	switch (d->kind) {
-	case SET_TRUE:
-	case SET_FALSE:
-		*(bool *)d->field = d->kind == SET_TRUE;
-		break;
-	case HELP:
-		usage(stdout, EXIT_SUCCESS);
-	case NUMBER:
-		v = parse_number(d->name, arg, d->min, d->max);
-		if (d->width == sizeof(uint64_t))
-			*(uint64_t *)d->field = v;
-		else
-			*(uint32_t *)d->field = (uint32_t)v; // unsigned or int
-		break;
-	case SECONDS:
-		if (seconds_from_string(arg, MAX_SECONDS, d->field) < 0)
-			fail("%s: '%s' is not a number of seconds above 0, at most %d",
-			     d->name,
-			     arg,
-			     MAX_SECONDS);
-		break;
-	case STRING:
-		*(const char **)d->field = arg;
-		break;
-	case TRANSPORT: // transport_name() knows the enum's 3 values
-		while (t < 3 && strcmp(arg, transport_name((enum gr_api_transport)t)) != 0)
-			t++;
-		FAIL_IF(t == 3, "-t: '%s' is not auto, shm or socket", arg);
-		o->transport = (enum gr_api_transport)t;
-		break;
-	case GAPS:
-		parse_gaps(arg, o);
-		break;
-	case PREFIX:
-		if (strlen(arg) >= sizeof(o->file_prefix))
-			fail("--file-prefix: longer than %zu bytes", sizeof(o->file_prefix) - 1);
-		strcpy(o->file_prefix, arg);
-		break;
-	}
+	while (t < 3 && strcmp(arg, transport_name((enum gr_api_transport)t)) != 0)
+		t++; // transport_name() knows the enum's 3 values
+	FAIL_IF(t == 3, "-t: '%s' is not auto, shm or socket", arg);
+	*(enum gr_api_transport *)d->field = (enum gr_api_transport)t;
+}
+
+static void parse_prefix(const struct option_def *d, const char *arg) {
+	if (strlen(arg) >= d->width)
+		fail("--file-prefix: longer than %zu bytes", d->width - 1);
+	strcpy(d->field, arg);
 }
 
 static void check_options(struct options *o, bool count_given, bool transport_given) {
@@ -147,48 +108,36 @@ static void check_options(struct options *o, bool count_given, bool transport_gi
 }
 
 static void parse_options(int argc, char **argv, struct options *o) {
-#define FIELD(f) &o->f, sizeof(o->f)
+	bool n_given = false, t_given = false; // -n, -t
 	const struct option_def defs[] = {
-		{"-s", STRING, FIELD(sock_path), 0, 0},
-		{"-n", NUMBER, FIELD(count), 1, UINT64_MAX},
-		{"-T", SECONDS, FIELD(seconds), 0, 0},
-		{"--idle", SECONDS, FIELD(idle_seconds), 0, 0},
-		{"--idle-rounds", NUMBER, FIELD(idle_rounds), 0, UINT32_MAX},
-		{"--gap", GAPS, NULL, 0, 0, 0},
-		{"--gap-rounds", NUMBER, FIELD(gap_rounds), 1, MAX_GAP_ROUNDS},
-		{"--beside-ring", SECONDS, FIELD(beside_seconds), 0, 0},
-		{"-t", TRANSPORT, NULL, 0, 0, 0},
-		{"-d", NUMBER, FIELD(depth), 1, MAX_DEPTH},
-		{"-z", NUMBER, FIELD(size), 0, GR_API_MAX_MSG_LEN},
-		{"-c", NUMBER, FIELD(clients), 1, MAX_CLIENTS},
-		{"-w", NUMBER, FIELD(warmup), 0, UINT64_MAX},
-		{"--idle-channels", NUMBER, FIELD(idle_channels), 0, IDLE_CHANNELS_MAX},
-		{"--spin", NUMBER, FIELD(spin_us), 0, INT_MAX},
-		{"--event-loop", SET_TRUE, FIELD(event_loop), 0, 0},
-		{"--json", SET_TRUE, FIELD(json), 0, 0},
-		{"--cdf", SET_TRUE, FIELD(cdf), 0, 0},
-		{"--no-stamps", SET_FALSE, FIELD(stamps), 0, 0},
-		{"--no-syscall-count", SET_FALSE, FIELD(count_syscalls), 0, 0},
-		{"-q", SET_TRUE, FIELD(quiet), 0, 0},
-		{"--secondary", SET_TRUE, FIELD(secondary), 0, 0},
-		{"--file-prefix", PREFIX, NULL, 0, 0, 0},
-		{"--lcore", NUMBER, FIELD(lcore), 1, RTE_MAX_LCORE - 1},
-		{"-h", HELP, NULL, 0, 0, 0},
+		{"-s", OPT_STRING, FIELD(&o->sock_path)},
+		{"-n", OPT_NUMBER, FIELD(&o->count), 1, UINT64_MAX, .given = &n_given},
+		{"-T", OPT_SECONDS, FIELD(&o->seconds)},
+		{"--idle", OPT_SECONDS, FIELD(&o->idle_seconds)},
+		{"--idle-rounds", OPT_NUMBER, FIELD(&o->idle_rounds), 0, UINT32_MAX},
+		{"--gap", OPT_CALL, .field = o, .parse = parse_gaps},
+		{"--gap-rounds", OPT_NUMBER, FIELD(&o->gap_rounds), 1, MAX_GAP_ROUNDS},
+		{"--beside-ring", OPT_SECONDS, FIELD(&o->beside_seconds)},
+		{"-t", OPT_CALL, FIELD(&o->transport), .parse = parse_transport, .given = &t_given},
+		{"-d", OPT_NUMBER, FIELD(&o->depth), 1, MAX_DEPTH},
+		{"-z", OPT_NUMBER, FIELD(&o->size), 0, GR_API_MAX_MSG_LEN},
+		{"-c", OPT_NUMBER, FIELD(&o->clients), 1, MAX_CLIENTS},
+		{"-w", OPT_NUMBER, FIELD(&o->warmup), 0, UINT64_MAX},
+		{"--idle-channels", OPT_NUMBER, FIELD(&o->idle_channels), 0, IDLE_CHANNELS_MAX},
+		{"--spin", OPT_NUMBER, FIELD(&o->spin_us), 0, INT_MAX},
+		{"--event-loop", OPT_TRUE, FIELD(&o->event_loop)},
+		{"--json", OPT_TRUE, FIELD(&o->json)},
+		{"--cdf", OPT_TRUE, FIELD(&o->cdf)},
+		{"--no-stamps", OPT_FALSE, FIELD(&o->stamps)},
+		{"--no-syscall-count", OPT_FALSE, FIELD(&o->count_syscalls)},
+		{"-q", OPT_TRUE, FIELD(&o->quiet)},
+		{"--secondary", OPT_TRUE, FIELD(&o->secondary)},
+		{"--file-prefix", OPT_CALL, FIELD(&o->file_prefix), .parse = parse_prefix},
+		{"--lcore", OPT_NUMBER, FIELD(&o->lcore), 1, RTE_MAX_LCORE - 1},
+		{"-h", OPT_HELP, .field = NULL},
 	};
-#undef FIELD
-	enum { N_DEFS = sizeof(defs) / sizeof(defs[0]) };
-	struct option long_options[N_DEFS + 2] = {{"help", no_argument, NULL, 'h'}};
-	char short_options[2 * N_DEFS + 1] = "", *env = getenv("GROUT_SOCK_PATH");
-	bool count_given = false, transport_given = false;
-	int own_argc = argc, n_long = 1, ch, i, arg;
-	for (i = 0; i < N_DEFS; i++) { // getopt key: a short option's letter, a long one's 256 + i
-		arg = defs[i].kind >= NUMBER ? required_argument : no_argument;
-		if (defs[i].name[1] == '-')
-			long_options[n_long++] =
-				(struct option){defs[i].name + 2, arg, NULL, 256 + i};
-		else
-			strcat(strncat(short_options, defs[i].name + 1, 1), arg ? ":" : "");
-	}
+	char *env = getenv("GROUT_SOCK_PATH");
+	int own_argc = argc, i;
 	*o = (struct options){
 		.sock_path = env != NULL && env[0] != '\0' ? env : GR_API_DEFAULT_SOCK_PATH,
 		.count = DEFAULT_COUNT,
@@ -205,17 +154,8 @@ static void parse_options(int argc, char **argv, struct options *o) {
 	for (i = 1; i < argc && own_argc == argc; i++) // everything after -- is EAL's
 		if (strcmp(argv[i], "--") == 0)
 			own_argc = i;
-	while ((ch = getopt_long(own_argc, argv, short_options, long_options, NULL)) != -1) {
-		for (i = 0; i < N_DEFS; i++)
-			if ((defs[i].name[1] == '-' ? 256 + i : defs[i].name[1]) == ch)
-				break;
-		if (i == N_DEFS)
-			usage(stderr, EXIT_FAILURE);
-		parse_one(&defs[i], optarg, o);
-		count_given |= ch == 'n';
-		transport_given |= ch == 't';
-	}
-	FAIL_IF(optind != own_argc, "unexpected argument '%s' (see --help)", argv[optind]);
+	i = options_parse(own_argc, argv, defs, sizeof(defs) / sizeof(defs[0]), usage);
+	FAIL_IF(i != own_argc, "unexpected argument '%s' (see --help)", argv[i]);
 	bool eal = own_argc < argc, eal_own = o->file_prefix[0] != '\0' || o->lcore != 0;
 	FAIL_IF(eal && !o->secondary, "EAL arguments after -- need --secondary");
 	FAIL_IF(eal && eal_own,
@@ -225,7 +165,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		o->eal_argc = argc - own_argc - 1;
 		o->eal_argv = argv + own_argc + 1;
 	}
-	check_options(o, count_given, transport_given);
+	check_options(o, n_given, t_given);
 }
 
 int main(int argc, char **argv) {

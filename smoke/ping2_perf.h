@@ -8,18 +8,9 @@
 #pragma once
 
 #include "bench_util.h"
-#include <errno.h>
 #include <gr_api.h>
 #include <gr_api_client.h>
 #include <gr_shm.h>
-#include <inttypes.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#define FAIL_IF(cond, ...) ((cond) ? fail(__VA_ARGS__) : (void)0)
 
 #define DEFAULT_COUNT 100000
 #define DEFAULT_WARMUP 1000

@@ -13,7 +13,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -41,22 +40,9 @@ static void stop_clients(void) {
 		waitpid(pids[i], NULL, 0);
 }
 
-static bool transfer(int fd, void *buf, size_t len, bool out) {
-	for (uint8_t *p = buf; len > 0;) {
-		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 static void wait_eof(int fd) {
 	char byte;
-	transfer(fd, &byte, 1, false);
+	fd_transfer(fd, &byte, 1, false);
 	close(fd);
 }
 
@@ -196,7 +182,7 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int fd, int
 	snprintf(res->reason, sizeof(res->reason), "%s", gr_api_client_transport_reason(s.client));
 	run_calls(&s, o->warmup, 0, NULL);
 	int counter = o->count_syscalls ? syscall_counter_open(0) : -1;
-	FAIL_IF(!transfer(fd, &(char){1}, 1, true), "write to parent: %s", strerror(errno));
+	FAIL_IF(!fd_transfer(fd, &(char){1}, 1, true), "write to parent: %s", strerror(errno));
 	wait_eof(go);
 	int64_t wait_before = runq_wait_ns();
 	getrusage(RUSAGE_SELF, &before);
@@ -228,7 +214,7 @@ client_main(const struct options *o, unsigned index, uint64_t calls, int fd, int
 	if (counter >= 0 && read(counter, &syscalls, sizeof(syscalls)) == sizeof(syscalls))
 		res->syscalls = (int64_t)syscalls;
 	FAIL_IF(gr_api_client_disconnect(s.client) < 0, "disconnect: %s", strerror(errno));
-	FAIL_IF(!transfer(fd, res, sizeof(*res), true), "write to parent: %s", strerror(errno));
+	FAIL_IF(!fd_transfer(fd, res, sizeof(*res), true), "write to parent: %s", strerror(errno));
 	// rte_eal_cleanup() can deadlock DPDK 22.11 while another process frees hugepage memory
 	// (docs/benchmark-method.md): the parent lets us clean up in turn, the memzones freed.
 	if (o->secondary) {
@@ -249,7 +235,7 @@ collect_results(const struct options *o, const int *fds, int done_fd, struct sum
 	uint64_t first_start = UINT64_MAX, last_end = 0;
 	uint32_t backing = 0;
 	for (unsigned i = 0; i < o->clients; i++) {
-		if (!transfer(fds[i], &res, sizeof(res), false))
+		if (!fd_transfer(fds[i], &res, sizeof(res), false))
 			fail("client %u failed during the measured phase", i);
 		if (i == 0 && done_fd >= 0)
 			close(done_fd); // --idle: tells the others that client 0 is done
@@ -287,23 +273,18 @@ int run_clients(struct options *o, struct summary *sum) {
 	int fds[MAX_CLIENTS], go[2], done[2] = {-1, -1}, rc = EXIT_SUCCESS, status;
 	struct gr_api_client **idle = NULL;
 	struct gr_shm_daemon_info info;
-	pid_t parent = getpid();
 	char ready;
 	bool told = daemon_info(o, &info);
 	uint32_t memzones_before = o->secondary ? secondary_prepare(o, told ? &info : NULL) : 0;
 	if (pipe2(go, O_CLOEXEC) < 0 || (o->idle_seconds > 0 && pipe2(done, O_CLOEXEC) < 0))
 		fail("pipe: %s", strerror(errno));
 	atexit(stop_clients);
-	fflush(NULL);
 	for (unsigned i = 0; i < o->clients; i++, n_pids++) {
 		int pair[2];
 		uint64_t calls = o->count / o->clients + (i < o->count % o->clients ? 1 : 0);
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
-			fail("socketpair: %s", strerror(errno));
-		FAIL_IF((pids[i] = fork()) < 0, "fork: %s", strerror(errno));
-		if (pids[i] == 0) {
+		check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), "socketpair");
+		if ((pids[i] = fork_peer()) == 0) {
 			n_pids = 0;
-			die_with_parent(parent); // no orphan spins on, even after a SIGKILL
 			for (unsigned j = 0; j < i; j++) // another's EOF must not wait for this one
 				close(fds[j]);
 			close(pair[0]);
@@ -319,7 +300,7 @@ int run_clients(struct options *o, struct summary *sum) {
 	if (done[0] >= 0)
 		close(done[0]);
 	for (unsigned i = 0; i < o->clients; i++)
-		if (!transfer(fds[i], &ready, 1, false))
+		if (!fd_transfer(fds[i], &ready, 1, false))
 			fail("client %u failed before the measured phase", i);
 	if (o->idle_channels > 0)
 		idle = idle_channels_open(o->sock_path, o->idle_channels);
@@ -340,8 +321,8 @@ int run_clients(struct options *o, struct summary *sum) {
 	n_pids = 0; // waited for one at a time: a secondary cleans up EAL once its end closes
 	for (unsigned i = 0; i < o->clients; i++) {
 		close(fds[i]);
-		if (waitpid(pids[i], &status, 0) < 0)
-			fail("waitpid client %u: %s", i, strerror(errno));
+		status = peer_wait(pids[i]);
+		FAIL_IF(status < 0, "waitpid client %u: %s", i, strerror(errno));
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			continue;
 		fprintf(stderr, "%s: client %u exited with status 0x%x\n", log_prefix, i, status);

@@ -32,11 +32,6 @@ static unsigned gap_rounds(const struct options *o, unsigned gap_ms) {
 	return rounds > GAP_ROUNDS_MAX ? GAP_ROUNDS_MAX : rounds;
 }
 
-static int compare_u64(const void *a, const void *b) {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int compare_double(const void *a, const void *b) {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
@@ -180,18 +175,15 @@ percentiles(const double *v, unsigned n, double *scratch, const double *qs, doub
 void run_beside_ring(struct options *o, struct beside_run *run) {
 	static const double ratio_qs[] = {0.25, 0.50, 0.75}, side_qs[] = {0.50, 0.0, 1.0};
 	static struct rings b;
-	pid_t parent = getpid(), follower;
 	struct client_state s;
 	int cmd[2], status;
 	uint32_t backing;
 	unsigned n;
 	rings_init(o, &b);
-	FAIL_IF(pipe(cmd) < 0, "pipe: %s", strerror(errno));
-	// Forked before the connection: the follower holds no channel.
-	FAIL_IF((follower = fork()) < 0, "fork: %s", strerror(errno));
+	check(pipe(cmd), "pipe");
+	pid_t follower = fork_peer(); // before the connection: the follower holds no channel
 	if (follower == 0) {
 		close(cmd[1]);
-		die_with_parent(parent);
 		follower_main(&b, cmd[0]);
 	}
 	close(cmd[0]);
@@ -215,8 +207,7 @@ void run_beside_ring(struct options *o, struct beside_run *run) {
 	}
 	run->seconds = (double)(now_ns() - start) / NSEC_PER_SEC;
 	close(cmd[1]);
-	while (waitpid(follower, &status, 0) < 0)
-		FAIL_IF(errno != EINTR, "waitpid: %s", strerror(errno));
+	FAIL_IF((status = peer_wait(follower)) < 0, "waitpid: %s", strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_SUCCESS)
 		fail("ring follower %d ended badly (status %#x)", (int)follower, status);
 	client_state_close(&s);

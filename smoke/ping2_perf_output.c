@@ -20,10 +20,7 @@ static void json_string(const char *key, const char *s) {
 }
 
 static void json_ratio(const char *name, int64_t value, double per, int decimals) {
-	if (value >= 0)
-		printf(", \"%s\": %.*f", name, decimals, (double)value / per);
-	else
-		printf(", \"%s\": null", name);
+	json_field(name, value >= 0, "%.*f", decimals, (double)value / per);
 }
 
 // ", \"name\": {\"key\": value, ...}", the keys space-separated.

@@ -11,10 +11,7 @@
 
 #include "ref_bench.h"
 
-#include <getopt.h>
-#include <inttypes.h>
 #include <sched.h>
-#include <stdarg.h>
 
 #define DEFAULT_SECONDS 0.5
 #define DEFAULT_WARMUP 1000
@@ -36,8 +33,8 @@ static bool default_cpus(int cpus[2]) {
 	return found == 2;
 }
 
-static void usage(FILE *out) {
-	fprintf(out,
+static void __attribute__((noreturn)) usage(bool error) {
+	fprintf(error ? stderr : stdout,
 		"usage: ref_bench [-T SECONDS | -n COUNT] [-w WARMUP] [-z SIZE]\n"
 		"                 [--cpus A,B | --no-pin] [--gap-us US] [--depth N] [--json] TEST\n"
 		"TEST (docs/benchmark-running.md):\n"
@@ -71,6 +68,7 @@ static void usage(FILE *out) {
 		GR_PING2_LEN,
 		GR_API_MAX_MSG_LEN,
 		DEFAULT_DEPTH);
+	exit(error ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 static const struct bench *find_bench(const char *name) {
@@ -84,76 +82,38 @@ static const struct bench *find_bench(const char *name) {
 	fail("unknown test '%s' (see --help)", name);
 }
 
-enum long_only_option { OPT_CPUS = 256, OPT_NO_PIN, OPT_GAP_US, OPT_DEPTH, OPT_JSON };
+static void parse_cpus(const struct option_def *d, const char *arg) {
+	int *cpus = d->field;
+	if (sscanf(arg, "%d,%d", &cpus[0], &cpus[1]) != 2 || cpus[0] < 0 || cpus[1] < 0 ||
+	    cpus[0] >= CPU_SETSIZE || cpus[1] >= CPU_SETSIZE)
+		fail("--cpus: '%s' is not two CPU numbers A,B", arg);
+}
 
 // Prints the usage and exits on --help (0) and on bad usage (1); fail()s on a
 // bad value or options that contradict each other.
 static void parse_options(int argc, char **argv, struct options *o) {
-	static const struct option long_options[] = {
-		{"cpus", required_argument, NULL, OPT_CPUS},
-		{"no-pin", no_argument, NULL, OPT_NO_PIN},
-		{"gap-us", required_argument, NULL, OPT_GAP_US},
-		{"depth", required_argument, NULL, OPT_DEPTH},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	bool cpus_given = false;
-	int ch;
+	const struct option_def defs[] = {
+		{"-T", OPT_SECONDS, FIELD(&o->seconds), .seconds_range = "from 0 to"},
+		{"-n", OPT_NUMBER, FIELD(&o->count), 1, UINT64_MAX},
+		{"-w", OPT_NUMBER, FIELD(&o->warmup), 0, UINT64_MAX},
+		{"-z", OPT_NUMBER, FIELD(&o->size), 0, GR_API_MAX_MSG_LEN},
+		{"--cpus", OPT_CALL, .field = o->cpus, .parse = parse_cpus, .given = &cpus_given},
+		{"--no-pin", OPT_FALSE, FIELD(&o->pin)},
+		{"--gap-us", OPT_NUMBER, FIELD(&o->gap_us), 1, MAX_GAP_US},
+		// Whether DEPTH messages of -z fit a ring: setup().
+		{"--depth", OPT_NUMBER, FIELD(&o->depth), 1, MAX_DEPTH},
+		{"--json", OPT_TRUE, FIELD(&o->json)},
+		{"-h", OPT_HELP, .field = NULL},
+	};
 	*o = (struct options){
 		.seconds = DEFAULT_SECONDS,
 		.warmup = DEFAULT_WARMUP,
 		.size = GR_PING2_LEN,
 		.pin = true,
 	};
-	while ((ch = getopt_long(argc, argv, "T:n:w:z:h", long_options, NULL)) != -1) {
-		switch (ch) {
-		case 'T':
-			if (seconds_from_string(optarg, MAX_SECONDS, &o->seconds) < 0)
-				fail("-T: '%s' is not a number of seconds from 0 to %d",
-				     optarg,
-				     MAX_SECONDS);
-			break;
-		case 'n':
-			o->count = parse_number("-n", optarg, 1, UINT64_MAX);
-			break;
-		case 'w':
-			o->warmup = parse_number("-w", optarg, 0, UINT64_MAX);
-			break;
-		case 'z':
-			o->size = (size_t)parse_number("-z", optarg, 0, GR_API_MAX_MSG_LEN);
-			break;
-		case OPT_CPUS:
-			if (sscanf(optarg, "%d,%d", &o->cpus[0], &o->cpus[1]) != 2 ||
-			    o->cpus[0] < 0 || o->cpus[1] < 0 || o->cpus[0] >= CPU_SETSIZE ||
-			    o->cpus[1] >= CPU_SETSIZE)
-				fail("--cpus: '%s' is not two CPU numbers A,B", optarg);
-			cpus_given = true;
-			break;
-		case OPT_NO_PIN:
-			o->pin = false;
-			break;
-		case OPT_GAP_US:
-			o->gap_us = parse_number("--gap-us", optarg, 1, MAX_GAP_US);
-			break;
-		case OPT_DEPTH: // whether DEPTH messages of -z fit a ring: setup()
-			o->depth = (unsigned)parse_number("--depth", optarg, 1, MAX_DEPTH);
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_SUCCESS);
-		default:
-			usage(stderr);
-			exit(EXIT_FAILURE);
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		exit(EXIT_FAILURE);
-	}
+	if (options_parse(argc, argv, defs, sizeof(defs) / sizeof(defs[0]), usage) != argc - 1)
+		usage(true);
 	o->bench = find_bench(argv[optind]);
 	if (o->gap_us > 0 && !(o->bench->flags & SLEEPS))
 		fail("--gap-us: only eventfd and unix, whose follower sleeps");
@@ -171,19 +131,6 @@ static void parse_options(int argc, char **argv, struct options *o) {
 	}
 	if (o->bench->follower == NULL)
 		o->pin = false;
-}
-
-// ", "KEY": " and the value, or null where the test has none.
-static void __attribute__((format(printf, 3, 4)))
-json_field(const char *key, bool known, const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	printf(", \"%s\": ", key);
-	if (known)
-		vprintf(fmt, ap);
-	else
-		printf("null");
-	va_end(ap);
 }
 
 // One line of text, or one JSON object with --json (make bench reads it).

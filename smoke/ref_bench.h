@@ -14,15 +14,7 @@
 
 #include "bench_util.h"
 
-#include <errno.h>
 #include <stdalign.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 struct options {
 	const struct bench *bench;
@@ -97,13 +89,6 @@ extern const struct bench shm_benches[], kernel_benches[];
 void setup(struct ctx *c, const struct options *o);
 void run(struct ctx *c);
 uint8_t *frame_alloc(size_t bytes);
-
-// ret, unless it is negative: then fail() with the call's name and errno.
-static inline int check(int ret, const char *call) {
-	if (ret < 0)
-		fail("%s: %s", call, strerror(errno));
-	return ret;
-}
 
 // ref_bench_shm.c: the channel and the lines-* directions, for setup().
 void shm_setup(struct ctx *c);

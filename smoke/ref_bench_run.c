@@ -105,22 +105,16 @@ static void follower_died(int sig) {
 // Fork the follower, which runs the test's and exits; pin the leader.
 static pid_t start_follower(struct ctx *c) {
 	struct sigaction sa = {.sa_handler = follower_died};
-	pid_t leader = getpid(), pid;
+	pid_t pid;
 	// Before the fork: a follower that dies at once is caught too.
-	if (sigaction(SIGCHLD, &sa, NULL) < 0)
-		fail("sigaction: %s", strerror(errno));
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		fail("fork: %s", strerror(errno));
-	if (pid > 0) {
+	check(sigaction(SIGCHLD, &sa, NULL), "sigaction");
+	if ((pid = fork_peer()) > 0) {
 		close(c->sock[1]);
 		if (c->o->pin)
 			pin(c->o->cpus[0]);
 		return pid;
 	}
 	struct rusage ru;
-	die_with_parent(leader); // no follower spins on a pinned CPU as an orphan
 	if (c->o->pin)
 		pin(c->o->cpus[1]);
 	close(c->sock[0]);
