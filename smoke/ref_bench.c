@@ -116,7 +116,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		usage(true);
 	o->bench = find_bench(argv[optind]);
 	if (o->gap_us > 0 && !(o->bench->flags & SLEEPS))
-		fail("--gap-us: only eventfd and unix, whose follower sleeps");
+		fail("--gap-us: only eventfd, unix and unix-epoll, whose follower sleeps");
 	if (o->depth > 0 && !(o->bench->flags & PIPELINED))
 		fail("--depth: only ring-echo and chan-echo, whose leader pipelines");
 	if ((o->bench->flags & PIPELINED) && o->depth == 0)
