@@ -440,6 +440,11 @@ static void fake_slow_handle(void *arg, int n) {
 	FAKE_DAEMON_CHECK(n >= (int)sizeof(req));
 	memcpy(&req, p->req, sizeof(req));
 	FAKE_DAEMON_CHECK(req.type == p->type);
+	uint64_t read_ms = fake_daemon_now_ms();
+	p->answered++;
+	while (p->gate != NULL && atomic_load(p->gate) < p->answered &&
+	       fake_daemon_now_ms() - read_ms < FAKE_SLOW_GATE_MAX_MS)
+		usleep(50);
 	usleep(p->answer_us);
 	struct gr_api_response resp = {.for_id = req.id};
 	FAKE_DAEMON_CHECK(shmchan_server_enqueue(p->d.server, &resp, sizeof(resp), NULL, 0) == 0);

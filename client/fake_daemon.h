@@ -206,7 +206,12 @@ uint64_t fake_daemon_now_ms(void);
 // empty response answer_us after it read it (so that the client's wait
 // finds an empty ring), and sleeps on its doorbell in between; asleep
 // counts the times it armed the doorbell and found no request, just before
-// it sleeps. Any other request fails the test.
+// it sleeps. Any other request fails the test. gate, when a test sets it
+// before its first request: the thread answers its request n (from 1) only
+// once *gate reaches n, or FAKE_SLOW_GATE_MAX_MS after it read it, so that
+// the client's wait cannot find the answer at its first look however long
+// the host keeps the client from its CPU.
+#define FAKE_SLOW_GATE_MAX_MS 1000
 struct fake_slow {
 	struct fake_daemon d; // attached: d.client is on the channel
 	pthread_t thread;
@@ -216,6 +221,8 @@ struct fake_slow {
 	uint32_t type;
 	unsigned answer_us;
 	uint8_t *req;
+	const atomic_uint *gate;
+	unsigned answered; // the thread's own count
 };
 
 // A fake daemon with a client of spin budget spin_us attached to its

@@ -77,14 +77,25 @@ static void responder_stop(struct fake_slow *p) {
 	fake_slow_stop(p);
 }
 
-// The injected host load, and how many waits asked for it.
+// The injected host load, and how many waits asked for it: the slow
+// daemon answers each request only once its wait asked (its gate), so that
+// a client kept from its CPU past the answer's delay still asks.
 static bool injected_busy;
-static unsigned injected_asked;
+static atomic_uint injected_asked;
+// client_cpus_busy as shipped: each test's teardown puts it back, failed
+// or not.
+static bool (*shipped_cpus_busy)(struct gr_api_client *);
 
 static bool injected_cpus_busy(struct gr_api_client *c) {
 	(void)c;
-	injected_asked++;
+	atomic_fetch_add(&injected_asked, 1);
 	return injected_busy;
+}
+
+static int cpus_busy_restore(void **state) {
+	(void)state;
+	client_cpus_busy = shipped_cpus_busy;
+	return 0;
 }
 
 // CALLS calls, each sent once the responder sleeps (so that it rings).
@@ -103,18 +114,18 @@ static void busy_host_sleeps_at_once(void **state) {
 	int budgets[] = {GR_API_CLIENT_SPIN_ADAPTIVE, GR_API_CLIENT_SPIN_US_DEFAULT};
 	(void)state;
 
-	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
 	client_cpus_busy = injected_cpus_busy;
 	for (size_t b = 0; b < 2; b++) {
 		struct fake_slow *p = responder_start(budgets[b]);
 		struct gr_api_client *c = p->d.client;
 		uint64_t budget = c->spin.budget_ns;
 		injected_busy = true;
-		injected_asked = 0;
+		atomic_store(&injected_asked, 0);
+		p->gate = &injected_asked;
 		calls_to_a_sleeping_daemon(p);
 		// Every wait rang the daemon, asked, and slept at once: no
 		// sample of the daemon's wake-up.
-		assert_int_equal(injected_asked, CALLS);
+		assert_int_equal(atomic_load(&injected_asked), CALLS);
 		assert_int_equal(c->spin.host_busy, CALLS);
 		assert_int_equal(c->spin.sleeps, CALLS);
 		assert_int_equal(c->spin.caught, 0);
@@ -124,30 +135,27 @@ static void busy_host_sleeps_at_once(void **state) {
 			assert_int_equal(c->spin.budget_ns, budget);
 		responder_stop(p);
 	}
-	client_cpus_busy = saved;
 }
 
 static void quiet_host_spins(void **state) {
 	(void)state;
-	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
 	client_cpus_busy = injected_cpus_busy;
 	struct fake_slow *p = responder_start(GR_API_CLIENT_SPIN_US_DEFAULT);
 	struct gr_api_client *c = p->d.client;
 	injected_busy = false;
-	injected_asked = 0;
+	atomic_store(&injected_asked, 0);
+	p->gate = &injected_asked;
 	calls_to_a_sleeping_daemon(p);
 	// Asked each time, and spun as before: caught or slept after its
 	// budget, never at once for the host's load.
-	assert_int_equal(injected_asked, CALLS);
+	assert_int_equal(atomic_load(&injected_asked), CALLS);
 	assert_int_equal(c->spin.host_busy, 0);
 	assert_int_equal(c->spin.caught + c->spin.sleeps, CALLS);
 	responder_stop(p);
-	client_cpus_busy = saved;
 }
 
 static void no_ring_no_read(void **state) {
 	(void)state;
-	bool (*saved)(struct gr_api_client *) = client_cpus_busy;
 	client_cpus_busy = injected_cpus_busy;
 	struct fake_daemon d;
 	fake_daemon_init(&d, GR_API_CLIENT_SPIN_US_DEFAULT);
@@ -164,7 +172,7 @@ static void no_ring_no_read(void **state) {
 	assert_int_equal(gr_api_client_recv_len(d.client, (uint32_t)id, NULL), 0);
 	fake_daemon_doorbell_rings(&d);
 	injected_busy = true;
-	injected_asked = 0;
+	atomic_store(&injected_asked, 0);
 	// A send rings nothing, and the wait reads no load.
 	id = gr_api_client_send(d.client, TEST_ECHO, 0, NULL);
 	assert_true(id > 0);
@@ -173,10 +181,9 @@ static void no_ring_no_read(void **state) {
 	resp.for_id = (uint32_t)id;
 	assert_int_equal(shmchan_server_enqueue(d.server, &resp, sizeof(resp), NULL, 0), 0);
 	assert_int_equal(gr_api_client_recv_len(d.client, (uint32_t)id, NULL), 0);
-	assert_int_equal(injected_asked, 0);
+	assert_int_equal(atomic_load(&injected_asked), 0);
 	assert_int_equal(d.client->spin.host_busy, 0);
 	fake_daemon_fini(&d);
-	client_cpus_busy = saved;
 }
 
 // Replace what the handle's /proc/loadavg holds.
@@ -214,10 +221,11 @@ static void load_answer_serves_a_second(void **state) {
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wake_sleep_decision),
-		cmocka_unit_test(busy_host_sleeps_at_once),
-		cmocka_unit_test(quiet_host_spins),
-		cmocka_unit_test(no_ring_no_read),
+		cmocka_unit_test_teardown(busy_host_sleeps_at_once, cpus_busy_restore),
+		cmocka_unit_test_teardown(quiet_host_spins, cpus_busy_restore),
+		cmocka_unit_test_teardown(no_ring_no_read, cpus_busy_restore),
 		cmocka_unit_test(load_answer_serves_a_second),
 	};
+	shipped_cpus_busy = client_cpus_busy;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
