@@ -60,9 +60,13 @@
 // The reuse case: the most connections it passes, and how often it tries to
 // have the kernel give the pid again (another process may take it first).
 // Before that it waits longer than a tick of the clock that dates a process's
-// start (USER_HZ: 100 a second), so that the new process starts later.
+// start (USER_HZ: 100 a second), so that the new process starts later. A
+// process that took the pid and lives on (on a host busy with other forks)
+// keeps it from every try: after REUSE_TRIES the case starts over with a new
+// first process, at most REUSE_ROUNDS times.
 #define REUSE_CONNS_MAX 16
 #define REUSE_TRIES 20
+#define REUSE_ROUNDS 20
 #define REUSE_AFTER_US 30000
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
 
@@ -425,8 +429,9 @@ static void fds_send(int to, const int *fds, unsigned n) {
 	CHECK(sendmsg(to, &msg, 0) == 1, "sendmsg: %s", strerror(errno));
 }
 
-// Receive the descriptors of fds_send(); returns how many.
-static unsigned fds_recv(int from) {
+// Receive the descriptors of fds_send() into fds (REUSE_CONNS_MAX); returns
+// how many.
+static unsigned fds_recv(int from, int *fds) {
 	char control[CMSG_SPACE(REUSE_CONNS_MAX * sizeof(int))];
 	char byte;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
@@ -440,7 +445,9 @@ static unsigned fds_recv(int from) {
 	CHECK(recvmsg(from, &msg, MSG_CMSG_CLOEXEC) == 1, "recvmsg: %s", strerror(errno));
 	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
 	CHECK(cmsg != NULL && cmsg->cmsg_type == SCM_RIGHTS, "no descriptors passed");
-	return (unsigned)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+	unsigned n = (unsigned)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+	memcpy(fds, CMSG_DATA(cmsg), n * sizeof(int));
+	return n;
 }
 
 // The first process: PER_PID connections, one more refused, then passed.
@@ -466,22 +473,22 @@ static bool next_pid_is(pid_t pid) {
 	return fclose(f) == 0 && ok;
 }
 
-static void pid_reuse(unsigned per_pid) {
-	int pair[2];
+// One try of the case: a first process's connections, passed here, then
+// its pid again in a second process. Returns false when other processes
+// took the pid at every try (the caller starts over).
+static bool pid_reuse_once(unsigned per_pid) {
+	int pair[2], fds[REUSE_CONNS_MAX];
 
-	if (geteuid() != 0) {
-		printf("SKIP: giving a pid again needs root (%s)\n", NS_LAST_PID);
-		exit(TEST_SKIP);
-	}
-	CHECK(per_pid <= REUSE_CONNS_MAX, "at most %d connections", REUSE_CONNS_MAX);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0, "socketpair");
 	pid_t first = child_fork();
 	if (first == 0)
 		reuse_first(pair[1], per_pid);
 	// Its connections, kept here: the daemon counts them for its pid.
-	CHECK(fds_recv(pair[0]) == per_pid, "the first process passed another count");
+	CHECK(fds_recv(pair[0], fds) == per_pid, "the first process passed another count");
 	int status = child_reap(first);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the first process failed");
+	close(pair[0]);
+	close(pair[1]);
 	usleep(REUSE_AFTER_US);
 
 	for (unsigned tries = 0;; tries++) {
@@ -502,15 +509,32 @@ static void pid_reuse(unsigned per_pid) {
 			_exit(st == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
 		}
 		status = child_reap(second);
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && tries < REUSE_TRIES)
-			continue;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+			if (tries < REUSE_TRIES)
+				continue;
+			for (unsigned i = 0; i < per_pid; i++)
+				close(fds[i]);
+			return false;
+		}
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the second process of pid %d was refused (status %#x): the first one's"
 		      " connections, held by another process, count against it",
 		      (int)first,
 		      status);
-		break;
+		return true;
 	}
+}
+
+static void pid_reuse(unsigned per_pid) {
+	if (geteuid() != 0) {
+		printf("SKIP: giving a pid again needs root (%s)\n", NS_LAST_PID);
+		exit(TEST_SKIP);
+	}
+	CHECK(per_pid <= REUSE_CONNS_MAX, "at most %d connections", REUSE_CONNS_MAX);
+	for (unsigned round = 1; !pid_reuse_once(per_pid); round++)
+		CHECK(round < REUSE_ROUNDS,
+		      "%d first processes in a row saw their pid taken by another process",
+		      REUSE_ROUNDS);
 }
 
 static unsigned number_arg(const char *arg) {
