@@ -32,7 +32,7 @@ ifeq ($(CI),true)
 FUZZ_MESON_OPTS += -Dwerror=true
 endif
 
-.PHONY: all deps deps-fuzz deps-bench deps-deb hugepages setup run test bench-socket bench-events fuzz \
+.PHONY: all deps deps-fuzz deps-bench deps-deb hugepages setup run test bench-events fuzz \
 	check-abi deb check-deb format clean
 
 all: setup
@@ -72,9 +72,6 @@ run: setup hugepages
 
 test: all hugepages
 	scripts/test.sh $(BUILDDIR)
-
-bench-socket: deps hugepages
-	smoke/bench_socket.sh
 
 # Event fan-out: 1/4/16 subscribers, shm and socket, 64 B and 4 KiB.
 bench-events: all hugepages
