@@ -40,11 +40,9 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++)
 		STAILQ_INIT(&c->stash[b]);
 	STAILQ_INIT(&c->events);
-#ifdef SHMCHAN_CLIENT_READAHEAD
 	c->rbuf = malloc(CLIENT_READAHEAD_LEN);
 	if (c->rbuf == NULL)
 		goto fail;
-#endif
 	c->msg_buf = malloc(CLIENT_MSG_MAX);
 	if (c->msg_buf == NULL)
 		goto fail;

@@ -304,16 +304,16 @@ struct gr_api_client {
 	size_t event_bytes;
 	uint64_t events_lost;
 
-	// Socket receive. With SHMCHAN_CLIENT_READAHEAD the bytes of
-	// rbuf[rbuf_head, rbuf_tail) are received but not yet parsed.
+	// Socket receive: the bytes of rbuf[rbuf_head, rbuf_tail) are
+	// received but not yet parsed.
 	uint8_t *rbuf;
 	size_t rbuf_head;
 	size_t rbuf_tail;
-	// One whole message: a socket message that does not fit rbuf (or every
-	// socket payload without read-ahead), every shm message.
+	// One whole message: a socket message that does not fit rbuf, every
+	// shm message.
 	uint8_t *msg_buf;
 	// Bytes of a socket message larger than rbuf received into msg_buf so
-	// far (read-ahead only); 0 when none is on its way.
+	// far; 0 when none is on its way.
 	size_t big_have;
 
 	// Descriptors received with SCM_RIGHTS, in arrival order, for the
@@ -507,8 +507,8 @@ void client_events_free(struct gr_api_client *);
 
 // ---- sock.c ----
 
-// Send a request header and its payload on the socket: one sendmsg() with
-// SHMCHAN_CLIENT_SINGLE_SEND, else two send() calls. Returns 0 or -errno.
+// Send a request header and its payload on the socket in one sendmsg().
+// Returns 0 or -errno.
 int client_sock_send(
 	struct gr_api_client *,
 	const struct gr_api_request *hdr,

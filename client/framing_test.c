@@ -4,8 +4,7 @@
 // Framing of the socket transport: the client library over one end of a
 // socketpair, the test playing the daemon on the other end. Responses split
 // over many reads, merged in one, larger than the read-ahead buffer, out of
-// order, streams, events, EOF, malformed input. Passes with and without
-// SHMCHAN_CLIENT_READAHEAD and SHMCHAN_CLIENT_SINGLE_SEND.
+// order, streams, events, EOF, malformed input.
 
 #include "fake_daemon.h"
 

@@ -54,8 +54,6 @@ static int sock_send_wait(struct gr_api_client *c) {
 	return ret == -EAGAIN ? 0 : ret;
 }
 
-#ifdef SHMCHAN_CLIENT_SINGLE_SEND
-
 int client_sock_send(
 	struct gr_api_client *c,
 	const struct gr_api_request *hdr,
@@ -98,45 +96,6 @@ int client_sock_send(
 	}
 	return 0;
 }
-
-#else // !SHMCHAN_CLIENT_SINGLE_SEND
-
-// Send all of buf; *sent counts the bytes of the request that left.
-static int sock_send_all(struct gr_api_client *c, const void *buf, size_t len, size_t *sent) {
-	while (len > 0) {
-		// MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE.
-		ssize_t n = send(c->sock, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			int ret = -errno;
-			if (ret == -EAGAIN || ret == -EWOULDBLOCK)
-				ret = sock_send_wait(c);
-			if (ret == 0 || ret == -EINTR)
-				continue;
-			return sock_send_failed(c, -ret, *sent > 0);
-		}
-		buf = (const uint8_t *)buf + n;
-		len -= (size_t)n;
-		*sent += (size_t)n;
-	}
-	return 0;
-}
-
-// The socket transport before its system-call reductions, kept for the
-// benchmark: header and payload in two send() calls.
-int client_sock_send(
-	struct gr_api_client *c,
-	const struct gr_api_request *hdr,
-	const void *payload,
-	size_t len
-) {
-	size_t sent = 0;
-	int ret = sock_send_all(c, hdr, sizeof(*hdr), &sent);
-	if (ret < 0)
-		return ret;
-	return sock_send_all(c, payload, len, &sent);
-}
-
-#endif // SHMCHAN_CLIENT_SINGLE_SEND
 
 void client_sock_fds_close(struct gr_api_client *c) {
 	for (unsigned i = 0; i < c->n_fds; i++)
@@ -295,8 +254,6 @@ static void sock_msg_done(struct gr_api_client *c, const struct gr_api_response 
 	c->grout_event_req_id = 0;
 }
 
-#ifdef SHMCHAN_CLIENT_READAHEAD
-
 bool client_sock_buffered(const struct gr_api_client *c) {
 	struct gr_api_response hdr;
 	size_t avail = c->rbuf_tail - c->rbuf_head, off;
@@ -363,66 +320,3 @@ int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool w
 		c->rbuf_tail += (size_t)n;
 	}
 }
-
-#else // !SHMCHAN_CLIENT_READAHEAD
-
-// Read exactly len bytes, in as many reads as the daemon's writes need.
-static int sock_read_exact(struct gr_api_client *c, void *buf, size_t len) {
-	while (len > 0) {
-		ssize_t n = sock_read(c, buf, len, true);
-		if (n < 0)
-			return (int)n;
-		buf = (uint8_t *)buf + n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-bool client_sock_buffered(const struct gr_api_client *c) {
-	(void)c;
-	return false;
-}
-
-// The socket transport before its system-call reductions, kept for the
-// benchmark: read exactly the header, then exactly the payload. Without wait, a message that has
-// begun to arrive is read whole, waiting for its rest until the call's deadline: the daemon writes
-// a message at once, so the rest follows.
-int client_sock_next_msg(struct gr_api_client *c, struct client_msg *msg, bool wait) {
-	if (!wait) {
-		char byte;
-		ssize_t n;
-		do
-			n = recv(c->sock, &byte, sizeof(byte), MSG_PEEK | MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return -EAGAIN;
-	}
-	// A response header, or the first bytes of a Grout-framed event's.
-	size_t hdr_len = sizeof(msg->hdr), off;
-	int ret = sock_read_exact(c, c->msg_buf, hdr_len);
-	if (ret < 0)
-		return ret;
-	if (!sock_hdr_parse(c, c->msg_buf, hdr_len, &msg->hdr, &off)) {
-		ret = sock_read_exact(
-			c,
-			c->msg_buf + hdr_len,
-			sizeof(struct gr_api_event) - hdr_len
-		);
-		if (ret < 0)
-			return ret;
-		hdr_len = sizeof(struct gr_api_event);
-		(void)sock_hdr_parse(c, c->msg_buf, hdr_len, &msg->hdr, &off);
-	}
-	ret = client_check_hdr(c, &msg->hdr);
-	if (ret < 0)
-		return ret;
-	size_t kept = hdr_len - off; // the header bytes that start the payload
-	ret = sock_read_exact(c, c->msg_buf + kept, msg->hdr.payload_len - kept);
-	if (ret < 0)
-		return ret;
-	msg->payload = c->msg_buf;
-	sock_msg_done(c, &msg->hdr);
-	return 0;
-}
-
-#endif // SHMCHAN_CLIENT_READAHEAD

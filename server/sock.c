@@ -41,10 +41,10 @@
 // over is moved to the front once, before the next read, and a misaligned
 // payload is realigned by moving itself alone: the main thread,
 // which serves every socket client, spends on a client's input time linear
-// in its bytes, whatever the client makes them look like. Built with
-// SHMCHAN_DAEMON_DIRECT_READ undefined, the bufferevent reads instead
-// (libevent's evbuffer_read() asks the kernel how much is there, FIONREAD,
-// before each read: one more system call per request).
+// in its bytes, whatever the client makes them look like. The daemon reads
+// the socket itself, one recv() per readable socket: libevent's own reads
+// (evbuffer_read()) would ask the kernel how much is there, FIONREAD,
+// before each read, one more system call per request.
 //
 // Writing: everything sent to a client goes through conn_write()
 // (sock_transport.c). The responses to the requests of one turn are staged,
@@ -58,10 +58,7 @@
 // would end the application the server runs in (the library installs no
 // handler for it, and libevent's own writes would raise it). So a client costs one
 // epoll_wait(), one read and one write per batch, with no write event armed
-// unless the socket is full. Built with SHMCHAN_DAEMON_SINGLE_WRITE
-// undefined, the daemon instead writes each header alone, then queues the
-// payload (the socket transport before its system-call reductions, kept
-// for the benchmark).
+// unless the socket is full.
 //
 // Output policy: when a client's queued output passes SOCK_OUTPUT_HIGH, the
 // daemon stops reading its requests until the output drains to
@@ -240,7 +237,6 @@ void conn_close(struct conn *conn, const char *fmt, ...) {
 
 	conn->state = CONN_CLOSED;
 	conn_reading(conn, false);
-	bufferevent_disable(conn->bev, EV_READ);
 	event_del(conn->write_event);
 	conn->writing = false;
 	// A disconnect drops the client's subscriptions at once.
@@ -489,9 +485,6 @@ served:
 		return;
 	// Read again once no turn is due: the input holds no whole request.
 	conn_reading(conn, !conn->turn_due);
-#ifndef SHMCHAN_DAEMON_DIRECT_READ
-	conn_set_read_watermark(conn);
-#endif
 }
 
 // The client closed its end: at a request's boundary, a normal disconnect
@@ -504,7 +497,6 @@ static void conn_on_eof(struct conn *conn) {
 		conn_close_after_flush(conn, "disconnected");
 }
 
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
 // What the next read may take: SOCK_READ_TURN, or the rest of the payload
 // being read if that is more, within the buffer's room.
 static size_t conn_read_size(const struct conn *conn) {
@@ -548,12 +540,6 @@ void conn_on_readable(evutil_socket_t fd, short what, void *arg) {
 	}
 	conn->in_end += (size_t)n;
 	conn_serve(conn);
-}
-#endif
-
-static void conn_on_read(struct bufferevent *bev, void *arg) {
-	(void)bev;
-	conn_serve(arg);
 }
 
 // The output drained to write_low.
@@ -689,8 +675,7 @@ void conn_open(evutil_socket_t fd, const struct ucred *cred, uint64_t start) {
 		.sock_fd = fd,
 		.log_quiet = !sock_log_admit(cred->uid, cred->pid),
 	};
-	bufferevent_setcb(conn->bev, conn_on_read, NULL, conn_on_event, conn);
-	bufferevent_set_max_single_read(conn->bev, SOCK_READ_HIGH);
+	bufferevent_setcb(conn->bev, NULL, NULL, conn_on_event, conn);
 	conn_reading(conn, true);
 	pthread_mutex_lock(&conns_lock);
 	TAILQ_INSERT_TAIL(&conns, conn, next);

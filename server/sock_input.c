@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
 int conn_input_init(struct conn *conn) {
 	conn->read_event = event_new(
 		sock_base,
@@ -127,76 +126,3 @@ void conn_reading(struct conn *conn, bool on) {
 		event_del(conn->read_event);
 	conn->reading = on;
 }
-#else // !SHMCHAN_DAEMON_DIRECT_READ
-int conn_input_init(struct conn *conn) {
-	conn_set_read_watermark(conn);
-	return 0;
-}
-
-void conn_input_fini(struct conn *conn) {
-	(void)conn;
-}
-
-static struct evbuffer *conn_input(const struct conn *conn) {
-	return bufferevent_get_input(conn->bev);
-}
-
-size_t conn_input_len(const struct conn *conn) {
-	return evbuffer_get_length(conn_input(conn));
-}
-
-// NULL if out of memory for the pullup.
-void *conn_input_peek(struct conn *conn, size_t len) {
-	return evbuffer_pullup(conn_input(conn), len);
-}
-
-void conn_input_drain(struct conn *conn, size_t len) {
-	evbuffer_drain(conn_input(conn), len);
-}
-
-void conn_input_take(struct conn *conn, void *dst, size_t len) {
-	evbuffer_remove(conn_input(conn), dst, len);
-}
-
-// Read the missing part of a large payload now, in one system call, rather
-// than in one libevent read and loop turn per SOCK_LIBEVENT_READ_MAX bytes.
-// If the socket has nothing more yet, or is at EOF or in error, libevent's
-// next read finds the same.
-int conn_input_want(struct conn *conn, size_t need) {
-	struct evbuffer *input = conn_input(conn);
-	size_t missing = need - evbuffer_get_length(input);
-	struct evbuffer_iovec vec;
-	ssize_t n;
-
-	if (conn->state != CONN_READ_PAYLOAD || missing <= SOCK_LIBEVENT_READ_MAX)
-		return 0;
-	// A socket bufferevent freezes the end of its input against other
-	// writers; lift that for this read, as its own reads do.
-	evbuffer_unfreeze(input, 0);
-	if (evbuffer_reserve_space(input, missing, &vec, 1) == 1) {
-		n = recv(conn->ctx.sock_fd, vec.iov_base, missing, MSG_DONTWAIT);
-		vec.iov_len = n > 0 ? (size_t)n : 0;
-		evbuffer_commit_space(input, &vec, 1);
-	}
-	evbuffer_freeze(input, 0);
-	return 0;
-}
-
-void conn_reading(struct conn *conn, bool on) {
-	if (on)
-		bufferevent_enable(conn->bev, EV_READ);
-	else
-		bufferevent_disable(conn->bev, EV_READ);
-}
-#endif // SHMCHAN_DAEMON_DIRECT_READ
-
-#ifndef SHMCHAN_DAEMON_DIRECT_READ
-// Read callbacks fire only once the next step's bytes are all there.
-void conn_set_read_watermark(struct conn *conn) {
-	size_t need = sizeof(conn->req);
-
-	if (conn->state == CONN_READ_PAYLOAD)
-		need = conn->req.payload_len;
-	bufferevent_setwatermark(conn->bev, EV_READ, need, SOCK_READ_HIGH);
-}
-#endif

@@ -34,9 +34,6 @@
 // requests (32 pipelined GR_PING2 take 2.4 KiB). It grows to hold a larger
 // request whole, up to SOCK_READ_HIGH, and keeps that size.
 #define SOCK_READ_INITIAL (16u << 10)
-// libevent 2.1 reads at most this much per call (EVBUFFER_MAX_READ); the rest
-// of a larger payload is read straight into the input buffer.
-#define SOCK_LIBEVENT_READ_MAX 4096
 
 enum conn_state {
 	CONN_READ_HEADER,
@@ -49,7 +46,7 @@ enum conn_state {
 struct conn {
 	TAILQ_ENTRY(conn) next;
 	struct gr_api_ctx ctx;
-	// Owns the socket; reads it without SHMCHAN_DAEMON_DIRECT_READ.
+	// Owns the socket (closes it when freed) and its queued output.
 	struct bufferevent *bev;
 	// Responses of the batch being served, not yet handed to the socket.
 	// Empty whenever conn_serve() is not on the stack.
@@ -65,7 +62,6 @@ struct conn {
 	struct event *stall_timer; // paused or closing for too long
 	enum conn_state state;
 	struct gr_api_request req; // header of the request being read
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
 	struct event *read_event; // the socket is readable: conn_on_readable()
 	// Bytes read and not yet served: in[in_start, in_end) of in_size.
 	char *in;
@@ -73,7 +69,6 @@ struct conn {
 	size_t in_start;
 	size_t in_end;
 	bool reading; // read_event is added
-#endif
 	bool paused; // output above SOCK_OUTPUT_HIGH: requests not read
 	// Its turn ended on its budget with input left: it waits on the list
 	// of turns due (sock.c) and reads nothing until that turn.
@@ -143,10 +138,8 @@ void conn_flush_staged(struct conn *conn);
 // it (once conn_serve() is off the stack). Idempotent.
 void __attribute__((format(printf, 2, 3))) conn_close(struct conn *conn, const char *fmt, ...);
 
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
 // The socket of conn is readable: read once, then serve.
 void conn_on_readable(evutil_socket_t fd, short what, void *arg);
-#endif
 
 // Serve a connection the listener accepted and admitted, from a peer of
 // these credentials whose process started at start (0: unknown). Logs the
@@ -246,10 +239,5 @@ void conn_input_take(struct conn *conn, void *dst, size_t len);
 int conn_input_want(struct conn *conn, size_t need);
 // Start or stop reading the socket.
 void conn_reading(struct conn *conn, bool on);
-#ifdef SHMCHAN_DAEMON_DIRECT_READ
 // Before a read: move the input not yet served to the front.
 void conn_input_compact(struct conn *conn);
-#else
-// Read callbacks fire once the next step's bytes are all there.
-void conn_set_read_watermark(struct conn *conn);
-#endif

@@ -63,7 +63,6 @@ static struct event_sub *sock_events_open(struct gr_api_ctx *ctx) {
 	);
 }
 
-#ifdef SHMCHAN_DAEMON_SINGLE_WRITE
 // Head and body are staged as one contiguous piece, written with the rest
 // of the batch once it is served.
 static int conn_queue(
@@ -86,28 +85,6 @@ static int conn_queue(
 		return -ENOMEM;
 	return 0;
 }
-#else
-// The socket transport before its system-call reductions, kept to measure
-// against: the head is written to the socket on its own, then the body is
-// queued. bufferevent_flush() does nothing on socket bufferevents, hence
-// the explicit write.
-static int conn_queue(
-	struct conn *conn,
-	const void *head,
-	size_t head_len,
-	const void *body,
-	size_t body_len
-) {
-	struct evbuffer *output = conn_output(conn);
-
-	if (evbuffer_add(output, head, head_len) < 0)
-		return -ENOMEM;
-	conn_write_now(conn);
-	if (body_len > 0 && evbuffer_add(output, body, body_len) < 0)
-		return -ENOMEM;
-	return 0;
-}
-#endif
 
 // File descriptors must ride on the piece's first byte, so this piece is
 // sent directly with sendmsg(), once every earlier one has left.

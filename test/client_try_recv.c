@@ -118,9 +118,7 @@ int main(int argc, char **argv) {
 	CHECK(gr_api_client_poll_done(c) == 0, "poll_done: %s", strerror(errno));
 
 	// Socket: two responses read by one recvmsg(); the second stays in the
-	// read-ahead buffer, which the socket's readability does not show. (A
-	// build without read-ahead, for the benchmark, reads one at a time.)
-#ifdef SHMCHAN_CLIENT_READAHEAD
+	// read-ahead buffer, which the socket's readability does not show.
 	if (gr_api_client_transport(c) == GR_API_TRANSPORT_SOCKET) {
 		daemon_stop(daemon);
 		uint32_t e = send_ping2(c, 'e');
@@ -148,7 +146,6 @@ int main(int argc, char **argv) {
 		CHECK(len >= 0, "try_recv %u from the read-ahead buffer: %s", f, strerror(errno));
 		check_echo(&rx, len, 'f', "the second of two read at once");
 	}
-#endif
 
 	// try_recv (malloc'ed payload) the same way, on one request.
 	uint32_t d = send_ping2(c, 'd');

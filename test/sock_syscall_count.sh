@@ -11,19 +11,15 @@
 # tool's own queries cost about the same in both: SETUP_JITTER_MAX). Counts,
 # not timings: deterministic on a loaded machine.
 #
-#   sock_syscall_count.sh DAEMON_BIN PING2_PERF on|off
+#   sock_syscall_count.sh DAEMON_BIN PING2_PERF
 #
-# The third argument says whether the daemon was built with its socket
-# optimisations (meson options daemon_direct_read and daemon_single_write):
-# without them it makes more calls on purpose, and the test is skipped.
 # Exits 77 (skip) if strace is missing or may not trace.
 set -eu
 
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
-shmt_args "DAEMON_BIN PING2_PERF on|off" "$@"
+shmt_args "DAEMON_BIN PING2_PERF" "$@"
 perf=$2
-optimised=$3
 
 # Requests of the two runs.
 CALLS_SHORT=2000
@@ -43,8 +39,6 @@ skip() {
 	exit 77
 }
 
-[ "$optimised" = on ] ||
-	skip "built without daemon_direct_read or daemon_single_write: more calls on purpose"
 command -v strace >/dev/null || skip "strace is not installed"
 # In a sanitized build (make test SANITIZE=1, which sets ASAN_OPTIONS) the
 # count is not measured: LeakSanitizer cannot run under strace. The plain
