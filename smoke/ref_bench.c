@@ -51,7 +51,6 @@ static void __attribute__((noreturn)) usage(bool error) {
 		"  chan-local     chan-pingpong in one process\n"
 		"  eventfd        a wake-up each way through two blocking eventfds\n"
 		"  unix           a message each way over a Unix stream socketpair, blocking\n"
-		"  unix-epoll     unix, the follower an event loop's: 3 system calls per request\n"
 		"  clock          one clock_gettime(CLOCK_MONOTONIC), 2 per ping2_perf call\n"
 		"  syscall        one getppid(): the least any eventfd or socket call pays\n"
 		"  -T SECONDS     measure for this long (default %.1f)\n"
@@ -60,7 +59,7 @@ static void __attribute__((noreturn)) usage(bool error) {
 		"  -z SIZE        payload bytes after a 12-byte header (default %d, max %d)\n"
 		"  --cpus A,B     leader on CPU A, follower on B (default: the first two allowed)\n"
 		"  --no-pin       let the scheduler place both processes\n"
-		"  --gap-us US    eventfd, unix*: sleep US before each round trip, timed alone\n"
+		"  --gap-us US    eventfd, unix: sleep US before each round trip, timed alone\n"
 		"  --depth N      *-echo: N requests in flight (default %d), all in one ring\n"
 		"  --json         print one JSON object on stdout\n",
 		DEFAULT_SECONDS,
@@ -116,7 +115,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		usage(true);
 	o->bench = find_bench(argv[optind]);
 	if (o->gap_us > 0 && !(o->bench->flags & SLEEPS))
-		fail("--gap-us: only eventfd, unix and unix-epoll, whose follower sleeps");
+		fail("--gap-us: only eventfd and unix, whose follower sleeps");
 	if (o->depth > 0 && !(o->bench->flags & PIPELINED))
 		fail("--depth: only ring-echo and chan-echo, whose leader pipelines");
 	if ((o->bench->flags & PIPELINED) && o->depth == 0)

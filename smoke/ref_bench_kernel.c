@@ -6,7 +6,6 @@
 
 #include "ref_bench.h"
 
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -93,42 +92,6 @@ static uint64_t unix_follower(struct ctx *c) {
 	return n;
 }
 
-// As shmchand's socket path, without its code: one recv(MSG_DONTWAIT) per
-// epoll_wait, a request in pieces waiting for the next wake-up.
-static uint64_t unix_epoll_follower(struct ctx *c) {
-	struct epoll_event ev = {.events = EPOLLIN};
-	int fd = c->sock[1], ep = epoll_create1(EPOLL_CLOEXEC);
-	size_t got = 0;
-	uint64_t n = 0;
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
-		fail("epoll: %s", strerror(errno));
-	for (;;) {
-		int k = epoll_wait(ep, &ev, 1, -1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			fail("epoll_wait: %s", strerror(errno));
-		ssize_t r = recv(fd, c->msg + got, c->msg_len - got, MSG_DONTWAIT);
-		if (r < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (r < 0)
-			fail("recv: %s", strerror(errno));
-		if (r == 0) {
-			if (got != 0)
-				fail("recv: end of file inside a message");
-			break;
-		}
-		got += (size_t)r;
-		if (got < c->msg_len)
-			continue;
-		got = 0;
-		sock_send_all(fd, c->msg, c->msg_len);
-		n++;
-	}
-	close(ep);
-	return n;
-}
-
 static void clock_op(struct ctx *c) {
 	struct timespec ts;
 	(void)c;
@@ -144,7 +107,6 @@ static void syscall_op(struct ctx *c) {
 const struct bench kernel_benches[] = {
 	{"eventfd", "round_trip", SLEEPS, eventfd_op, eventfd_stop, eventfd_follower},
 	{"unix", "round_trip", SIZED | SLEEPS, unix_op, unix_stop, unix_follower},
-	{"unix-epoll", "round_trip", SIZED | SLEEPS, unix_op, unix_stop, unix_epoll_follower},
 	{"clock", "call", 0, clock_op, NULL, NULL},
 	{"syscall", "call", 0, syscall_op, NULL, NULL},
 	{0},

@@ -70,8 +70,7 @@ sys.exit(1 if failed else 0)
 PY
 }
 
-for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix unix-epoll clock \
-	syscall; do
+for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix clock syscall; do
 	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
 	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
 		"ref_bench $t: wrong count or time"
