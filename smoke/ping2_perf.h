@@ -105,7 +105,7 @@ struct summary {
 	struct daemon_probe daemon;
 };
 
-struct gap_samples {
+struct latency_samples {
 	uint64_t count, p50_ns, p99_ns, max_ns;
 };
 
@@ -115,7 +115,7 @@ struct gap_run {
 	double seconds;
 	struct {
 		unsigned gap_ms, rounds;
-		struct gap_samples shm, socket;
+		struct latency_samples shm, socket;
 	} gaps[MAX_GAPS];
 };
 
@@ -132,7 +132,7 @@ void *calloc_or_fail(size_t n, size_t size);
 uint64_t hist_value(const struct histogram *h, unsigned index); // midpoint, at most max_ns
 void hist_merge(struct histogram *into, const struct histogram *from);
 uint64_t hist_percentile(const struct histogram *h, double fraction); // rank ceil(fraction * n)
-uint64_t samples_percentile(const uint64_t *sorted, size_t n, double fraction); // the same
+uint64_t samples_percentile(const uint64_t *sorted, size_t n, double fraction); // the same, 0: none
 void tsc_calibrate(void); // once per process, before any call is timed (20 ms)
 void client_state_init(struct client_state *s, const struct options *o, struct gr_api_client *c);
 void client_state_close(struct client_state *s); // disconnect; fail()s if that fails

@@ -73,7 +73,7 @@ uint64_t hist_percentile(const struct histogram *h, double fraction) {
 
 uint64_t samples_percentile(const uint64_t *sorted, size_t n, double fraction) {
 	uint64_t rank = percentile_rank(n, fraction);
-	return sorted[rank <= n ? rank - 1 : n - 1];
+	return n == 0 ? 0 : sorted[rank <= n ? rank - 1 : n - 1];
 }
 
 const char *transport_name(enum gr_api_transport t) {

@@ -37,13 +37,13 @@ static int compare_double(const void *a, const void *b) {
 	return x < y ? -1 : x > y;
 }
 
-static struct gap_samples gap_summary(uint64_t *ns, unsigned n) {
-	struct gap_samples g = {n, 0, 0, 0};
+static struct latency_samples latency_summary(uint64_t *ns, uint64_t n) {
+	struct latency_samples l = {n, 0, 0, 0};
 	qsort(ns, n, sizeof(*ns), compare_u64);
-	g.p50_ns = samples_percentile(ns, n, 0.5);
-	g.p99_ns = samples_percentile(ns, n, 0.99);
-	g.max_ns = ns[n - 1];
-	return g;
+	l.p50_ns = samples_percentile(ns, n, 0.5);
+	l.p99_ns = samples_percentile(ns, n, 0.99);
+	l.max_ns = samples_percentile(ns, n, 1.0);
+	return l;
 }
 
 void run_gaps(struct options *o, struct gap_run *run) {
@@ -73,8 +73,8 @@ void run_gaps(struct options *o, struct gap_run *run) {
 		}
 		run->gaps[g].gap_ms = gap_ms;
 		run->gaps[g].rounds = rounds;
-		run->gaps[g].shm = gap_summary(ns, rounds);
-		run->gaps[g].socket = gap_summary(ns + rounds, rounds);
+		run->gaps[g].shm = latency_summary(ns, rounds);
+		run->gaps[g].socket = latency_summary(ns + rounds, rounds);
 		free(ns);
 		if (o->quiet)
 			continue;

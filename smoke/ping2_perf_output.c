@@ -222,7 +222,7 @@ void print_gaps(const struct options *o, const struct gap_run *run) {
 		printf("%-24s %s\n", "socket p50 / p99", "shm/socket p50");
 	}
 	for (unsigned i = 0; i < o->n_gaps; i++) {
-		const struct gap_samples *g[2] = {&run->gaps[i].shm, &run->gaps[i].socket};
+		const struct latency_samples *g[2] = {&run->gaps[i].shm, &run->gaps[i].socket};
 		unsigned gap_ms = run->gaps[i].gap_ms, rounds = run->gaps[i].rounds;
 		double ratio = (double)g[0]->p50_ns / (double)g[1]->p50_ns;
 		char t[3][80];
