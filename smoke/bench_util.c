@@ -125,8 +125,8 @@ static void option_set(const struct option_def *d, const char *arg, usage_fn usa
 		*d->given = true;
 }
 
-// noinline: getopt's tables stay out of main(), where ref_bench and event_bench run their timed
-// loops, and so do not take its registers and stack.
+// noinline: getopt's tables stay out of main(), where a tool may run its timed loops, and so do
+// not take its registers and stack.
 __attribute__((noinline)) int
 options_parse(int argc, char **argv, const struct option_def *defs, int n, usage_fn usage) {
 	struct option long_options[MAX_OPTIONS + 2];

@@ -71,7 +71,7 @@ uint64_t rusage_cpu_ns(const struct rusage *ru);
 // fail()s: "OPT: 'ARG' is not a number from MIN to MAX".
 uint64_t parse_number(const char *opt, const char *arg, uint64_t min, uint64_t max);
 
-#define MAX_OPTIONS 32 // ping2_perf has 25
+#define MAX_OPTIONS 32 // ping2_perf has 26
 
 // A tool's options, one table for getopt_long() and the values. Kinds from
 // OPT_NUMBER on take an argument.

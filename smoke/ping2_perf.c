@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf, round trips to shmchand on either transport (ping2_perf.h): main() and the options.
+// ping2_perf: round trips and event fan-out through shmchand (ping2_perf.h): main() and options.
 
 #include "ping2_perf.h"
 #include <rte_lcore.h>
@@ -12,7 +12,7 @@ const char *log_prefix = "ping2_perf";
 static void __attribute__((noreturn)) usage(bool error) {
 	fprintf(error ? stderr : stdout,
 		"usage: ping2_perf [-n COUNT | -T SECONDS | --idle SECONDS | --gap MS[,MS...] |\n"
-		"                   --beside-ring SECONDS] [OPTION...] [-- EAL_ARGS]\n"
+		"                   --beside-ring SECONDS | --events] [OPTION...] [-- EAL_ARGS]\n"
 		"\n"
 		"Options:\n"
 		"  -s SOCK     daemon socket (default $GROUT_SOCK_PATH if set, else %s)\n"
@@ -23,6 +23,7 @@ static void __attribute__((noreturn)) usage(bool error) {
 		"  --gap MS[,MS...]  instead of calls: shm and socket calls, each after MS ms\n"
 		"  --gap-rounds N  with --gap: calls on each transport after each gap\n"
 		"  --beside-ring SECONDS  instead of calls: shm beside a raw rte_ring ping-pong\n"
+		"  --events    instead of calls: -n events, -c subscribers, default -d 16 -t shm\n"
 		"  -t MODE     transport: auto (default; GR_API_TRANSPORT decides), shm, socket\n"
 		"  -d DEPTH    requests in flight per client (default 1)\n"
 		"  -z SIZE     payload: 0 GR_PING, 64 GR_PING2 (default), other sizes GR_SHM_ECHO\n"
@@ -41,7 +42,8 @@ static void __attribute__((noreturn)) usage(bool error) {
 		"  --lcore N   with --secondary: lcore id of the first client, N + i for client i\n"
 		"  -h, --help  show this help and exit\n"
 		"\n"
-		"Exit status: 0 if every call was answered and every echo matched, else 1.\n",
+		"Exit status: 0 if every call was answered and every echo matched (--events:\n"
+		"every publish answered, every event delivered or counted lost), else 1.\n",
 		GR_API_DEFAULT_SOCK_PATH,
 		DEFAULT_COUNT,
 		DEFAULT_IDLE_ROUNDS,
@@ -75,21 +77,40 @@ static void parse_prefix(const struct option_def *d, const char *arg) {
 	strcpy(d->field, arg);
 }
 
-static void check_options(struct options *o, bool count_given, bool transport_given) {
+struct given { // which of -n, -t, -d and -w came: the checks need to know
+	bool n, t, d, w;
+};
+
+// --events: its own ranges (every latency is kept), and none of the calls' ways of calling.
+static void check_events(struct options *o, const struct given *given) {
+	FAIL_IF(o->cdf || !o->stamps || given->w, "--events: no --cdf, --no-stamps or -w");
+	if (o->secondary || o->idle_channels > 0 || o->event_loop)
+		fail("--events: no --secondary, --idle-channels or --event-loop");
+	FAIL_IF(given->t && o->transport == GR_API_TRANSPORT_AUTO, "--events: -t shm or socket");
+	FAIL_IF(o->clients > MAX_SUBSCRIBERS, "--events: -c at most %d", MAX_SUBSCRIBERS);
+	FAIL_IF(o->count > EVENTS_MAX_COUNT, "--events: -n at most %d", EVENTS_MAX_COUNT);
+	FAIL_IF(o->size < EVENTS_MIN_SIZE, "--events: -z at least %d bytes", EVENTS_MIN_SIZE);
+	o->transport = given->t ? o->transport : GR_API_TRANSPORT_SHM;
+	o->depth = given->d ? o->depth : EVENTS_DEFAULT_DEPTH;
+}
+
+static void check_options(struct options *o, const struct given *given) {
 	bool gap = o->n_gaps > 0, beside = o->beside_seconds > 0;
 	const char *mode = gap ? "--gap" : "--beside-ring";
 	if (o->secondary && o->transport == GR_API_TRANSPORT_SOCKET)
 		fail("--secondary measures memzone channels: not with -t socket");
-	if (count_given + (o->seconds > 0) + (o->idle_seconds > 0) + gap + beside > 1)
+	if (given->n + (o->seconds > 0) + (o->idle_seconds > 0) + gap + beside > 1)
 		fail("-n, -T, --idle, --gap and --beside-ring exclude each other");
+	if (o->events && (o->seconds > 0 || o->idle_seconds > 0 || gap || beside))
+		fail("--events publishes -n events: no -T, --idle, --gap or --beside-ring");
 	if (o->event_loop && (gap || beside)) // both time blocking receives, which alone spin
 		fail("--event-loop measures the calls (-n, -T) or --idle: not --gap or "
 		     "--beside-ring");
 	if (o->event_loop && o->spin_us >= 0)
 		fail("--spin is the blocking receive's spin budget: not with --event-loop");
 	FAIL_IF(!gap && o->gap_rounds > 0, "--gap-rounds needs --gap");
-	FAIL_IF(gap && transport_given, "--gap measures both transports: no -t");
-	if (beside && transport_given && o->transport != GR_API_TRANSPORT_SHM)
+	FAIL_IF(gap && given->t, "--gap measures both transports: no -t");
+	if (beside && given->t && o->transport != GR_API_TRANSPORT_SHM)
 		fail("--beside-ring measures the channel: -t shm or no -t");
 	if ((gap || beside) && (o->depth != 1 || o->clients != 1))
 		fail("%s makes one call at a time from one process: no -d or -c", mode);
@@ -100,7 +121,9 @@ static void check_options(struct options *o, bool count_given, bool transport_gi
 	FAIL_IF(o->cdf && !o->json, "--cdf needs --json");
 	FAIL_IF(o->cdf && !o->stamps && !beside, "--cdf needs the stamps --no-stamps leaves out");
 	FAIL_IF(o->idle_seconds > 0 && !o->stamps, "--idle times its requests: no --no-stamps");
-	if (o->seconds == 0 && o->idle_seconds == 0 && o->count < o->clients)
+	if (o->events) // every subscriber takes all -n events
+		check_events(o, given);
+	else if (o->seconds == 0 && o->idle_seconds == 0 && o->count < o->clients)
 		fail("-n %" PRIu64 " is fewer calls than -c %u clients", o->count, o->clients);
 	if (o->seconds > 0 || o->idle_seconds > 0)
 		o->count = UINT64_MAX;
@@ -108,21 +131,22 @@ static void check_options(struct options *o, bool count_given, bool transport_gi
 }
 
 static void parse_options(int argc, char **argv, struct options *o) {
-	bool n_given = false, t_given = false; // -n, -t
+	struct given given = {0};
 	const struct option_def defs[] = {
 		{"-s", OPT_STRING, FIELD(&o->sock_path)},
-		{"-n", OPT_NUMBER, FIELD(&o->count), 1, UINT64_MAX, .given = &n_given},
+		{"-n", OPT_NUMBER, FIELD(&o->count), 1, UINT64_MAX, .given = &given.n},
 		{"-T", OPT_SECONDS, FIELD(&o->seconds)},
 		{"--idle", OPT_SECONDS, FIELD(&o->idle_seconds)},
 		{"--idle-rounds", OPT_NUMBER, FIELD(&o->idle_rounds), 0, UINT32_MAX},
 		{"--gap", OPT_CALL, .field = o, .parse = parse_gaps},
 		{"--gap-rounds", OPT_NUMBER, FIELD(&o->gap_rounds), 1, MAX_GAP_ROUNDS},
 		{"--beside-ring", OPT_SECONDS, FIELD(&o->beside_seconds)},
-		{"-t", OPT_CALL, FIELD(&o->transport), .parse = parse_transport, .given = &t_given},
-		{"-d", OPT_NUMBER, FIELD(&o->depth), 1, MAX_DEPTH},
+		{"--events", OPT_TRUE, FIELD(&o->events)},
+		{"-t", OPT_CALL, FIELD(&o->transport), .parse = parse_transport, .given = &given.t},
+		{"-d", OPT_NUMBER, FIELD(&o->depth), 1, MAX_DEPTH, .given = &given.d},
 		{"-z", OPT_NUMBER, FIELD(&o->size), 0, GR_API_MAX_MSG_LEN},
 		{"-c", OPT_NUMBER, FIELD(&o->clients), 1, MAX_CLIENTS},
-		{"-w", OPT_NUMBER, FIELD(&o->warmup), 0, UINT64_MAX},
+		{"-w", OPT_NUMBER, FIELD(&o->warmup), 0, UINT64_MAX, .given = &given.w},
 		{"--idle-channels", OPT_NUMBER, FIELD(&o->idle_channels), 0, IDLE_CHANNELS_MAX},
 		{"--spin", OPT_NUMBER, FIELD(&o->spin_us), 0, INT_MAX},
 		{"--event-loop", OPT_TRUE, FIELD(&o->event_loop)},
@@ -165,13 +189,14 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		o->eal_argc = argc - own_argc - 1;
 		o->eal_argv = argv + own_argc + 1;
 	}
-	check_options(o, n_given, t_given);
+	check_options(o, &given);
 }
 
 int main(int argc, char **argv) {
 	static struct options o;
 	static struct gap_run gaps;
 	static struct beside_run beside;
+	static struct events_run events;
 	static struct summary sum;
 	parse_options(argc, argv, &o);
 	if (o.n_gaps > 0) {
@@ -180,6 +205,9 @@ int main(int argc, char **argv) {
 	} else if (o.beside_seconds > 0) {
 		run_beside_ring(&o, &beside);
 		print_beside(&o, &beside);
+	} else if (o.events) {
+		run_events(&o, &events);
+		print_events(&o, &events);
 	} else if (run_clients(&o, &sum) == EXIT_SUCCESS) {
 		print_summary(&o, &sum);
 	} else {

@@ -3,7 +3,7 @@
 
 // ping2_perf's pieces, one thread per process: main() and options (ping2_perf.c), calls on a
 // connection and their histogram (_calls.c), client processes (_clients.c), CPU and system-call
-// accounting (_accounting.c), --gap and --beside-ring (_modes.c), JSON or text output (_output.c).
+// accounting (_accounting.c), the other modes (_modes.c), JSON or text output (_output.c).
 
 #pragma once
 
@@ -31,6 +31,10 @@
 #define BESIDE_WARMUP_NS (500 * 1000ull) // past the other pair's spin budget: its spinner sleeps
 #define BESIDE_MIN_PAIRS 8
 #define BESIDE_MAX_PAIRS 100000
+#define MAX_SUBSCRIBERS 64 // --events' -c
+#define EVENTS_MAX_COUNT 10000000 // every latency is kept: 80 MB a subscriber
+#define EVENTS_MIN_SIZE 16 // the payload starts with the publish time and a sequence number
+#define EVENTS_DEFAULT_DEPTH 16 // without -d: publishes in flight enough to measure events/s
 #define DAEMON_THREADS_MAX 64 // it runs about 20
 #define REASON_LEN 256 // the library's longest reason names two EAL file prefixes
 
@@ -38,7 +42,7 @@ struct options {
 	const char *sock_path;
 	uint64_t count, warmup; // calls of all clients; calls of each before measuring
 	double seconds, idle_seconds, beside_seconds; // -T, --idle, --beside-ring; 0: not given
-	bool cdf, stamps, count_syscalls, event_loop, json, quiet, secondary;
+	bool cdf, stamps, count_syscalls, event_loop, events, json, quiet, secondary;
 	enum gr_api_transport transport;
 	unsigned depth, clients, idle_channels, idle_rounds;
 	size_t size;
@@ -127,6 +131,12 @@ struct beside_run {
 	double *ring_ns, *shm_ns; // of each pair, in the order measured
 };
 
+struct events_run {
+	uint64_t delivered, lost; // all subscribers' events, lost: to full backlogs
+	double events_per_s; // delivered, from the first publish to the last event received
+	struct latency_samples latency; // publish to receive, over every delivered event
+};
+
 // ping2_perf_calls.c
 void *calloc_or_fail(size_t n, size_t size);
 uint64_t hist_value(const struct histogram *h, unsigned index); // midpoint, at most max_ns
@@ -163,7 +173,9 @@ void wait_memzones_freed(const struct options *o, uint32_t before); // bounded
 // ping2_perf_modes.c
 void run_gaps(struct options *o, struct gap_run *run);
 void run_beside_ring(struct options *o, struct beside_run *run);
+void run_events(const struct options *o, struct events_run *run);
 // ping2_perf_output.c
 void print_summary(const struct options *o, const struct summary *sum); // calls or --idle
 void print_gaps(const struct options *o, const struct gap_run *run);
 void print_beside(const struct options *o, const struct beside_run *run);
+void print_events(const struct options *o, const struct events_run *run);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026 The shmchan authors
 
-// ping2_perf's modes in its own process. --gap: the occasional call, after silence (both ends
+// ping2_perf's modes other than the calls. --gap: the occasional call, after silence (both ends
 // may have stopped spinning), the transports alternated call by call to meet the same machine.
 // --beside-ring: the busy round trip beside the raw rte_ring ping-pong of a follower process,
 // a block of each per pair, the pair's ratio free of the vCPUs' placement (benchmark-method.md).
+// --events: event fan-out from a publisher in ping2_perf's process to forked subscribers.
 
 #include "ping2_perf.h"
 #include "bench_ring.h"
@@ -16,6 +17,12 @@
 #define RING_CELLS 16384 // room for a frame of any -z
 #define STOP_FRAME_LEN 0 // ends the follower's block: a real frame is longer
 #define WARMUP_CHECK 64 // untimed round trips between two clock reads
+
+// What an --events subscriber sends its parent once done: counts, then latency samples (ns).
+struct sub_report {
+	uint64_t received, lost, last_ns; // last_ns: when it took its last event
+	uint64_t lat[];
+};
 
 struct rings {
 	struct rte_ring *req, *resp;
@@ -221,4 +228,88 @@ void run_beside_ring(struct options *o, struct beside_run *run) {
 	percentiles(run->shm_ns, n, scratch, side_qs, run->shm);
 	free(ratio);
 	free(scratch);
+}
+
+// A subscriber process: subscribe, say ready (a byte on fd), take events until every one arrived
+// or was counted lost, report on fd.
+static void __attribute__((noreturn)) subscriber_main(const struct options *o, int fd) {
+	struct gr_event_subscribe_req req = {.ev_type = GR_SHM_EVENT_TEST};
+	struct sub_report *r = calloc_or_fail(1, sizeof(*r) + o->count * sizeof(r->lat[0]));
+	struct gr_api_client *c = connect_client(o, o->transport);
+	struct gr_api_event *ev;
+	log_prefix = "ping2_perf: subscriber";
+	FAIL_IF(c == NULL, "connect %s: %s", o->sock_path, strerror(errno));
+	if (gr_api_client_send_recv_len(c, GR_EVENT_SUBSCRIBE, sizeof(req), &req, NULL) < 0)
+		fail("subscribe: %s", strerror(errno));
+	FAIL_IF(!fd_transfer(fd, &(char){1}, 1, true), "write to parent: %s", strerror(errno));
+	while (r->received + r->lost < o->count) {
+		FAIL_IF(gr_api_client_event_recv(c, &ev) < 0, "event_recv: %s", strerror(errno));
+		uint64_t now = now_ns(), head = 0; // LOST: the count; TEST: the publish time
+		if (ev->payload_len >= sizeof(head))
+			memcpy(&head, ev + 1, sizeof(head));
+		if (ev->ev_type == GR_SHM_EVENT_LOST) {
+			r->lost += head;
+		} else if (ev->ev_type == GR_SHM_EVENT_TEST && ev->payload_len >= EVENTS_MIN_SIZE) {
+			r->lat[r->received++] = now - head;
+			r->last_ns = now;
+		}
+		free(ev);
+	}
+	size_t len = sizeof(*r) + r->received * sizeof(r->lat[0]);
+	FAIL_IF(!fd_transfer(fd, r, len, true), "write to parent: %s", strerror(errno));
+	FAIL_IF(gr_api_client_disconnect(c) < 0, "disconnect: %s", strerror(errno));
+	_exit(EXIT_SUCCESS);
+}
+
+// Publish every event, up to depth in flight. Returns when all are answered.
+static void publish(const struct options *o, struct gr_api_client *c) {
+	static uint8_t payload[GR_API_MAX_MSG_LEN];
+	static uint32_t ids[MAX_DEPTH];
+	payload_fill(payload, o->size);
+	for (uint64_t i = 0; i < o->count + o->depth; i++) {
+		if (i >= o->depth && gr_api_client_recv_len(c, ids[i % o->depth], NULL) < 0)
+			fail("publish %" PRIu64 ": %s", i - o->depth, strerror(errno));
+		if (i >= o->count)
+			continue;
+		uint64_t head[2] = {now_ns(), i};
+		memcpy(payload, head, sizeof(head));
+		long id = gr_api_client_send(c, GR_SHM_EVENT_PUBLISH, o->size, payload);
+		FAIL_IF(id < 0, "publish: %s", strerror(errno));
+		ids[i % o->depth] = (uint32_t)id;
+	}
+}
+
+void run_events(const struct options *o, struct events_run *run) {
+	struct options adaptive = *o; // the publisher always spins adaptively, whatever --spin
+	pid_t pids[MAX_SUBSCRIBERS];
+	int report[MAX_SUBSCRIBERS][2]; // a pipe from each subscriber
+	for (unsigned i = 0; i < o->clients; i++) {
+		check(pipe(report[i]), "pipe");
+		if ((pids[i] = fork_peer()) == 0)
+			subscriber_main(o, report[i][1]);
+		close(report[i][1]);
+		if (!fd_transfer(report[i][0], &(char){0}, 1, false))
+			fail("subscriber %u did not subscribe", i);
+	}
+	adaptive.spin_us = GR_API_CLIENT_SPIN_ADAPTIVE;
+	struct gr_api_client *pub = connect_client(&adaptive, o->transport);
+	FAIL_IF(pub == NULL, "connect %s: %s", o->sock_path, strerror(errno));
+	uint64_t start = now_ns(), end = start, *all;
+	publish(o, pub);
+	all = calloc_or_fail(o->count * o->clients, sizeof(*all));
+	for (unsigned i = 0; i < o->clients; i++) {
+		struct sub_report r;
+		int fd = report[i][0];
+		if (!fd_transfer(fd, &r, sizeof(r), false) ||
+		    !fd_transfer(fd, all + run->delivered, r.received * sizeof(*all), false))
+			fail("subscriber %u died before reporting", i);
+		run->delivered += r.received;
+		run->lost += r.lost;
+		end = r.last_ns > end ? r.last_ns : end;
+		FAIL_IF(peer_wait(pids[i]) != 0, "subscriber %u ended badly", i);
+	}
+	FAIL_IF(gr_api_client_disconnect(pub) < 0, "disconnect: %s", strerror(errno));
+	run->events_per_s = (double)run->delivered * NSEC_PER_SEC / (double)(end - start);
+	run->latency = latency_summary(all, run->delivered);
+	free(all);
 }

@@ -270,3 +270,25 @@ void print_beside(const struct options *o, const struct beside_run *run) {
 		printf("%s[%.3f, %.3f]", i ? ", " : "", run->ring_ns[i], run->shm_ns[i]);
 	printf("%s}\n", o->cdf ? "]" : "");
 }
+
+// Not json_head()'s keys, which describe calls: the run's own; sub_spin_us -1 is the adaptive spin.
+void print_events(const struct options *o, const struct events_run *run) {
+	const struct latency_samples *l = &run->latency;
+	const char *t = transport_name(o->transport);
+	if (!o->json) {
+		printf("%-6s %2u subscribers %6zu B", t, o->clients, o->size);
+		printf(" depth %3u spin ", o->depth);
+		printf(o->spin_us < 0 ? "adaptive" : "%d us", o->spin_us);
+		printf(": %" PRIu64 " delivered, %" PRIu64 " lost", run->delivered, run->lost);
+		printf(", %.0f events/s", run->events_per_s);
+		printf(", latency p50 %.1f us p99 %.1f us", l->p50_ns / 1e3, l->p99_ns / 1e3);
+		printf(" max %.1f us\n", l->max_ns / 1e3);
+		return;
+	}
+	printf("{\"mode\": \"events\", \"transport\": \"%s\", \"subscribers\": %u", t, o->clients);
+	printf(", \"payload\": %zu, \"depth\": %u", o->size, o->depth);
+	printf(", \"sub_spin_us\": %d, \"published\": %" PRIu64, o->spin_us, o->count);
+	printf(", \"delivered\": %" PRIu64 ", \"lost\": %" PRIu64, run->delivered, run->lost);
+	printf(", \"events_per_s\": %.0f, \"p50_ns\": %" PRIu64, run->events_per_s, l->p50_ns);
+	printf(", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "}\n", l->p99_ns, l->max_ns);
+}
