@@ -3,8 +3,8 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # The benchmark tools work: every ref_bench test in a tiny run, and the
-# ping2_perf modes make bench uses (-T with --cdf, --idle, --idle-channels,
-# --gap, --event-loop, GROUT_SOCK_PATH)
+# ping2_perf modes the benchmarks use (-T with --cdf, --idle, --idle-channels,
+# --gap, --event-loop, --events, GROUT_SOCK_PATH)
 # against a daemon of its own. Checks what the JSON says, never how fast anything was.
 #
 #   bench_tools.sh SHMCHAND REF_BENCH PING2_PERF
@@ -283,5 +283,22 @@ fi
 if "$perf" -s "$SHMT_SOCK" -n 10 -q --json --cdf --no-stamps 2>/dev/null; then
 	shmt_fail "ping2_perf accepted --cdf without stamps"
 fi
+# Event fan-out: fewer events than a subscriber's backlog, so every one
+# arrives at each subscriber; 16 publishes in flight without -d.
+out=$("$perf" -s "$SHMT_SOCK" --events -t shm -c 2 -n 500 -z 16 --json) ||
+	shmt_fail "ping2_perf --events failed"
+check "$out" "list(r) == ['mode', 'transport', 'subscribers', 'payload', 'depth', 'sub_spin_us', \
+'published', 'delivered', 'lost', 'events_per_s', 'p50_ns', 'p99_ns', 'max_ns'] and \
+r['mode'] == 'events' and r['transport'] == 'shm' and r['subscribers'] == 2 and \
+r['payload'] == 16 and r['depth'] == 16 and r['sub_spin_us'] == -1 and r['published'] == 500 \
+and r['delivered'] == 1000 and r['lost'] == 0 and r['events_per_s'] > 0 and \
+0 < r['p50_ns'] <= r['p99_ns'] <= r['max_ns']" "ping2_perf --events"
+for bad in "-T 1" "--gap 1" "--beside-ring 1" "-c 65" "-z 15" "-w 10" "-t auto" "--event-loop" \
+	"--idle-channels 1" "--json --cdf" "--no-stamps" "--secondary"; do
+	# shellcheck disable=SC2086 # bad is a list of words
+	if "$perf" -s "$SHMT_SOCK" --events $bad 2>/dev/null; then
+		shmt_fail "ping2_perf accepted --events $bad"
+	fi
+done
 stop_daemon
 check_all
