@@ -204,7 +204,7 @@ run_ref() {
 	local name=$1
 	shift
 	progress "ref $name"
-	measure ref "ref_bench $*" "$results/ref-$name.json" "$ref" --json "$@"
+	measure ref "ref_bench $*" "$results/ref-$name.json" "$ref" "$@"
 }
 
 part_refs() {
@@ -253,10 +253,10 @@ goal_round() {
 		read -ra perfargs <<<"$perfargs"
 		name=$name-r$1 f=$results/goal-$name
 		progress "goal $name"
-		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref1.json" "$ref" --json "${refargs[@]}"
+		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref1.json" "$ref" "${refargs[@]}"
 		measure cell "ping2_perf ${perfargs[*]} (goal $name)" "$f-cell.json" "$perf" -s "$SHMT_SOCK" \
 			-t shm -T "$CELL_S" -w "$WARMUP" -q --json --no-stamps "${perfargs[@]}"
-		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref2.json" "$ref" --json "${refargs[@]}"
+		measure ref "ref_bench ${refargs[*]} (goal $name)" "$f-ref2.json" "$ref" "${refargs[@]}"
 	done
 	# The ring goal pair by pair: blocks of each alternated within one
 	# placement of the vCPUs.

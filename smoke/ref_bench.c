@@ -36,8 +36,8 @@ static bool default_cpus(int cpus[2]) {
 static void __attribute__((noreturn)) usage(bool error) {
 	fprintf(error ? stderr : stdout,
 		"usage: ref_bench [-T SECONDS | -n COUNT] [-w WARMUP] [-z SIZE]\n"
-		"                 [--cpus A,B | --no-pin] [--gap-us US] [--depth N] [--json] TEST\n"
-		"TEST (docs/benchmark-running.md):\n"
+		"                 [--cpus A,B | --no-pin] [--gap-us US] [--depth N] TEST\n"
+		"One JSON object on stdout. TEST (docs/benchmark-running.md):\n"
 		"  cacheline      one cache line bounced: the hardware's round-trip floor\n"
 		"  ring-pingpong  a channel frame each way through two SPSC rte_rings\n"
 		"  ring-stream    ring-pingpong's frames one way, at the consumer's pace\n"
@@ -60,8 +60,7 @@ static void __attribute__((noreturn)) usage(bool error) {
 		"  --cpus A,B     leader on CPU A, follower on B (default: the first two allowed)\n"
 		"  --no-pin       let the scheduler place both processes\n"
 		"  --gap-us US    eventfd, unix: sleep US before each round trip, timed alone\n"
-		"  --depth N      *-echo: N requests in flight (default %d), all in one ring\n"
-		"  --json         print one JSON object on stdout\n",
+		"  --depth N      *-echo: N requests in flight (default %d), all in one ring\n",
 		DEFAULT_SECONDS,
 		DEFAULT_WARMUP,
 		GR_PING2_LEN,
@@ -102,7 +101,6 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		{"--gap-us", OPT_NUMBER, FIELD(&o->gap_us), 1, MAX_GAP_US},
 		// Whether DEPTH messages of -z fit a ring: setup().
 		{"--depth", OPT_NUMBER, FIELD(&o->depth), 1, MAX_DEPTH},
-		{"--json", OPT_TRUE, FIELD(&o->json)},
 		{"-h", OPT_HELP, .field = NULL},
 	};
 	*o = (struct options){
@@ -132,7 +130,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
 		o->pin = false;
 }
 
-// One line of text, or one JSON object with --json (make bench reads it).
+// One JSON object, which make bench reads.
 static void print_result(const struct ctx *c) {
 	const struct options *o = c->o;
 	const struct bench *b = o->bench;
@@ -143,22 +141,6 @@ static void print_result(const struct ctx *c) {
 	double ops_per_s = ops * NSEC_PER_SEC / (double)c->elapsed_ns;
 	// The follower's totals cover its warmup operations too.
 	double follower_ops = (double)(c->sh->follower_ops > 0 ? c->sh->follower_ops : 1);
-	if (!o->json) {
-		printf("%s", b->name);
-		if (sized)
-			printf(", %zu bytes (%u cells)", o->size, c->cells);
-		if (pipelined)
-			printf(", %u in flight", o->depth);
-		if (o->pin)
-			printf(", CPUs %d,%d", o->cpus[0], o->cpus[1]);
-		if (gap)
-			printf(", %" PRIu64 " us idle before each (slowest %.1f us)",
-			       o->gap_us,
-			       (double)c->gap_max_ns / 1e3);
-		printf(": %" PRIu64 " in %.3f s", c->ops, seconds);
-		printf(": %.1f ns per %s, %.0f/s\n", ns_per_op, b->unit, ops_per_s);
-		return;
-	}
 	printf("{\"test\": \"%s\", \"unit\": \"%s\"", b->name, b->unit);
 	json_field("size", sized, "%zu", o->size);
 	json_field("cells", sized, "%u", c->cells);

@@ -25,7 +25,6 @@ struct options {
 	int cpus[2]; // leader, follower
 	uint64_t gap_us; // sleep before each operation, 0: none
 	unsigned depth; // *-echo: requests in flight; 0 elsewhere
-	bool json;
 };
 
 // The start of the memfd both processes map, each side's fields on lines of

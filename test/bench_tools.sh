@@ -71,7 +71,7 @@ PY
 }
 
 for t in cacheline ring-pingpong ring-stream lines-apart lines-inline eventfd unix clock syscall; do
-	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
+	out=$("$ref" -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
 	check "$out" "r['test'] == '$t' and r['count'] == $REF_OPS and r['ns_per_op'] > 0" \
 		"ref_bench $t: wrong count or time"
 done
@@ -136,18 +136,18 @@ for t in chan-pingpong chan-stream ring-local chan-local; do
 	chan-stream) unit=message min_seconds=0 ;;
 	*) unit=round_trip min_seconds=$REF_SECONDS ;;
 	esac
-	out=$("$ref" --json -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
+	out=$("$ref" -n "$REF_OPS" -w 10 "$t") || shmt_fail "ref_bench $t failed"
 	check "$out" "r['test'] == '$t' and r['unit'] == '$unit' and r['count'] == $REF_OPS" \
 		"ref_bench $t: wrong test, unit or count"
 	check_ref_report "$out" "$two_processes" "ref_bench $t"
-	out=$("$ref" --json -T "$REF_SECONDS" -w 10 "$t") || shmt_fail "ref_bench -T $t failed"
+	out=$("$ref" -T "$REF_SECONDS" -w 10 "$t") || shmt_fail "ref_bench -T $t failed"
 	check "$out" "r['test'] == '$t' and r['unit'] == '$unit' and r['count'] > 0 and \
 r['seconds'] >= $min_seconds" "ref_bench -T $t: no operation or too short"
 	check_ref_report "$out" "$two_processes" "ref_bench -T $t"
 done
-out=$("$ref" --json -n "$REF_OPS" -w 10 -z 4096 ring-pingpong) || shmt_fail "ref_bench -z failed"
+out=$("$ref" -n "$REF_OPS" -w 10 -z 4096 ring-pingpong) || shmt_fail "ref_bench -z failed"
 check "$out" "r['size'] == 4096 and r['cells'] == 257" "ref_bench -z 4096: wrong frame"
-out=$("$ref" --json -n 3 -w 1 --gap-us 100 --no-pin eventfd) || shmt_fail "ref_bench --gap-us failed"
+out=$("$ref" -n 3 -w 1 --gap-us 100 --no-pin eventfd) || shmt_fail "ref_bench --gap-us failed"
 check "$out" "r['count'] == 3 and r['gap_us'] == 100 and r['cpus'] is None and r['max_ns'] > 0" \
 	"ref_bench --gap-us --no-pin"
 if "$ref" --gap-us 100 cacheline 2>/dev/null; then
@@ -156,7 +156,7 @@ fi
 # The echoes: calls answered with DEPTH in flight, 32 unless --depth says.
 for t in ring-echo chan-echo; do
 	for depth in "" 1 8; do
-		out=$("$ref" --json -n "$REF_OPS" -w 10 ${depth:+--depth "$depth"} "$t") ||
+		out=$("$ref" -n "$REF_OPS" -w 10 ${depth:+--depth "$depth"} "$t") ||
 			shmt_fail "ref_bench ${depth:+--depth $depth }$t failed"
 		check "$out" "r['test'] == '$t' and r['unit'] == 'call' and r['count'] == $REF_OPS \
 and r['depth'] == ${depth:-32} and r['ns_per_op'] > 0 and r['ops_per_s'] > 0" \
