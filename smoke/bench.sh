@@ -176,10 +176,10 @@ measure() {
 	output_value=${BASH_REMATCH[1]}
 }
 
-# serving_wait PID SOCK LOG WHAT: wait until WHAT serves SOCK.
+# serving_wait PID SOCK LOG WHAT: wait until WHAT accepts connections on SOCK.
 serving_wait() {
 	local polls=$((SERVER_WAIT_S * SHMT_POLLS_PER_S))
-	until [ -S "$2" ]; do
+	until shmt_socket_ready "$2"; do
 		shmt_running "$1" || shmt_fail "$4 died: $(tail -n 3 "$3")"
 		[ "$polls" -gt 0 ] || shmt_fail "$4 did not serve $2 in $SERVER_WAIT_S s"
 		polls=$((polls - 1))

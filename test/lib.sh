@@ -142,13 +142,14 @@ shmt_wait_gone() {
 	done
 }
 
-# True once the daemon accepts connections on SHMT_SOCK (the socket file
-# appears at bind(), before listen()).
+# True once the daemon accepts connections on SOCK, SHMT_SOCK if not given
+# (the socket file appears at bind(), before listen()).
 shmt_socket_ready() {
-	[ -S "$SHMT_SOCK" ] || return 1
+	local sock=${1:-$SHMT_SOCK}
+	[ -S "$sock" ] || return 1
 	python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])' "$SHMT_SOCK" 2>/dev/null
+s.connect(sys.argv[1])' "$sock" 2>/dev/null
 }
 
 # The hugepage files (<mount>/<prefix>map_<n>) and the runtime folder that a
