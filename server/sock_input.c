@@ -10,9 +10,6 @@
 
 #include "sock_priv.h"
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
