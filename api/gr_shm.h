@@ -110,6 +110,9 @@ GR_REQ_STREAM(GR_SHM_CHANNEL_LIST, struct gr_empty, struct gr_shm_channel_info);
 // program and server_version are filled (a server without it sends
 // neither).
 #define GR_SHM_INFO_PROGRAM (1u << 4)
+// A poller could not take a nice value its clients asked for (the daemon
+// lacks CAP_SYS_NICE or an RLIMIT_NICE that allows it): it keeps what it had.
+#define GR_SHM_INFO_POLLER_NICE_DENIED (1u << 5)
 // poller_nice_wanted when the daemon leaves its pollers' nice value alone.
 #define GR_SHM_POLLER_NICE_OFF INT32_MAX
 struct gr_shm_daemon_info {
@@ -139,7 +142,8 @@ struct gr_shm_daemon_info {
 	uint32_t event_backlog; // events queued per subscriber before it loses events
 	uint32_t event_backlog_bytes; // bytes of events queued per subscriber
 	// The pollers' nice value (GR_SHM_INFO_POLLER_NICE): what the first
-	// poller runs at now, and what the daemon's options ask for.
+	// poller runs at now (it follows the clients it serves), and the most
+	// a poller may take, from the daemon's options.
 	int32_t poller_nice;
 	int32_t poller_nice_wanted; // -20..19 or GR_SHM_POLLER_NICE_OFF
 	// The events' global bounds (GR_SHM_INFO_EVENT_BOUNDS): subscriptions

@@ -72,6 +72,11 @@ static void info_json(const struct gr_shm_daemon_info *info) {
 			json_null(&j, "poller_nice_wanted");
 		else
 			json_i64(&j, "poller_nice_wanted", info->poller_nice_wanted);
+		json_bool(
+			&j,
+			"poller_nice_denied",
+			(info->flags & GR_SHM_INFO_POLLER_NICE_DENIED) != 0
+		);
 	}
 	json_object_begin(&j, "spin_us");
 	json_u64(&j, "poller", info->poller_spin_us);
@@ -139,15 +144,21 @@ static int info_table(const struct gr_shm_daemon_info *info) {
 		table_cell(t, "poller nice");
 		if (info->poller_nice_wanted == GR_SHM_POLLER_NICE_OFF)
 			table_cell(t, "%d (the daemon's own)", info->poller_nice);
-		else if (info->poller_nice_wanted != info->poller_nice)
+		else if (info->flags & GR_SHM_INFO_POLLER_NICE_DENIED)
 			table_cell(
 				t,
-				"%d (asked %d: not permitted, see the daemon's log)",
+				"%d (down to %d by its clients: not permitted, see the daemon's "
+				"log)",
 				info->poller_nice,
 				info->poller_nice_wanted
 			);
 		else
-			table_cell(t, "%d", info->poller_nice);
+			table_cell(
+				t,
+				"%d now (down to %d by its clients)",
+				info->poller_nice,
+				info->poller_nice_wanted
+			);
 	}
 	table_cell(t, "spin budgets");
 	table_cell(

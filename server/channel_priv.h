@@ -69,6 +69,10 @@ void channel_disarm(unsigned poller_id, int cpu);
 // Tell the clients of every channel of this poller the CPU it runs on now.
 void channel_cpu_publish(unsigned poller_id, int cpu);
 
+// The number of distinct channels of this poller that moved messages since
+// the last call (for its nice value, poller_nice.h); a new count starts.
+unsigned channel_clients_counted(unsigned poller_id);
+
 // For the poller's spin (poller_spin.h): what the client of the channel
 // whose serve moved messages last (owner false), or of the spin window's
 // owner (owner true), says about itself (shmchan_server_peer(), with its
@@ -148,6 +152,9 @@ struct channel {
 	size_t backlog_bytes;
 	uint64_t backlog_since; // tsc when the backlog became non-empty
 	bool served; // the poller served it once (its doorbell flag was cleared)
+	// The poller's period of counting clients (channel_clients_counted())
+	// in which this channel last had work.
+	uint32_t counted_period;
 	// What the turn being served produced so far (shm_send() counts):
 	// responses, and their bytes, headers included.
 	uint32_t turn_responses;

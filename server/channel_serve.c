@@ -93,8 +93,27 @@ struct poller_view {
 	// extended the spin window. Pointers of the view, valid as its slots
 	// are; NULL when the view was made since.
 	struct channel *worker, *owner;
+	// The period of counting clients (channel_clients_counted()), never
+	// 0, and the channels with work in it so far.
+	uint32_t counted_period;
+	unsigned clients;
 };
 static struct poller_view poller_views[GR_API_SERVER_MAX_POLLERS];
+
+// ch moved messages in a pass of v's poller: a client of the period being
+// counted.
+static inline void view_count(struct poller_view *v, struct channel *ch) {
+	if (ch->counted_period != v->counted_period) {
+		ch->counted_period = v->counted_period;
+		v->clients++;
+	}
+}
+
+// The same, in a pass over the view: ch is also the last worker.
+static inline void view_worked(struct poller_view *v, struct channel *ch) {
+	v->worker = ch;
+	view_count(v, ch);
+}
 // CHANNEL_SLOW_LIMIT_MS in TSC cycles (channel_module_init()).
 uint64_t slow_limit_cycles;
 
@@ -541,7 +560,7 @@ static unsigned view_unpark(struct poller_view *v, unsigned i, void *req_buf) {
 	slot->idle_passes = 0;
 	unsigned n = channel_serve(slot->ch, req_buf);
 	if (n > 0)
-		v->worker = slot->ch;
+		view_worked(v, slot->ch);
 	return n;
 }
 
@@ -573,8 +592,13 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 		if (view_make(v, poller_id, gen) < 0) {
 			struct channel *ch;
 
-			cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
-				work += channel_serve(ch, req_buf);
+			cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node) {
+				unsigned n = channel_serve(ch, req_buf);
+
+				work += n;
+				if (n > 0)
+					view_count(v, ch);
+			}
 			return work;
 		}
 	}
@@ -589,7 +613,7 @@ unsigned channel_poll(unsigned poller_id, void *req_buf) {
 			slot->idle_passes = 0;
 			if (slot->ch->turn_cut)
 				v->looks_owed += CHANNEL_PARKED_LOOKS_PER_CUT;
-			v->worker = slot->ch;
+			view_worked(v, slot->ch);
 		} else if (++slot->idle_passes >= CHANNEL_PARK_PASSES && channel_may_park(slot->ch)) {
 			view_swap(v, i, v->n_active - 1);
 			v->n_active--;
@@ -747,6 +771,17 @@ void channel_cpu_publish(unsigned poller_id, int cpu) {
 
 	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
 		shmchan_server_cpu_publish(ch->server, cpu);
+}
+
+unsigned channel_clients_counted(unsigned poller_id) {
+	struct poller_view *v = &poller_views[poller_id];
+	unsigned clients = v->clients;
+
+	v->clients = 0;
+	// Never 0, which a channel has before its first work.
+	if (++v->counted_period == 0)
+		v->counted_period = 1;
+	return clients;
 }
 
 bool channel_spin_peer(unsigned poller_id, bool owner, bool tail, struct shmchan_peer *peer) {

@@ -23,10 +23,11 @@
 // Poller spin budget: long enough to catch a controller's next request in a
 // tight loop, short enough that an idle server sleeps (docs/spin-budgets.md).
 #define DEFAULT_SPIN_US 100
-// Nice value the pollers take when the process may set it (CAP_SYS_NICE or
-// RLIMIT_NICE): a poller is the server its clients spin-wait on, so on CPUs
-// it shares with them it must not get only its 1/(n+1) share of them
-// (docs/spin-budgets.md).
+// The most a poller may take of the nice values its clients give it, when
+// the process may set them (CAP_SYS_NICE or RLIMIT_NICE): a poller is the
+// server its clients spin-wait on, so on CPUs it shares with them it must
+// not get only its 1/(n+1) share of them; it takes the weight of its
+// clients and itself (poller_nice.h, docs/spin-budgets.md).
 #define DEFAULT_POLLER_NICE (-20)
 // Socket connections one client process may hold at once, and all the
 // processes of one uid other than root: far below GR_API_SERVER_MAX_CLIENTS,

@@ -65,6 +65,9 @@ struct server_state {
 	// Thread id of the first poller once it runs, 0 before and after:
 	// gr_api_server_info_get() reads the pollers' nice value from it.
 	_Atomic int poller0_tid;
+	// A poller could not take a nice value its clients asked for (no
+	// CAP_SYS_NICE, no RLIMIT_NICE that allows it): it keeps what it had.
+	_Atomic bool poller_nice_denied;
 	uint64_t start_ns; // CLOCK_MONOTONIC at start
 	time_t start_time; // the same instant, wall clock
 };

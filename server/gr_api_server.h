@@ -124,9 +124,12 @@ struct gr_api_server_conf {
 	bool shm_enabled;
 	// Poller threads serving the channels, 1..GR_API_SERVER_MAX_POLLERS
 	// (default 1); microseconds a poller spins after work before it
-	// sleeps, 0..GR_API_SERVER_SPIN_US_MAX (default 100); their nice
-	// value, -20..19 or GR_API_SERVER_NICE_OFF (default -20: taken if
-	// the process may, else logged and left).
+	// sleeps, 0..GR_API_SERVER_SPIN_US_MAX (default 100); the lowest
+	// nice value a poller takes, -20..19 or GR_API_SERVER_NICE_OFF
+	// (default -20). A poller takes the weight of itself and of the
+	// clients it served in the last 100 ms (one client: 3 below the
+	// process's nice value, 16: 13 below), within that bound, if the
+	// process may (else logged and left).
 	unsigned pollers;
 	unsigned spin_us;
 	int32_t poller_nice;

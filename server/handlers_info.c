@@ -12,9 +12,11 @@
 #endif
 
 #include "api.h"
+#include "config.h"
 #include "handlers_info.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,8 @@ void server_daemon_info(const struct gr_api_server_info *server, struct gr_shm_d
 	info->flags |= GR_SHM_INFO_POLLER_NICE;
 	info->poller_nice_wanted = conf->poller_nice;
 	info->poller_nice = server->poller_nice;
+	if (atomic_load_explicit(&server_state.poller_nice_denied, memory_order_relaxed))
+		info->flags |= GR_SHM_INFO_POLLER_NICE_DENIED;
 	info->flags |= GR_SHM_INFO_EVENT_BOUNDS;
 	info->event_subs_max = conf->event_subs_max;
 	info->event_memory_bytes = conf->event_memory_bytes;

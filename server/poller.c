@@ -5,6 +5,7 @@
 #include "channel_priv.h"
 #include "config.h"
 #include "poller_load.h"
+#include "poller_nice.h"
 #include "poller_spin.h"
 
 #include <shmchan_probes.h>
@@ -27,6 +28,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 // Empty passes over the channels made inside one RCU read-side critical
@@ -72,6 +74,10 @@ struct poller {
 	// How busy the CPUs were at the last look (poller_load.h), in TSC
 	// cycles.
 	struct poller_load load;
+	// Its nice value by its clients (poller_nice.h), in TSC cycles; off
+	// with --poller-nice off. Poller thread only.
+	struct poller_nice nice;
+	bool nice_on;
 };
 
 static struct poller pollers[GR_API_SERVER_MAX_POLLERS];
@@ -123,25 +129,107 @@ void poller_wake(unsigned id) {
 		LOG(ERR, "poller %u: wake: %s", id, strerror(errno));
 }
 
-// Give the calling poller thread the nice value asked for (config.c: a
-// server must not lose its CPUs to the clients that spin waiting for it).
-// Without the right to, the thread keeps the process's, and the log says
-// why: the daemon still serves, only slower on CPUs it shares.
-static void poller_set_nice(const struct poller *p, int32_t nice) {
-	if (nice == GR_API_SERVER_NICE_OFF)
-		return;
+// What the kernel's sched_setattr() takes (linux/sched/types.h, which
+// glibc 2.36 does not wrap): its first 48 bytes, the fields every kernel
+// since 3.14 knows.
+struct poller_sched_attr {
+	uint32_t size;
+	uint32_t policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime;
+	uint64_t deadline;
+	uint64_t period;
+};
+
+// The slice a poller asks the scheduler for: the shortest it grants
+// (100 us, since Linux 6.12; older kernels take the request and ignore it).
+// A task with a shorter slice than the one running where it wakes may take
+// that CPU at once, and a poller woken by a doorbell has a request waiting:
+// with a slice of its own it needs no more weight than its work gives it
+// to answer before the task it woke behind has used its own.
+#define POLLER_SLICE_NS 100000ull
+
+// Give the calling poller thread nice, and the short slice, keeping its
+// policy. Returns 0 or -errno (the nice value was refused).
+static int poller_sched_set(int32_t nice, bool slice) {
 	// On Linux the nice value is the thread's: PRIO_PROCESS with a
 	// thread id sets that thread's alone.
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0) {
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0)
+		return -errno;
+	if (!slice)
+		return 0;
+	struct poller_sched_attr attr = {
+		.size = sizeof(attr),
+		.policy = SCHED_OTHER,
+		.nice = nice,
+		.runtime = POLLER_SLICE_NS,
+	};
+	// Only a thread of the normal policy: one an application made real-time
+	// keeps what it has. A kernel or a sandbox without it leaves the slice
+	// as it was: nothing else depends on it.
+	if (sched_getscheduler(0) == SCHED_OTHER && syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
+		LOG(DEBUG, "poller: no slice of its own: %s", strerror(errno));
+	return 0;
+}
+
+// The calling poller's nice value from its start (config.c: a server must
+// not lose its CPUs to the clients that spin waiting for it, nor take them
+// from anyone else): the value for one client, then what its clients ask
+// for each period (poller_nice_period()). Without the right to, the thread
+// keeps the process's, and the log says why: the daemon still serves, only
+// slower on CPUs it shares.
+static void poller_nice_start(struct poller *p, uint64_t now) {
+	int32_t floor = server_conf.poller_nice;
+
+	p->nice_on = floor != GR_API_SERVER_NICE_OFF;
+	if (!p->nice_on)
+		return;
+	errno = 0;
+	int base = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (base == -1 && errno != 0)
+		base = 0;
+	uint64_t period = rte_get_tsc_hz() * POLLER_NICE_PERIOD_NS / 1000000000;
+	int32_t want = poller_nice_init(&p->nice, period, now, base, floor);
+	int ret = poller_sched_set(want, true);
+	if (ret < 0) {
 		LOG(WARNING,
 		    "poller %u: cannot take nice %d (%s; needs CAP_SYS_NICE or RLIMIT_NICE): it "
 		    "keeps the process's, and shares its CPU with spinning clients as their equal",
 		    p->id,
-		    nice,
-		    strerror(errno));
+		    want,
+		    strerror(-ret));
+		poller_nice_failed(&p->nice, base);
+		atomic_store_explicit(&server_state.poller_nice_denied, true, memory_order_relaxed);
 		return;
 	}
-	LOG(DEBUG, "poller %u: nice %d", p->id, nice);
+	LOG(DEBUG, "poller %u: nice %d (down to %d with more clients)", p->id, want, floor);
+}
+
+// A period of the poller's nice value ended at now, with work: the value
+// for the clients that had work in it (poller_nice.h).
+static void poller_nice_period(struct poller *p, uint64_t now) {
+	unsigned clients = channel_clients_counted(p->id);
+	int32_t was = p->nice.now;
+	int32_t want = poller_nice_work(&p->nice, now, clients);
+
+	if (want == POLLER_NICE_KEEP)
+		return;
+	SHMCHAN_PROBE(poller_nice, p->id, clients, want);
+	int ret = poller_sched_set(want, false);
+	if (ret < 0) {
+		LOG(WARNING,
+		    "poller %u: cannot take nice %d for %u clients (%s; needs CAP_SYS_NICE or "
+		    "RLIMIT_NICE): it keeps %d from now on",
+		    p->id,
+		    want,
+		    clients,
+		    strerror(-ret),
+		    was);
+		poller_nice_failed(&p->nice, was);
+		atomic_store_explicit(&server_state.poller_nice_denied, true, memory_order_relaxed);
+	}
 }
 
 // The CPU the calling poller runs on, and tell its clients when it changed
@@ -268,6 +356,9 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 			}
 			if (w == POLLER_WORK_OWNS)
 				channel_spin_own(p->id);
+			// After the work: its answers are in their rings.
+			if (p->nice_on && poller_nice_due(&p->nice, now))
+				poller_nice_period(p, now);
 			break;
 		}
 		// The clock on the first empty pass after work (a wake-up that
@@ -304,7 +395,8 @@ static void *poller_main(void *arg) {
 	server_thread_mark();
 	snprintf(name, sizeof(name), "shmchan-poll%u", p->id);
 	pthread_setname_np(pthread_self(), name);
-	poller_set_nice(p, server_conf.poller_nice);
+	poller_nice_start(p, rte_rdtsc());
+	channel_clients_counted(p->id);
 	if (p->id == 0)
 		atomic_store_explicit(
 			&server_state.poller0_tid,
@@ -414,6 +506,7 @@ int poller_start(unsigned n, unsigned spin_us) {
 
 	if (n == 0 || n > GR_API_SERVER_MAX_POLLERS)
 		return -EINVAL;
+	atomic_store_explicit(&server_state.poller_nice_denied, false, memory_order_relaxed);
 	if (loadavg_fd < 0) {
 		loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
 		if (loadavg_fd < 0)

@@ -3,12 +3,15 @@
 # Copyright (c) 2026 The shmchan authors
 #
 # The pollers' nice value (--poller-nice): values out of -20..19 are refused
-# with a message. As root, the poller threads take the default (-20), a value
-# given, or keep the daemon's with "off", as the kernel reports for the
-# thread named shmchan-poll0, and shmchanctl info says the same. A user
-# without CAP_SYS_NICE gets a daemon that serves anyway, keeps its pollers at
-# its own nice value, logs why, and shmchanctl info shows what was asked and
-# what it got. Run as root, the script runs the part of a user who is not
+# with a message. As root, a poller weighs as much as itself and the clients
+# it served in the last period: 3 below the daemon's nice value for one
+# client, 7 below for four, never below the value given, as the kernel
+# reports for the threads named shmchan-pollN, and shmchanctl info says the
+# same; with "off" they keep the daemon's. On a kernel that grants a thread
+# its own slice (6.12 on), the pollers ask for the shortest, unless "off". A
+# user without CAP_SYS_NICE gets a daemon that serves anyway, keeps its
+# pollers at its own nice value, logs why, and shmchanctl info shows what was
+# asked and that it was refused. Run as root, the script runs the part of a user who is not
 # root as nobody (setpriv); as another user, only that part runs, and the
 # root part is skipped.
 #
@@ -20,6 +23,14 @@ NONROOT_USER=nobody
 CTL_TIMEOUT_S=10
 # The default of the daemon's option (server/config.c).
 DEFAULT_NICE=-20
+# What a poller takes for one client and for four, below the daemon's nice
+# value (the kernel's weights, server/poller_nice.h), and its slice in ns.
+ONE_CLIENT=3
+FOUR_CLIENTS=7
+SLICE_NS=100000
+# The period over which a poller counts its clients is 100 ms: clients that
+# call for this long make several.
+CALL_S=1
 
 SHMT_NAME=poller_nice
 # shellcheck source=test/lib.sh
@@ -44,6 +55,36 @@ nice_of_thread() {
 	return 1
 }
 
+# slice_of_thread PID COMM: the slice the scheduler gives the thread, in ns
+# (se.slice in /proc/PID/task/TID/sched; nothing when the kernel shows none).
+slice_of_thread() {
+	local t comm
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[ "$comm" = "$2" ] || continue
+		awk '$1 == "se.slice" { print $3 }' "$t/sched" 2>/dev/null
+		return 0
+	done
+	return 1
+}
+
+# Does the kernel grant a normal thread a slice of its own (Linux 6.12 on)?
+own_slices() {
+	[ "$(printf '%s\n' 6.12 "$(uname -r | cut -d- -f1)" | sort -V | head -n1)" = 6.12 ]
+}
+
+# clients N: N clients calling back to back for CALL_S.
+clients() {
+	shmt_run_bounded 30 "$perf" -s "$SHMT_SOCK" -t shm -c "$1" -T "$CALL_S" -w 0 -q >/dev/null ||
+		shmt_fail "ping2_perf -c $1 failed against the daemon"
+}
+
+# below N: the test's own nice value less N, as the kernel bounds it.
+below() {
+	local v=$((own - $1))
+	echo $((v < -20 ? -20 : v))
+}
+
 # The poller thread exists once the daemon serves; its nice value is set
 # before it polls. A request through its channel says it serves.
 poller_nice_now() {
@@ -53,14 +94,16 @@ poller_nice_now() {
 		shmt_fail "the daemon (pid $SHMT_PID) has no thread shmchan-poll0"
 }
 
-# ctl_info_nice: "NICE WANTED" from shmchanctl info -j (WANTED: null for off).
+# ctl_info_nice: "NICE WANTED DENIED" from shmchanctl info -j (WANTED: null for
+# off; DENIED: true or false).
 ctl_info_nice() {
 	local out
 	out=$(shmt_run_bounded "$CTL_TIMEOUT_S" "$ctl" -s "$SHMT_SOCK" -j info) ||
 		shmt_fail "shmchanctl info failed"
 	python3 -c 'import json, sys
 i = json.loads(sys.argv[1])
-print(i["poller_nice"], json.dumps(i["poller_nice_wanted"]))' "$out" ||
+print(i["poller_nice"], json.dumps(i["poller_nice_wanted"]),
+      json.dumps(i["poller_nice_denied"]))' "$out" ||
 		shmt_fail "shmchanctl info -j: no poller_nice: $out"
 }
 
@@ -86,12 +129,18 @@ if [ "${POLLER_NICE_PART:-}" = nonroot ]; then
 	got=$(poller_nice_now)
 	[ "$got" = "$own" ] ||
 		shmt_fail "uid $(id -u): poller at nice $got, expected the daemon's own ($own)"
-	grep -qF "poller 0: cannot take nice $DEFAULT_NICE (Permission denied; needs CAP_SYS_NICE or RLIMIT_NICE)" \
+	grep -qF "poller 0: cannot take nice $(below $ONE_CLIENT) (Permission denied; needs CAP_SYS_NICE or RLIMIT_NICE)" \
 		"$SHMT_LOG" || shmt_fail "uid $(id -u): the daemon does not say why its poller keeps nice $got"
-	[ "$(ctl_info_nice)" = "$own $DEFAULT_NICE" ] ||
-		shmt_fail "uid $(id -u): shmchanctl info says '$(ctl_info_nice)', expected '$own $DEFAULT_NICE'"
+	# Refused once, never asked again: four clients change nothing.
+	clients 4
+	got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
+	[ "$got" = "$own" ] || shmt_fail "uid $(id -u): after 4 clients, poller at nice $got, not $own"
+	[ "$(grep -c 'cannot take nice' "$SHMT_LOG")" = 1 ] ||
+		shmt_fail "uid $(id -u): the refusal was logged more than once: $(grep 'cannot take' "$SHMT_LOG")"
+	[ "$(ctl_info_nice)" = "$own $DEFAULT_NICE true" ] ||
+		shmt_fail "uid $(id -u): shmchanctl info says '$(ctl_info_nice)', expected '$own $DEFAULT_NICE true'"
 	shmt_run_bounded "$CTL_TIMEOUT_S" "$ctl" -s "$SHMT_SOCK" info |
-		grep -q "^poller nice  *$own (asked $DEFAULT_NICE: not permitted" ||
+		grep -q "^poller nice  *$own (down to $DEFAULT_NICE by its clients: not permitted" ||
 		shmt_fail "uid $(id -u): shmchanctl info's table does not say the nice value was refused"
 	stop_daemon
 	shmt_log "uid $(id -u): poller kept nice $own, and the log and shmchanctl info say why"
@@ -109,22 +158,42 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 
+own=$(ps -o ni= -p $$ | tr -d ' ')
 start_daemon -S 100 --hugepages off
 got=$(poller_nice_now)
-[ "$got" = "$DEFAULT_NICE" ] || shmt_fail "default: poller at nice $got, expected $DEFAULT_NICE"
-[ "$(ctl_info_nice)" = "$DEFAULT_NICE $DEFAULT_NICE" ] ||
+[ "$got" = "$(below $ONE_CLIENT)" ] ||
+	shmt_fail "default, one client: poller at nice $got, expected $(below $ONE_CLIENT)"
+[ "$(ctl_info_nice)" = "$(below $ONE_CLIENT) $DEFAULT_NICE false" ] ||
 	shmt_fail "default: shmchanctl info says '$(ctl_info_nice)'"
 main=$(nice_of_thread "$SHMT_PID" shmchand)
-own=$(ps -o ni= -p $$ | tr -d ' ')
 [ "$main" = "$own" ] ||
 	shmt_fail "default: the main thread took nice $main, not the test's $own: only the pollers change"
+if own_slices; then
+	slice=$(slice_of_thread "$SHMT_PID" shmchan-poll0)
+	[ "$slice" = "$SLICE_NS" ] || shmt_fail "default: poller's slice ${slice:-none}, expected $SLICE_NS"
+	slice=$(slice_of_thread "$SHMT_PID" shmchand)
+	[ "$slice" != "$SLICE_NS" ] || shmt_fail "default: the main thread's slice changed too"
+fi
+# Four clients for several periods, then one again: each count is taken at
+# the first work after its period, and kept while nothing comes.
+clients 4
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
+[ "$got" = "$(below $FOUR_CLIENTS)" ] ||
+	shmt_fail "default, four clients: poller at nice $got, expected $(below $FOUR_CLIENTS)"
+clients 1
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
+[ "$got" = "$(below $ONE_CLIENT)" ] ||
+	shmt_fail "default, one client after four: poller at nice $got, expected $(below $ONE_CLIENT)"
 stop_daemon
 
-start_daemon -S 100 --hugepages off --poller-nice -7 -p 2
-[ "$(poller_nice_now)" = -7 ] || shmt_fail "--poller-nice -7: poller 0 at nice $(poller_nice_now)"
-[ "$(nice_of_thread "$SHMT_PID" shmchan-poll1)" = -7 ] ||
-	shmt_fail "--poller-nice -7: poller 1 at nice $(nice_of_thread "$SHMT_PID" shmchan-poll1)"
-[ "$(ctl_info_nice)" = "-7 -7" ] || shmt_fail "--poller-nice -7: shmchanctl info says '$(ctl_info_nice)'"
+# A bound above what four clients ask for: both pollers stop there.
+start_daemon -S 100 --hugepages off --poller-nice -5 -p 2
+clients 8
+for t in shmchan-poll0 shmchan-poll1; do
+	got=$(nice_of_thread "$SHMT_PID" "$t")
+	[ "$got" = -5 ] || shmt_fail "--poller-nice -5 -p 2, 8 clients: $t at nice $got, expected -5"
+done
+[ "$(ctl_info_nice)" = "-5 -5 false" ] || shmt_fail "--poller-nice -5: shmchanctl info says '$(ctl_info_nice)'"
 stop_daemon
 
 # off: the daemon's own nice value, here the one nice(1) gave it (a
@@ -137,11 +206,18 @@ start_daemon -S 100 --hugepages off --poller-nice off
 got=$(poller_nice_now)
 niced=$((own + 3 > 19 ? 19 : own + 3))
 [ "$got" = "$niced" ] || shmt_fail "--poller-nice off under nice -n 3: poller at nice $got, expected $niced"
-[ "$(ctl_info_nice)" = "$niced null" ] ||
+clients 4
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
+[ "$got" = "$niced" ] || shmt_fail "--poller-nice off, four clients: poller at nice $got, expected $niced"
+[ "$(ctl_info_nice)" = "$niced null false" ] ||
 	shmt_fail "--poller-nice off: shmchanctl info says '$(ctl_info_nice)'"
+if own_slices; then
+	slice=$(slice_of_thread "$SHMT_PID" shmchan-poll0)
+	[ "$slice" != "$SLICE_NS" ] || shmt_fail "--poller-nice off: the poller's slice changed"
+fi
 stop_daemon
 SHMT_DAEMON=$daemon
-shmt_log "as root: default $DEFAULT_NICE, -7 on both pollers, off keeps the daemon's ($niced)"
+shmt_log "as root: $(below $ONE_CLIENT) for one client, $(below $FOUR_CLIENTS) for four, -5 bound on both pollers, off keeps the daemon's ($niced)"
 
 # The part of a user without CAP_SYS_NICE, as nobody.
 if ! uid=$(id -u "$NONROOT_USER" 2>/dev/null) || ! gid=$(id -g "$NONROOT_USER"); then

@@ -21,7 +21,7 @@ shmt_args "SHMCHAND SHMCHANCTL SERVER_LIB CLIENT_LIB enabled|disabled" "$@"
 ctl=$2 server_lib=$3 client_lib=$4 mode=$5
 uprobe=$(dirname "$0")/probes_uprobe.py
 SERVER_PROBES="channel_attach channel_detach client_doorbell dispatch event_drop event_publish \
-poller_sleep poller_wake request response"
+poller_nice poller_sleep poller_wake request response"
 CLIENT_PROBES="daemon_doorbell request_send"
 PINGS=50
 GR_PING=0xcafe1987
