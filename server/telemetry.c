@@ -86,6 +86,11 @@ static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "poller_nice", info.poller_nice);
 	if (conf->poller_nice != GR_API_SERVER_NICE_OFF)
 		rte_tel_data_add_dict_int(d, "poller_nice_wanted", conf->poller_nice);
+	rte_tel_data_add_dict_int(
+		d,
+		"poller_nice_denied",
+		atomic_load_explicit(&server_state.poller_nice_denied, memory_order_relaxed)
+	);
 	return 0;
 }
 

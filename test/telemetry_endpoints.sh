@@ -47,7 +47,7 @@ sock=$(runtime_dir)/dpdk_telemetry.v2
 [ -S "$sock" ] || shmt_fail "no telemetry socket $sock"
 
 shmt_run_bounded "$QUERY_TIMEOUT_S" python3 -c '
-import json, socket, sys
+import json, os, socket, sys
 path, daemon_pid, shm_pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(path)
@@ -62,6 +62,8 @@ def query(cmd):
 info = query("/shmchan/info")
 assert info["pid"] == daemon_pid and info["version"] != "", info
 assert info["max_msg_len"] == 128 * 1024 and info["pollers"] >= 1, info
+# As root a poller may take any nice value: none was refused.
+assert info["poller_nice_denied"] in ((0,) if os.geteuid() == 0 else (0, 1)), info
 clients = query("/shmchan/clients")
 assert clients["clients"] == clients["shown"] >= 1, clients
 i = clients["pid"].index(shm_pid)
