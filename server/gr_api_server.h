@@ -129,7 +129,8 @@ struct gr_api_server_conf {
 	// (default -20). A poller takes the weight of itself and of the
 	// clients it served in the last 100 ms (one client: 3 below the
 	// process's nice value, 16: 13 below), within that bound, if the
-	// process may (else logged and left).
+	// process may (else logged and left); a bound above the process's
+	// value keeps them there.
 	unsigned pollers;
 	unsigned spin_us;
 	int32_t poller_nice;

@@ -36,8 +36,10 @@ static uint64_t weight(int32_t nice) {
 int32_t poller_nice_for(unsigned clients, int32_t base, int32_t floor) {
 	base = clamp_nice(base);
 	floor = clamp_nice(floor);
+	// A bound above the process's value: the poller runs there, lower
+	// than the process, whatever its clients.
 	if (floor >= base)
-		return base;
+		return floor;
 	if (clients > CLIENTS_MAX)
 		clients = CLIENTS_MAX;
 	uint64_t want = (uint64_t)(clients + 1) * weight(base);

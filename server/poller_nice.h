@@ -55,7 +55,7 @@ struct poller_nice {
 
 // The nice value for a poller serving clients clients: the weight of
 // clients + 1 tasks at base, the nearest the kernel's table has, within
-// [floor, base] (base when floor is above it).
+// [floor, base]; floor itself when it is above base.
 int32_t poller_nice_for(unsigned clients, int32_t base, int32_t floor);
 
 // period in ticks of the caller's clock, now its time. The poller runs at

@@ -40,9 +40,11 @@ static void nice_from_base_within_floor(void **state) {
 	assert_int_equal(poller_nice_for(16, 5, -20), -8); // 6100 for 17 * 335
 	assert_int_equal(poller_nice_for(16, 0, -5), -5);
 	assert_int_equal(poller_nice_for(1, -18, -20), -20);
-	// A floor at or above the process's value: the process's.
+	// A floor at or above the process's value: the floor, whatever the
+	// clients.
 	assert_int_equal(poller_nice_for(16, 0, 0), 0);
-	assert_int_equal(poller_nice_for(16, -4, 3), -4);
+	assert_int_equal(poller_nice_for(16, -4, 3), 3);
+	assert_int_equal(poller_nice_for(0, -4, 3), 3);
 	// Out of range in: clamped to the kernel's.
 	assert_int_equal(poller_nice_for(1, 40, -20), 16);
 	assert_int_equal(poller_nice_for(1, 0, -99), -3);

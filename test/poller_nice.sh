@@ -196,6 +196,15 @@ done
 [ "$(ctl_info_nice)" = "-5 -5 false" ] || shmt_fail "--poller-nice -5: shmchanctl info says '$(ctl_info_nice)'"
 stop_daemon
 
+# A bound above the daemon's own value: the pollers run there, below the
+# daemon's priority, whatever their clients.
+above=$((own + 5 > 19 ? 19 : own + 5))
+start_daemon -S 100 --hugepages off --poller-nice "$above"
+clients 4
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
+[ "$got" = "$above" ] || shmt_fail "--poller-nice $above, four clients: poller at nice $got, expected $above"
+stop_daemon
+
 # off: the daemon's own nice value, here the one nice(1) gave it (a
 # wrapper that execs: the daemon keeps the pid start_daemon knows).
 daemon=$SHMT_DAEMON
@@ -217,7 +226,7 @@ if own_slices; then
 fi
 stop_daemon
 SHMT_DAEMON=$daemon
-shmt_log "as root: $(below $ONE_CLIENT) for one client, $(below $FOUR_CLIENTS) for four, -5 bound on both pollers, off keeps the daemon's ($niced)"
+shmt_log "as root: $(below $ONE_CLIENT) for one client, $(below $FOUR_CLIENTS) for four, -5 bound on both pollers, $above above the daemon's, off keeps the daemon's ($niced)"
 
 # The part of a user without CAP_SYS_NICE, as nobody.
 if ! uid=$(id -u "$NONROOT_USER" 2>/dev/null) || ! gid=$(id -g "$NONROOT_USER"); then
