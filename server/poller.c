@@ -174,12 +174,26 @@ static int poller_sched_set(int32_t nice, bool slice) {
 	return 0;
 }
 
+// The calling poller could not take nice value want (err, a -errno): it
+// keeps was for good (poller_nice_failed()), and the log and shmchanctl
+// info say so. The daemon still serves, only slower on CPUs it shares.
+static void poller_nice_refused(struct poller *p, int32_t want, int32_t was, int err) {
+	LOG(WARNING,
+	    "poller %u: cannot take nice %d (%s; needs CAP_SYS_NICE or RLIMIT_NICE): it keeps "
+	    "%d, and shares its CPU with spinning clients at that weight",
+	    p->id,
+	    want,
+	    strerror(-err),
+	    was);
+	poller_nice_failed(&p->nice, was);
+	atomic_store_explicit(&server_state.poller_nice_denied, true, memory_order_relaxed);
+}
+
 // The calling poller's nice value from its start (config.c: a server must
 // not lose its CPUs to the clients that spin waiting for it, nor take them
 // from anyone else): the value for one client, then what its clients ask
 // for each period (poller_nice_period()). Without the right to, the thread
-// keeps the process's, and the log says why: the daemon still serves, only
-// slower on CPUs it shares.
+// keeps the process's (poller_nice_refused()).
 static void poller_nice_start(struct poller *p, uint64_t now) {
 	int32_t floor = server_conf.poller_nice;
 
@@ -194,14 +208,7 @@ static void poller_nice_start(struct poller *p, uint64_t now) {
 	int32_t want = poller_nice_init(&p->nice, period, now, base, floor);
 	int ret = poller_sched_set(want, true);
 	if (ret < 0) {
-		LOG(WARNING,
-		    "poller %u: cannot take nice %d (%s; needs CAP_SYS_NICE or RLIMIT_NICE): it "
-		    "keeps the process's, and shares its CPU with spinning clients as their equal",
-		    p->id,
-		    want,
-		    strerror(-ret));
-		poller_nice_failed(&p->nice, base);
-		atomic_store_explicit(&server_state.poller_nice_denied, true, memory_order_relaxed);
+		poller_nice_refused(p, want, base, ret);
 		return;
 	}
 	LOG(DEBUG, "poller %u: nice %d (down to %d with more clients)", p->id, want, floor);
@@ -218,18 +225,8 @@ static void poller_nice_period(struct poller *p, uint64_t now) {
 		return;
 	SHMCHAN_PROBE(poller_nice, p->id, clients, want);
 	int ret = poller_sched_set(want, false);
-	if (ret < 0) {
-		LOG(WARNING,
-		    "poller %u: cannot take nice %d for %u clients (%s; needs CAP_SYS_NICE or "
-		    "RLIMIT_NICE): it keeps %d from now on",
-		    p->id,
-		    want,
-		    clients,
-		    strerror(-ret),
-		    was);
-		poller_nice_failed(&p->nice, was);
-		atomic_store_explicit(&server_state.poller_nice_denied, true, memory_order_relaxed);
-	}
+	if (ret < 0)
+		poller_nice_refused(p, want, was, ret);
 }
 
 // The CPU the calling poller runs on, and tell its clients when it changed
