@@ -141,7 +141,10 @@ struct events_run {
 void *calloc_or_fail(size_t n, size_t size);
 uint64_t hist_value(const struct histogram *h, unsigned index); // midpoint, at most max_ns
 void hist_merge(struct histogram *into, const struct histogram *from);
-uint64_t hist_percentile(const struct histogram *h, double fraction); // rank ceil(fraction * n)
+// Every percentile of the tool is by nearest rank: the value of rank
+// ceil(fraction * n), at least 1, of n sorted values.
+uint64_t percentile_rank(uint64_t count, double fraction);
+uint64_t hist_percentile(const struct histogram *h, double fraction); // by that rank
 uint64_t samples_percentile(const uint64_t *sorted, size_t n, double fraction); // the same, 0: none
 void tsc_calibrate(void); // once per process, before any call is timed (20 ms)
 void client_state_init(struct client_state *s, const struct options *o, struct gr_api_client *c);

@@ -57,7 +57,7 @@ void hist_merge(struct histogram *into, const struct histogram *from) {
 	into->max_ns = from->max_ns > into->max_ns ? from->max_ns : into->max_ns;
 }
 
-static uint64_t percentile_rank(uint64_t count, double fraction) { // ceil(fraction * count), >= 1
+uint64_t percentile_rank(uint64_t count, double fraction) {
 	double exact_rank = fraction * (double)count;
 	uint64_t rank = (uint64_t)exact_rank;
 	return (double)rank < exact_rank || rank == 0 ? rank + 1 : rank;

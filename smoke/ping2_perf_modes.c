@@ -168,14 +168,15 @@ static double shm_block(struct client_state *s, uint64_t calls) {
 	return (double)(now_ns() - t0) / (double)calls;
 }
 
-// The values at fractions qs[0..2] (nearest rank) of n values, sorted in scratch.
+// The values at fractions qs[0..2] (percentile_rank()) of n > 0 values,
+// sorted in scratch.
 static void
 percentiles(const double *v, unsigned n, double *scratch, const double *qs, double *out) {
 	memcpy(scratch, v, n * sizeof(*v));
 	qsort(scratch, n, sizeof(*scratch), compare_double);
-	for (unsigned i = 0, at; i < 3; i++) {
-		at = (unsigned)(qs[i] * (double)(n - 1) + 0.5);
-		out[i] = scratch[at < n ? at : n - 1];
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t rank = percentile_rank(n, qs[i]);
+		out[i] = scratch[rank <= n ? rank - 1 : n - 1];
 	}
 }
 

@@ -258,12 +258,12 @@ done
 out=$("$perf" -s "$SHMT_SOCK" --beside-ring 0.05 -w 10 -q --json --cdf) ||
 	shmt_fail "ping2_perf --beside-ring failed"
 # Each summary from the pairs themselves: a ratio is shm over ring of one
-# pair; percentiles by nearest rank.
+# pair; percentiles by nearest rank, ceil(f * n), as everywhere in the tool.
 check "$out" "len(r['pairs_ns']) == r['pairs'] and all(abs(v - r[k]) < 0.001 * r[k] for v, k in \
-zip((lambda v: [v[int(f * (len(v) - 1) + 0.5)] for f in (0.25, 0.5, 0.75)])(\
+zip((lambda v: [v[max(-int(-f * len(v) // 1), 1) - 1] for f in (0.25, 0.5, 0.75)])(\
 sorted(s / g for g, s in r['pairs_ns'])), ('ratio_p25', 'ratio_p50', 'ratio_p75'))) and \
 all(abs(v - r[k][f]) < 0.06 for i, k in ((0, 'ring_ns'), (1, 'shm_ns')) for v, f in \
-zip((lambda v: [v[0], v[int(0.5 * (len(v) - 1) + 0.5)], v[-1]])(sorted(x[i] for x in \
+zip((lambda v: [v[0], v[max(-int(-0.5 * len(v) // 1), 1) - 1], v[-1]])(sorted(x[i] for x in \
 r['pairs_ns'])), ('min', 'p50', 'max')))" "ping2_perf --beside-ring: summaries not those of its pairs"
 check "$out" "r['mode'] == 'beside-ring' and r['backing'] == 'memfd' and r['pairs'] >= 8 and \
 r['block_calls'] == 2000 and 0 < r['ratio_p25'] <= r['ratio_p50'] <= r['ratio_p75'] and \
