@@ -126,6 +126,17 @@ for case in $cases; do
 			probe_during[$t]=$(probe "$t" "during the flood")
 		done
 		cpu_during=$(cpu_share "$ticks" "$ms")
+		# A doorbell without requests buys no weight: the poller takes
+		# the nice value of one client, the probe's channel, not two
+		# (server/poller_nice.h). Only root may take it.
+		if [ "$(id -u)" = 0 ]; then
+			own=$(ps -o ni= -p $$ | tr -d ' ')
+			want=$((own - 3 < -20 ? -20 : own - 3))
+			got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0) ||
+				shmt_fail "$case: the daemon has no thread shmchan-poll0"
+			[ "$got" = "$want" ] ||
+				shmt_fail "$case: poller at nice $got during the flood, not $want: the flooder counted as a client"
+		fi
 		grep -q '^doorbell flood: ' "$out" &&
 			shmt_fail "$case: the flood ended before the probes did: lengthen HOSTILE_FLOOD_MAX_MS"
 		: >"$flood_stop"
