@@ -455,6 +455,12 @@ static void *poller_main(void *arg) {
 	    spin.joins,
 	    spin.rtt,
 	    spin.turn);
+	if (p->nice_on)
+		LOG(DEBUG,
+		    "poller %u: nice %d at the end, %" PRIu64 " changes",
+		    p->id,
+		    p->nice.now,
+		    p->nice.changes);
 	rcu_unregister_thread();
 	return NULL;
 }
