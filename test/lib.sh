@@ -124,22 +124,6 @@ shmt_args() {
 	SHMT_DAEMON=$1
 }
 
-# shmt_thread_nice PID COMM: the nice value (field 19 of /proc/PID/task/TID/stat)
-# of process PID's thread named COMM. Fails when it has none.
-shmt_thread_nice() {
-	local t comm stat fields
-	for t in /proc/"$1"/task/*; do
-		read -r comm <"$t/comm" 2>/dev/null || continue
-		[ "$comm" = "$2" ] || continue
-		read -r stat <"$t/stat"
-		# After the ") " that ends the command name: field 3 on.
-		read -ra fields <<<"${stat##*) }"
-		echo "${fields[16]}"
-		return 0
-	done
-	return 1
-}
-
 # True while process $1 exists and is not a zombie.
 shmt_running() {
 	local stat state

@@ -39,6 +39,22 @@ shmt_args "SHMCHAND SHMCHANCTL PING2_PERF" "$@"
 ctl=$2
 perf=$3
 
+# nice_of_thread PID COMM: the nice value (field 19 of /proc/PID/task/TID/stat)
+# of the daemon's thread named COMM.
+nice_of_thread() {
+	local t comm stat fields
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[ "$comm" = "$2" ] || continue
+		read -r stat <"$t/stat"
+		# After the ") " that ends the command name: field 3 on.
+		read -ra fields <<<"${stat##*) }"
+		echo "${fields[16]}"
+		return 0
+	done
+	return 1
+}
+
 # slice_of_thread PID COMM: the slice the scheduler gives the thread, in ns
 # (se.slice in /proc/PID/task/TID/sched; nothing when the kernel shows none).
 slice_of_thread() {
@@ -74,7 +90,7 @@ below() {
 poller_nice_now() {
 	shmt_run_bounded 20 "$perf" -s "$SHMT_SOCK" -t shm -n 100 -w 0 -q >/dev/null ||
 		shmt_fail "ping2_perf -t shm failed against the daemon"
-	shmt_thread_nice "$SHMT_PID" shmchan-poll0 ||
+	nice_of_thread "$SHMT_PID" shmchan-poll0 ||
 		shmt_fail "the daemon (pid $SHMT_PID) has no thread shmchan-poll0"
 }
 
@@ -117,7 +133,7 @@ if [ "${POLLER_NICE_PART:-}" = nonroot ]; then
 		"$SHMT_LOG" || shmt_fail "uid $(id -u): the daemon does not say why its poller keeps nice $got"
 	# Refused once, never asked again: four clients change nothing.
 	clients 4
-	got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0)
+	got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
 	[ "$got" = "$own" ] || shmt_fail "uid $(id -u): after 4 clients, poller at nice $got, not $own"
 	[ "$(grep -c 'cannot take nice' "$SHMT_LOG")" = 1 ] ||
 		shmt_fail "uid $(id -u): the refusal was logged more than once: $(grep 'cannot take' "$SHMT_LOG")"
@@ -149,7 +165,7 @@ got=$(poller_nice_now)
 	shmt_fail "default, one client: poller at nice $got, expected $(below $ONE_CLIENT)"
 [ "$(ctl_info_nice)" = "$(below $ONE_CLIENT) $DEFAULT_NICE false" ] ||
 	shmt_fail "default: shmchanctl info says '$(ctl_info_nice)'"
-main=$(shmt_thread_nice "$SHMT_PID" shmchand)
+main=$(nice_of_thread "$SHMT_PID" shmchand)
 [ "$main" = "$own" ] ||
 	shmt_fail "default: the main thread took nice $main, not the test's $own: only the pollers change"
 if own_slices; then
@@ -161,11 +177,11 @@ fi
 # Four clients for several periods, then one again: each count is taken at
 # the first work after its period, and kept while nothing comes.
 clients 4
-got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0)
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
 [ "$got" = "$(below $FOUR_CLIENTS)" ] ||
 	shmt_fail "default, four clients: poller at nice $got, expected $(below $FOUR_CLIENTS)"
 clients 1
-got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0)
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
 [ "$got" = "$(below $ONE_CLIENT)" ] ||
 	shmt_fail "default, one client after four: poller at nice $got, expected $(below $ONE_CLIENT)"
 stop_daemon
@@ -174,7 +190,7 @@ stop_daemon
 start_daemon -S 100 --hugepages off --poller-nice -5 -p 2
 clients 8
 for t in shmchan-poll0 shmchan-poll1; do
-	got=$(shmt_thread_nice "$SHMT_PID" "$t")
+	got=$(nice_of_thread "$SHMT_PID" "$t")
 	[ "$got" = -5 ] || shmt_fail "--poller-nice -5 -p 2, 8 clients: $t at nice $got, expected -5"
 done
 [ "$(ctl_info_nice)" = "-5 -5 false" ] || shmt_fail "--poller-nice -5: shmchanctl info says '$(ctl_info_nice)'"
@@ -185,7 +201,7 @@ stop_daemon
 above=$((own + 5 > 19 ? 19 : own + 5))
 start_daemon -S 100 --hugepages off --poller-nice "$above"
 clients 4
-got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0)
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
 [ "$got" = "$above" ] || shmt_fail "--poller-nice $above, four clients: poller at nice $got, expected $above"
 stop_daemon
 
@@ -200,7 +216,7 @@ got=$(poller_nice_now)
 niced=$((own + 3 > 19 ? 19 : own + 3))
 [ "$got" = "$niced" ] || shmt_fail "--poller-nice off under nice -n 3: poller at nice $got, expected $niced"
 clients 4
-got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0)
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
 [ "$got" = "$niced" ] || shmt_fail "--poller-nice off, four clients: poller at nice $got, expected $niced"
 [ "$(ctl_info_nice)" = "$niced null false" ] ||
 	shmt_fail "--poller-nice off: shmchanctl info says '$(ctl_info_nice)'"

@@ -45,10 +45,6 @@ READY_WAIT_S=5
 LOG_WAIT_S=3
 # Length of each latency probe (the flood lasts until both are done).
 PROBE_MS=1000
-# Short probes during the flood, until the poller's nice value is that of
-# one client (several of its 100 ms periods each), and how many at most.
-NICE_PROBE_MS=300
-NICE_TRIES=10
 # Growth of the daemon's VmRSS allowed over all the cases.
 RSS_SLACK_KB=$((8 * 1024))
 
@@ -130,29 +126,6 @@ for case in $cases; do
 			probe_during[$t]=$(probe "$t" "during the flood")
 		done
 		cpu_during=$(cpu_share "$ticks" "$ms")
-		# A doorbell without requests buys no weight: the poller takes
-		# the nice value of one client, the probe's channel, not two
-		# (server/poller_nice.h). A period counts the flooder's ping
-		# before its flood too, and the first probe's channel may
-		# have come late on a busy host: short probes until a period
-		# of the probe's alone has passed, or the tries run out. Only
-		# root may take the value.
-		if [ "$(id -u)" = 0 ]; then
-			own=$(ps -o ni= -p $$ | tr -d ' ')
-			want=$((own - 3 < -20 ? -20 : own - 3))
-			try=0
-			got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0) ||
-				shmt_fail "$case: the daemon has no thread shmchan-poll0"
-			while [ "$got" != "$want" ] && [ "$try" -lt "$NICE_TRIES" ] &&
-				! grep -q '^doorbell flood: ' "$out"; do
-				try=$((try + 1))
-				shmt_run_bounded "$HOSTILE_TIMEOUT_S" "$probe_bin" "$SHMT_SOCK" shm \
-					"$NICE_PROBE_MS" >/dev/null || shmt_fail "$case: probe $try failed"
-				got=$(shmt_thread_nice "$SHMT_PID" shmchan-poll0)
-			done
-			grep -q '^doorbell flood: ' "$out" || [ "$got" = "$want" ] ||
-				shmt_fail "$case: poller at nice $got during the flood after $try probes, not $want: the flooder counted as a client"
-		fi
 		grep -q '^doorbell flood: ' "$out" &&
 			shmt_fail "$case: the flood ended before the probes did: lengthen HOSTILE_FLOOD_MAX_MS"
 		: >"$flood_stop"
