@@ -11,11 +11,14 @@
 # its own slice (6.12 on), the pollers ask for the shortest, unless "off". A
 # user without CAP_SYS_NICE gets a daemon that serves anyway, keeps its
 # pollers at its own nice value, logs why, and shmchanctl info shows what was
-# asked and that it was refused. Run as root, the script runs the part of a user who is not
-# root as nobody (setpriv); as another user, only that part runs, and the
-# root part is skipped.
+# asked and that it was refused. As root, a client that only rings its
+# doorbell, sending no request, buys its poller no weight: beside such a
+# flooder, a client that calls now and then (the poller sleeps between its
+# calls, and the flood wakes it) gives the value of one client. Run as root,
+# the script runs the part of a user who is not root as nobody (setpriv); as
+# another user, only that part runs, and the root part is skipped.
 #
-#   poller_nice.sh SHMCHAND SHMCHANCTL PING2_PERF
+#   poller_nice.sh SHMCHAND SHMCHANCTL PING2_PERF HOSTILE
 set -eu
 
 # The user a root run becomes for its part without privilege.
@@ -31,13 +34,21 @@ SLICE_NS=100000
 # The period over which a poller counts its clients is 100 ms: clients that
 # call for this long make several.
 CALL_S=1
+# The occasional client beside the doorbell flood: a call on each transport
+# every GAP_MS, GAP_ROUNDS times (about 1 s: several periods).
+GAP_MS=5
+GAP_ROUNDS=100
+# Seconds the flooder may take to start flooding, and to end once told.
+FLOOD_WAIT_S=10
+FLOOD_TIMEOUT_S=60
 
 SHMT_NAME=poller_nice
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/lib.sh"
-shmt_args "SHMCHAND SHMCHANCTL PING2_PERF" "$@"
+shmt_args "SHMCHAND SHMCHANCTL PING2_PERF HOSTILE" "$@"
 ctl=$2
 perf=$3
+hostile=$4
 
 # nice_of_thread PID COMM: the nice value (field 19 of /proc/PID/task/TID/stat)
 # of the daemon's thread named COMM.
@@ -184,6 +195,35 @@ clients 1
 got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
 [ "$got" = "$(below $ONE_CLIENT)" ] ||
 	shmt_fail "default, one client after four: poller at nice $got, expected $(below $ONE_CLIENT)"
+# A flooder that rings its request doorbell in a tight loop, with no request
+# (test/hostile.c doorbell_flood), beside a client calling now and then:
+# only the channel that had work counts. The flooder's one request comes
+# before it says "flooding", periods before the value is read, and its last
+# ones after.
+flood_stop=$SHMT_TMPDIR/flood.stop
+flood_out=$SHMT_TMPDIR/flood.out
+shmt_spawn_bounded "$FLOOD_TIMEOUT_S" "$hostile" "$SHMT_SOCK" doorbell_flood "$flood_stop" \
+	>"$flood_out" 2>&1
+flooder=$SHMT_SPAWNED
+polls=$((FLOOD_WAIT_S * SHMT_POLLS_PER_S))
+until grep -qs '^flooding$' "$flood_out"; do
+	shmt_running "$flooder" || shmt_fail "the flooder ended before flooding: $(cat "$flood_out")"
+	[ "$polls" -gt 0 ] || shmt_fail "the flooder did not flood within $FLOOD_WAIT_S s"
+	polls=$((polls - 1))
+	sleep "$SHMT_POLL_S"
+done
+shmt_run_bounded 60 "$perf" -s "$SHMT_SOCK" --gap "$GAP_MS" --gap-rounds "$GAP_ROUNDS" -w 0 -q \
+	>/dev/null || shmt_fail "ping2_perf --gap failed beside the doorbell flood"
+got=$(nice_of_thread "$SHMT_PID" shmchan-poll0)
+! grep -q '^doorbell flood: ' "$flood_out" ||
+	shmt_fail "the flood ended before the occasional client did: $(cat "$flood_out")"
+: >"$flood_stop"
+rc=0
+wait "$flooder" || rc=$?
+[ "$rc" = 0 ] && grep -q '^outcome served$' "$flood_out" ||
+	shmt_fail "the flooder failed (status $rc) or was not served after its flood: $(cat "$flood_out")"
+[ "$got" = "$(below $ONE_CLIENT)" ] ||
+	shmt_fail "a doorbell flood beside one occasional client: poller at nice $got, expected $(below $ONE_CLIENT)"
 stop_daemon
 
 # A bound above what four clients ask for: both pollers stop there.
@@ -226,7 +266,7 @@ if own_slices; then
 fi
 stop_daemon
 SHMT_DAEMON=$daemon
-shmt_log "as root: $(below $ONE_CLIENT) for one client, $(below $FOUR_CLIENTS) for four, -5 bound on both pollers, $above above the daemon's, off keeps the daemon's ($niced)"
+shmt_log "as root: $(below $ONE_CLIENT) for one client, also beside a doorbell flood, $(below $FOUR_CLIENTS) for four, -5 bound on both pollers, $above above the daemon's, off keeps the daemon's ($niced)"
 
 # The part of a user without CAP_SYS_NICE, as nobody.
 if ! uid=$(id -u "$NONROOT_USER" 2>/dev/null) || ! gid=$(id -g "$NONROOT_USER"); then
