@@ -36,6 +36,7 @@ struct gr_api_client *client_new(int sock, int spin_us) {
 	client_spin_init(&c->spin, spin_us);
 	c->timeout_ms = GR_API_TIMEOUT_NONE;
 	c->wait_fd = -1;
+	c->sleep_fd = -1;
 	c->loadavg_fd = -1;
 	for (unsigned b = 0; b < CLIENT_STASH_BUCKETS; b++)
 		STAILQ_INIT(&c->stash[b]);

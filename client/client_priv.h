@@ -295,6 +295,15 @@ struct gr_api_client {
 	// The response doorbell is armed by gr_api_client_poll_prepare(), and
 	// gr_api_client_poll_done() has not disarmed it yet.
 	bool armed;
+	// The blocking waits' own epoll instance (shm.c): the response doorbell
+	// edge-triggered, the socket level-triggered. -1 until their first
+	// sleep, CLIENT_SLEEP_FD_NONE when it could not be made (they poll()).
+	int sleep_fd;
+	// Wake-ups of those waits by a ring since the doorbell was last
+	// drained, whose rings are still queued, and
+	// shmchan_client_rings_mark() at that drain.
+	unsigned bell_wakes;
+	uint32_t bell_mark;
 	// Events received and not yet taken, oldest first: at most
 	// CLIENT_EVENTS_MAX of them and CLIENT_EVENTS_MAX_BYTES together
 	// (event.c); events_lost counts those dropped since the last
@@ -591,6 +600,17 @@ void client_shm_detach(struct gr_api_client *);
 
 // loadavg_fd when /proc/loadavg cannot be opened: not tried again.
 #define CLIENT_LOADAVG_NONE (-2)
+// sleep_fd when it cannot be made: not tried again on this channel.
+#define CLIENT_SLEEP_FD_NONE (-2)
+// A blocking wait woken by a ring leaves the ring queued in the doorbell
+// (its edge-triggered wait needs no drain to sleep again), and a later one
+// drains what is queued before it arms: after this many such wake-ups, or
+// once the daemon may have rung this many times since the last drain
+// (shmchan_client_rings_since()). Both stay far below the few hundred
+// rings a doorbell's socket holds before a ring finds it full, which
+// would raise no edge.
+#define CLIENT_BELL_DRAIN_WAKES 8
+#define CLIENT_BELL_DRAIN_RINGS 32
 
 // Does every CPU of the host have a task to run, this thread and the
 // daemon's poller it just woke included (the kernel's runnable tasks above

@@ -5,7 +5,8 @@
 // (attaching one: shm_attach.c). A busy channel makes no system
 // call: a receive polls the ring for its spin budget (reading the clock
 // through the vDSO every few polls), and only then arms the doorbell and
-// sleeps in poll() on the response doorbell and the socket, its lease.
+// sleeps in epoll_wait() on the response doorbell and the socket, its
+// lease.
 
 #include "client_priv.h"
 
@@ -45,6 +46,8 @@ _Static_assert(CLIENT_MSG_MAX >= SHMCHAN_MSG_MAX, "msg_buf holds any channel mes
 // Safety timeout of a sleep on the doorbell. The doorbell protocol loses no
 // wake-up; this only bounds the damage of a daemon bug.
 #define SHM_SLEEP_SAFETY_MS 1000
+// The blocking waits' epoll events: which descriptor stirred.
+enum { SHM_SLEEP_BELL, SHM_SLEEP_LEASE };
 
 // What a waiting loop does next (values >= 0; errors are -errno).
 enum shm_wait {
@@ -216,12 +219,30 @@ static void shm_spin_slept(struct gr_api_client *c, const struct shm_spin *s, ui
 		client_spin_woke(&c->spin, shm_spun_ns(s) + slept_ns);
 }
 
+// Take the rings queued in the response doorbell (a system call), and
+// count from here.
+static void shm_bell_drain(struct gr_api_client *c) {
+	shmchan_client_doorbell_drain(c->chan);
+	c->bell_wakes = 0;
+	c->bell_mark = shmchan_client_rings_mark(c->chan);
+}
+
 // Arm the response doorbell, then re-check: the one place that arms, for
 // the blocking calls and for gr_api_client_poll_prepare() (in_loop). want_room: the
 // length of a request waiting for room, or 0. Returns true when armed (the
 // caller may sleep on the doorbell), false when the re-check found what the
 // caller waits for (disarmed again: do not sleep).
 static bool shm_arm(struct gr_api_client *c, size_t want_room, bool in_loop) {
+	// Rings the blocking waits left queued: every one before a sleep in
+	// the caller's loop, whose descriptor is level-triggered, and before
+	// a wait for room (the bound counts taken responses, and such a wait
+	// may not have taken them all); before a response wait once they may
+	// be many. Before arming: a ring the daemon sends for this sleep comes
+	// after the flag, and is not taken here.
+	if (c->bell_wakes != 0 &&
+	    (in_loop || want_room > 0 || c->bell_wakes >= CLIENT_BELL_DRAIN_WAKES ||
+	     shmchan_client_rings_since(c->chan, c->bell_mark) >= CLIENT_BELL_DRAIN_RINGS))
+		shm_bell_drain(c);
 	// Arming also rings the daemon if it waits for room in our response
 	// ring: we sleep only after taking every response, so we just made it.
 	// In the caller's loop, the daemon hears that we never spin.
@@ -242,13 +263,65 @@ static bool shm_arm(struct gr_api_client *c, size_t want_room, bool in_loop) {
 	return true;
 }
 
-// After a sleep on the doorbell shm_arm() armed: the one place that drains
-// (when rung: a drain is a system call) and disarms.
-static void shm_disarm(struct gr_api_client *c, bool rung) {
-	if (rung)
-		shmchan_client_doorbell_drain(c->chan);
+// After a sleep on the doorbell shm_arm() armed: disarm, and drain it when
+// rung (a system call) unless the rings may stay queued: the caller's loop
+// sleeps on a level-triggered descriptor, the blocking waits on an
+// edge-triggered one (keep true).
+static void shm_disarm(struct gr_api_client *c, bool rung, bool keep) {
+	if (rung && keep)
+		c->bell_wakes++;
+	else if (rung)
+		shm_bell_drain(c);
 	shmchan_client_doorbell_disarm(c->chan);
 	c->armed = false;
+}
+
+// The blocking waits' epoll instance, made at their first sleep: the
+// doorbell edge-triggered, so that a ring left queued does not wake the
+// next sleep, and the socket level-triggered. A ring queued before it was
+// made is reported by its first wait. -1 when it cannot be made: the
+// waits poll() then, and drain after each ring.
+static int shm_sleep_fd(struct gr_api_client *c) {
+	if (c->sleep_fd != -1)
+		return c->sleep_fd;
+	int fd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event bell = {.events = EPOLLIN | EPOLLET, .data.u32 = SHM_SLEEP_BELL};
+	struct epoll_event lease = {.events = EPOLLIN | EPOLLRDHUP, .data.u32 = SHM_SLEEP_LEASE};
+	if (fd < 0 || epoll_ctl(fd, EPOLL_CTL_ADD, shmchan_client_resp_fd(c->chan), &bell) < 0 ||
+	    epoll_ctl(fd, EPOLL_CTL_ADD, c->sock, &lease) < 0) {
+		if (fd >= 0)
+			close(fd);
+		c->sleep_fd = CLIENT_SLEEP_FD_NONE;
+		return -1;
+	}
+	c->sleep_fd = fd;
+	return fd;
+}
+
+// One sleep of shm_sleep(), up to ms: *rung when the doorbell woke it,
+// *lease when the socket stirred. Returns 0 or -errno.
+static int shm_sleep_wait(struct gr_api_client *c, int ms, bool *rung, bool *lease) {
+	int fd = shm_sleep_fd(c), n;
+	*rung = *lease = false;
+	if (fd >= 0) {
+		struct epoll_event ev[2];
+		n = epoll_wait(fd, ev, 2, ms);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.u32 == SHM_SLEEP_BELL)
+				*rung = true;
+			else
+				*lease = true;
+		}
+	} else {
+		struct pollfd pfd[] = {
+			{.fd = shmchan_client_resp_fd(c->chan), .events = POLLIN},
+			{.fd = c->sock, .events = POLLIN},
+		};
+		n = poll(pfd, 2, ms);
+		*rung = n > 0 && (pfd[0].revents & POLLIN);
+		*lease = n > 0 && pfd[1].revents != 0;
+	}
+	return n < 0 && errno != EINTR ? -errno : 0;
 }
 
 // Sleep until the daemon rings the response doorbell, the socket stirs, or
@@ -270,18 +343,12 @@ static int shm_sleep(struct gr_api_client *c, size_t want_room, uint64_t *slept_
 	uint64_t sleep_start_ns = client_clock_ns();
 	if (ms < 0 || ms > SHM_SLEEP_SAFETY_MS)
 		ms = SHM_SLEEP_SAFETY_MS;
-	struct pollfd pfd[] = {
-		{.fd = shmchan_client_resp_fd(c->chan), .events = POLLIN},
-		{.fd = c->sock, .events = POLLIN},
-	};
-	ret = SHM_WAIT_POLL;
-	int n = poll(pfd, 2, ms);
-	if (n < 0 && errno != EINTR)
-		ret = -errno;
+	bool rung, lease;
+	ret = shm_sleep_wait(c, ms, &rung, &lease);
 	*slept_ns = client_clock_ns() - sleep_start_ns;
-	shm_disarm(c, n > 0 && (pfd[0].revents & POLLIN));
-	if (n > 0 && pfd[1].revents != 0)
-		ret = shm_lease_check(c);
+	shm_disarm(c, rung, c->sleep_fd >= 0);
+	if (ret == 0)
+		ret = lease ? shm_lease_check(c) : SHM_WAIT_POLL;
 	return ret;
 }
 
@@ -411,7 +478,7 @@ int client_shm_poll_prepare(struct gr_api_client *c) {
 int client_shm_poll_done(struct gr_api_client *c) {
 	if (!c->armed)
 		return 0;
-	shm_disarm(c, true);
+	shm_disarm(c, true, false);
 	if (shmchan_client_has_response(c->chan))
 		return 0;
 	// Woken with an empty ring: by the socket (EOF: the daemon is gone), by

@@ -437,6 +437,10 @@ void client_shm_detach(struct gr_api_client *c) {
 		close(c->loadavg_fd);
 		c->loadavg_fd = -1;
 	}
+	if (c->sleep_fd >= 0)
+		close(c->sleep_fd);
+	c->sleep_fd = -1;
+	c->bell_wakes = 0;
 	c->armed = false;
 	if (c->chan == NULL)
 		return;

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@
 #define TEST_FLUSH GR_MSG_TYPE(TEST_MODULE, 3) // answer held ones newest first, then this
 #define TEST_STREAM GR_MSG_TYPE(TEST_MODULE, 4) // an event, STREAM_LEN data responses, end
 #define TEST_SILENT GR_MSG_TYPE(TEST_MODULE, 5) // never answered
+#define TEST_LATE GR_MSG_TYPE(TEST_MODULE, 6) // echo the payload LATE_US later
 
 #define STREAM_LEN 3
 #define HOLD_MAX 16
@@ -54,6 +57,11 @@
 #define FLOOD_LEN (32 * 1024)
 // Round trips of the ping-pong tests.
 #define PING_PONGS 2000
+// The fake poller answers TEST_LATE this long after it took it: a client
+// without a spin budget is asleep by then, and is rung. Calls of the tests
+// that count the rings left in the doorbell.
+#define LATE_US 3000
+#define LATE_CALLS 40
 // A test still running after this long is stuck (a lost wake-up, a
 // deadlock): SIGALRM ends the program rather than the suite's timeout.
 #define TEST_ALARM_S 10
@@ -146,6 +154,10 @@ static void poller_handle(struct poller *p, int n) {
 		for (uint32_t i = 1; i <= STREAM_LEN; i++)
 			poller_send(p, hdr.id, &i, sizeof(i));
 		poller_send(p, hdr.id, NULL, 0);
+		break;
+	case TEST_LATE:
+		usleep(LATE_US);
+		poller_send(p, hdr.id, payload, hdr.payload_len);
 		break;
 	case TEST_SILENT:
 		break;
@@ -403,6 +415,74 @@ static void *close_later(void *arg) {
 // The daemon closes the socket while the client waits for an answer that
 // will never come: the wait ends with ECONNRESET, and so does every later
 // call.
+// Rings queued in the client's response doorbell: bytes not drained.
+static int doorbell_queued(const struct poller *p) {
+	int queued = -1;
+	assert_int_equal(ioctl(shmchan_client_resp_fd(p->d.client->chan), FIONREAD, &queued), 0);
+	return queued;
+}
+
+// LATE_CALLS calls the client sleeps through: each answered, the daemon's
+// rings counted. Returns the most rings left queued after a call, and in
+// *left how many calls left more than one.
+static int late_calls(struct poller *p, unsigned *left) {
+	uint64_t rung = shmchan_server_stats(p->d.server)->doorbells_rung;
+	struct gr_ping2 ping, pong;
+	int most = 0;
+	*left = 0;
+	for (unsigned i = 0; i < LATE_CALLS; i++) {
+		fill_pattern((uint8_t *)ping.payload, sizeof(ping.payload), i);
+		long id = gr_api_client_send(p->d.client, TEST_LATE, sizeof(ping), &ping);
+		assert_true(id > 0);
+		assert_int_equal(
+			gr_api_client_recv_into(p->d.client, (uint32_t)id, &pong, sizeof(pong)),
+			sizeof(pong)
+		);
+		assert_memory_equal(pong.payload, ping.payload, sizeof(ping.payload));
+		int queued = doorbell_queued(p);
+		most = queued > most ? queued : most;
+		*left += queued > 1;
+	}
+	rung = shmchan_server_stats(p->d.server)->doorbells_rung - rung;
+	// Asleep for most answers (a client descheduled for LATE_US before it
+	// armed is not rung): else this test says nothing.
+	assert_true(rung >= LATE_CALLS / 2);
+	return most;
+}
+
+// A client that sleeps for its answers leaves the rings that woke it in its
+// doorbell, which its edge-triggered wait does not need drained, and drains
+// them before a later sleep: after CLIENT_BELL_DRAIN_WAKES wake-ups at most.
+// Each call still gets its answer: a ring queued behind others still wakes
+// the next sleep. (A client that drained after each wake-up leaves none.)
+static void rings_left_queued(void **state) {
+	struct poller *p = *state;
+	unsigned left;
+	int most = late_calls(p, &left);
+	assert_true(most <= CLIENT_BELL_DRAIN_WAKES);
+	assert_true(left > 0);
+}
+
+// When the blocking waits cannot make their epoll instance (no descriptor
+// left for it), they poll() the doorbell and the socket as before, and
+// drain the doorbell after each ring: every call is answered, and no ring
+// is left queued.
+static void rings_drained_without_epoll(void **state) {
+	struct poller *p = *state;
+	struct rlimit was, none;
+	unsigned left;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+	// The descriptors open now (the listing's own, "." and ".." aside): a
+	// new one would exceed the limit, and epoll_create1() fails (EMFILE).
+	none = was;
+	none.rlim_cur = fake_daemon_count_fds() - 3;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &none), 0);
+	int most = late_calls(p, &left);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+	assert_int_equal(p->d.client->sleep_fd, CLIENT_SLEEP_FD_NONE);
+	assert_int_equal(most, 0);
+}
+
 static void lease_lost(void **state) {
 	struct poller *p = *state;
 	long id = gr_api_client_send(p->d.client, TEST_SILENT, 0, NULL);
@@ -440,6 +520,8 @@ int main(void) {
 		SPIN_TEST(send_more_batch, setup_sleep),
 		SPIN_TEST(send_more_batch, setup_spinning),
 		SPIN_TEST(recv_into_too_small, setup_spinning),
+		SPIN_TEST(rings_left_queued, setup_sleep),
+		SPIN_TEST(rings_drained_without_epoll, setup_sleep),
 		// Asleep in poll(): the socket is watched beside the doorbell.
 		SPIN_TEST(lease_lost, setup_sleep),
 		// Spinning far longer than the test: only the lease check ends it.

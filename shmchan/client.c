@@ -482,6 +482,16 @@ int shmchan_client_resp_fd(const struct shmchan_client *c) {
 	return c->resp_fd;
 }
 
+uint32_t shmchan_client_rings_mark(const struct shmchan_client *c) {
+	// req.peer: the request ring's consumer tail as last read, at most
+	// what the daemon took; the cells after it may still free with a ring.
+	return c->req.peer + c->resp.pos;
+}
+
+uint32_t shmchan_client_rings_since(const struct shmchan_client *c, uint32_t mark) {
+	return c->req.pos + c->resp.pos - mark;
+}
+
 void shmchan_client_doorbell_drain(struct shmchan_client *c) {
 	uint8_t rings[DOORBELL_DRAIN_BYTES];
 	unsigned reads = 0;

@@ -10,10 +10,13 @@
 # of --idle),
 # against a daemon whose poller never spins (-S 0: every request goes
 # through both doorbells). With the daemon stopped now and then, strace
-# sees the client wait in epoll_wait() with --event-loop, and never
-# without (a blocking receive sleeps in poll()), unless strace is missing
-# or may not trace (that part alone is skipped, said so). Options that
-# cannot go with --event-loop are refused, naming it.
+# sees the client wait in its loop's epoll_wait() for one event (on
+# gr_api_client_fd()) with --event-loop, and never without: a blocking
+# receive on the channel sleeps in the library's own epoll_wait(), for
+# two (the doorbell and the socket), and one on the socket in recv().
+# Unless strace is missing or may not trace (that part alone is skipped,
+# said so). Options that cannot go with --event-loop are refused, naming
+# it.
 #
 #   ping2_perf_event_loop.sh SHMCHAND PING2_PERF
 set -eu
@@ -74,10 +77,13 @@ out=$("$perf" -s "$SHMT_SOCK" -t shm --event-loop --idle 0.2 --idle-rounds 2 -w 
 out=$("$perf" -s "$SHMT_SOCK" -t shm -n 100 -w 10 -q --json) || shmt_fail "ping2_perf -t shm failed"
 [[ $out == *'"event_loop": false'* ]] || shmt_fail "blocking calls: no \"event_loop\": false: $out"
 
-# epoll_wait() calls of a traced ping2_perf run (its forked client
-# included) with ARGS, the daemon stopped now and then meanwhile.
+# epoll_wait() calls for MAX events at most of a traced ping2_perf run (its
+# forked client included) with ARGS, the daemon stopped now and then
+# meanwhile. strace ends a call's line, whole or resumed, with its events
+# then "MAX, TIMEOUT) = RESULT".
 traced_waits() {
-	local trace=$SHMT_TMPDIR/strace.txt pid
+	local trace=$SHMT_TMPDIR/strace.txt pid max=$1
+	shift
 	# LeakSanitizer cannot run under ptrace (a sanitized build's traced
 	# program would fail at its exit): off for the traced runs only; the
 	# runs above, untraced, keep the leak check.
@@ -92,18 +98,21 @@ traced_waits() {
 		sleep "$PAUSE_S"
 	done
 	wait "$pid" || shmt_fail "ping2_perf $* under strace failed"
-	grep -c 'epoll_wait(' "$trace" || true
+	grep -cE "\], $max, -?[0-9]+\) += " "$trace" || true
 }
 if ! command -v strace >/dev/null || ! strace -qq -o /dev/null true 2>/dev/null; then
 	shmt_log "strace missing or may not trace: the epoll_wait() counts are skipped"
 else
 	for t in shm socket; do
-		n=$(traced_waits -t "$t" --event-loop)
+		n=$(traced_waits 1 -t "$t" --event-loop)
 		[ "$n" -gt 0 ] || shmt_fail "--event-loop -t $t: no epoll_wait() while the daemon was stopped"
-		shmt_log "--event-loop -t $t: $n epoll_wait() calls"
-		n=$(traced_waits -t "$t")
-		[ "$n" = 0 ] || shmt_fail "-t $t without --event-loop: $n epoll_wait() calls, expected none"
+		shmt_log "--event-loop -t $t: $n epoll_wait() calls in its loop"
+		n=$(traced_waits 1 -t "$t")
+		[ "$n" = 0 ] || shmt_fail "-t $t without --event-loop: $n epoll_wait() calls of a loop, expected none"
 	done
+	n=$(traced_waits 2 -t shm)
+	[ "$n" -gt 0 ] || shmt_fail "-t shm without --event-loop: no sleep in the library's epoll_wait()"
+	shmt_log "-t shm without --event-loop: $n sleeps in the library's epoll_wait()"
 fi
 
 # What cannot go with --event-loop is refused, naming it.
