@@ -187,13 +187,7 @@ sec_out=$SHMT_TMPDIR/secondary.out
 sec_pid=$!
 shmt_track "$sec_pid"
 exec 3>"$fifo"
-polls=$((ATTACH_WAIT_S * SHMT_POLLS_PER_S))
-until grep -q '^attached' "$sec_out"; do
-	shmt_running "$sec_pid" || shmt_fail "secondary: ended before it attached: $(cat "$sec_out")"
-	[ "$polls" -gt 0 ] || shmt_fail "secondary: not attached within $ATTACH_WAIT_S s"
-	polls=$((polls - 1))
-	sleep "$SHMT_POLL_S"
-done
+shmt_wait_output "$sec_pid" "$sec_out" '^attached' "$ATTACH_WAIT_S" "secondary"
 pid=$SHMT_PID
 kill -TERM "$pid"
 shmt_wait_gone "$pid" "$SHMT_STOP_WAIT_S" || shmt_fail "secondary: the daemon did not stop"

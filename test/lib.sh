@@ -406,6 +406,20 @@ shmt_clients_stop() {
 	shmt_client_pid=()
 }
 
+# shmt_wait_output PID FILE PATTERN SECONDS WHAT: wait until FILE, the
+# output of process PID, holds a line matching the extended regular
+# expression PATTERN; fail, naming WHAT, when PID ends first or after
+# SECONDS.
+shmt_wait_output() {
+	local polls=$(($4 * SHMT_POLLS_PER_S))
+	until grep -qsE -e "$3" "$2"; do
+		shmt_running "$1" || shmt_fail "$5: ended before '$3': $(cat "$2")"
+		[ "$polls" -gt 0 ] || shmt_fail "$5: no '$3' within $4 s"
+		polls=$((polls - 1))
+		sleep "$SHMT_POLL_S"
+	done
+}
+
 shmt_log_wait() {
 	local polls=$(($1 * SHMT_POLLS_PER_S))
 	until grep -qF -e "$2" "$SHMT_LOG"; do
