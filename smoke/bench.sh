@@ -74,6 +74,7 @@ OCCASIONAL_GAPS_MS=1,20,300,1000
 occasional_rounds=()
 HEADLINE_ROUNDS=3
 SHARED_ROUNDS=3
+PINNED_ROUNDS=3
 LOADED_SCENARIOS=(quiet busy-1 busy-1x busy-2x cc-1x cc-2x servers-1 servers-2)
 LOADED_ROUNDS=2
 LOADED_GAPS_MS=20,300
@@ -331,8 +332,32 @@ part_sleeping() {
 	stop_daemon
 }
 
+# rounds_one_many_one NAME ROUNDS: rounds of one client, 16, one client
+# again (NAME-rR-{one1,many,one2}.json), the 16 judged against the mean of
+# the two singles: one client's lucky or unlucky second cannot decide
+# alone. On the clients' CPUs (client_cpus).
+rounds_one_many_one() {
+	local r t fields
+	for r in $(seq "$2"); do
+		progress "16 clients and one: $1-r$r"
+		for t in one1:1:$CELL_S many:16:$FAIR_CELL_S one2:1:$CELL_S; do
+			IFS=: read -ra fields <<<"$t"
+			measure cell "ping2_perf -c ${fields[1]} ($1-r$r)" "$results/$1-r$r-${fields[0]}.json" \
+				"${client_cpus[@]}" "$perf" -s "$SHMT_SOCK" -t shm -d 1 -z 64 -c "${fields[1]}" \
+				-T "${fields[2]}" -w "$WARMUP" -q --json --no-stamps
+			# The poller's nice value follows its clients, and stays
+			# while none calls: what the 16 had.
+			[ "${fields[0]}" != many ] ||
+				rounds_nice=$(ps -L -o comm=,nice= -p "$SHMT_PID" |
+					awk '$1 == "shmchan-poll0" { print $2 }')
+		done
+		daemon_check "$1-r$r"
+	done
+}
+
 # The daemon on the last CPU (EAL -l), its clients on the others, as a DPDK
-# deployment gives its poller a core of its own.
+# deployment gives its poller a core of its own: the matrix's cells, then
+# the rounds of one client and 16.
 part_pinned() {
 	local cpu=$(($(nproc) - 1)) depth n window
 	[ "$cpu" -ge 1 ] || return 0
@@ -345,6 +370,7 @@ part_pinned() {
 			run_cell pinned memfd "$depth" "$n" 64 "${window[@]}"
 		done
 	done
+	rounds_one_many_one pinned "$PINNED_ROUNDS"
 	client_cpus=()
 	stop_daemon
 }
@@ -353,29 +379,14 @@ part_pinned() {
 # them, with the poller's default nice value and one round with it off;
 # poller-nice.txt says the nice value each poller had.
 part_shared() {
-	local mode rounds args r f t fields nice
+	local mode rounds args
 	: >"$results/poller-nice.txt"
 	for mode in default off; do
-		rounds=$SHARED_ROUNDS args=() nice=
+		rounds=$SHARED_ROUNDS args=() rounds_nice=
 		[ "$mode" = default ] || rounds=1 args=(--poller-nice off)
 		daemon_start "the shared-CPU rounds" -S "$SPINNING_US" "${args[@]}"
-		for r in $(seq "$rounds"); do
-			progress "16 clients on shared CPUs: shared-$mode-r$r"
-			f=$results/shared-$mode-r$r
-			for t in one1:1:$CELL_S many:16:$FAIR_CELL_S one2:1:$CELL_S; do
-				IFS=: read -ra fields <<<"$t"
-				measure cell "ping2_perf -c ${fields[1]} (shared-$mode-r$r)" "$f-${fields[0]}.json" \
-					"$perf" -s "$SHMT_SOCK" -t shm -d 1 -z 64 -c "${fields[1]}" -T "${fields[2]}" \
-					-w "$WARMUP" -q --json --no-stamps
-				# The poller's nice value follows its clients, and
-				# stays while none calls: what the 16 had.
-				[ "${fields[0]}" != many ] ||
-					nice=$(ps -L -o comm=,nice= -p "$SHMT_PID" |
-						awk '$1 == "shmchan-poll0" { print $2 }')
-			done
-			daemon_check "shared-$mode-r$r"
-		done
-		echo "$mode ${nice:-?}" >>"$results/poller-nice.txt"
+		rounds_one_many_one "shared-$mode" "$rounds"
+		echo "$mode ${rounds_nice:-?}" >>"$results/poller-nice.txt"
 		stop_daemon
 	done
 }

@@ -26,9 +26,9 @@ FIELDS = {
            "gaps[].socket.p99 gaps[].p50_ratio"}
 TRANSPORTS, MODES = ("socket", "memfd", "memzone"), ("spinning", "sleeping")
 # Cells by (transport, daemon, depth, clients, size), as cell-*.json names them.
-SHM1, SOCK1, SLEEP1, PIN1, PIN16 = (
+SHM1, SOCK1, SLEEP1 = (
     ("memfd", "spinning", 1, 1, 64), ("socket", "spinning", 1, 1, 64),
-    ("memfd", "sleeping", 1, 1, 64), ("memfd", "pinned", 1, 1, 64), ("memfd", "pinned", 1, 16, 64))
+    ("memfd", "sleeping", 1, 1, 64))
 # The clients (gap-KEY.json); the headline's gap of silence, a controller's common case.
 CLIENTS, HEADLINE_GAP_MS = (("c", "C (ping2_perf)"), ("python", "Python (shmchan)")), 20
 # The loaded host's scenarios (bench.sh): what runs beside the daemon.
@@ -94,7 +94,8 @@ class Run:
                       for m in self.matches(r"cell-(\w+)-(\w+)-d(\d+)-c(\d+)-z(\d+)")}
         self.matrix = [self.matrix_row(key, c) for key, c in sorted(self.cells.items())]
         self.rounds = {name: self.read_rounds(name) for name in (
-            "goal-rtt", "goal-ring", "goal-stream", "goal-echo", "shared-default", "shared-off")}
+            "goal-rtt", "goal-ring", "goal-stream", "goal-echo", "pinned", "shared-default",
+            "shared-off")}
         self.beside = [b for i in (1, 2, 3) if (b := self.load(f"goal-beside-r{i}", "beside"))]
         self.idle, self.headline = self.load("idle", "idle"), self.load("headline", "headline")
         self.occasional = [dict(g, client=key, label=label, p50_ratio=g["shm"]["p50"]
@@ -153,9 +154,10 @@ class Run:
         return value
 
     def read_rounds(self, name):
-        # NAME-rR-{ref1,cell,ref2} (shared-*: {one1,many,one2}): each round's cell against the
-        # mean of its base measured before and after it; a round trip's, per call.
-        shared, per_call, out = name.startswith("shared-"), name in ("goal-rtt", "goal-ring"), []
+        # NAME-rR-{ref1,cell,ref2} (pinned, shared-*: {one1,many,one2}): each round's cell
+        # against the mean of its base measured before and after it; a round trip's, per call.
+        shared = name == "pinned" or name.startswith("shared-")
+        per_call, out = name in ("goal-rtt", "goal-ring"), []
         for r in range(1, 10):
             files = [self.load(f"{name}-r{r}-{p}", "cell" if shared or p == "cell" else "ref")
                      for p in (("one1", "many", "one2") if shared else ("ref1", "cell", "ref2"))]
@@ -264,9 +266,6 @@ def measure(run, what, *args):
     if what == "eventfd" and cell and (efd := run.ref("eventfd-nopin")):
         return [(1e9 / cell["calls_per_s"] / efd["ns_per_op"], pair(1e9 / cell["calls_per_s"],
                  efd["ns_per_op"], "ns") + f" (unpinned, the median of {efd['runs']})")]
-    if what == "fairness" and cell:
-        return [(cell["fastest_over_slowest"], "per second of CPU time: " + fmt(cell.get(
-            "fastest_over_slowest_per_cpu"), "", 2))]
     if what == "syscalls" and cell:
         calls = [cell.get(f"{who}_syscalls_per_call") for who in ("client", "daemon")]
         strace = ["n/a" if v is None else f"0 within the runs' difference ({v:.5f})" if v < 0
@@ -291,8 +290,9 @@ GOALS = (
     ("sleeping-daemon round trip / raw eventfd round trip", "<=", 1.5, None, "eventfd", SLEEP1),
     ("daemon CPU, 16 idle clients (fraction of a core)", "<", 0.01, None, "idle"),
     ("busy round trip (p50) beside {most} idle channels / beside none", "<=", 1.1, None, "idlech"),
-    (f"{AGG}, poller on a CPU of its own", ">=", 0.7, None, "cells", PIN16, PIN1),
-    (f"{FAIR}, poller on a CPU of its own", "<=", 1.5, None, "fairness", PIN16),
+    (f"{AGG}, poller on a CPU of its own", ">=", 0.7, None, "rounds", "pinned"),
+    (f"{FAIR}, poller on a CPU of its own", "<=", 1.5, None, "rounds", "pinned",
+     "fastest_over_slowest"),
     *((f"{what}, {SHARED} {{{nice}}}{off}", op, target, None, "rounds", f"shared-{mode}", *field)
       for mode, nice, off, ops in (("default", "nice", "", ((">=", 0.5), ("<=", 2.0))),
                                    ("off", "nice_off", " " + OFF, ((None, None),) * 2))
