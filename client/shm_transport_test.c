@@ -452,15 +452,20 @@ static int late_calls(struct poller *p, unsigned *left) {
 
 // A client that sleeps for its answers leaves the rings that woke it in its
 // doorbell, which its edge-triggered wait does not need drained, and drains
-// them before a later sleep: after CLIENT_BELL_DRAIN_WAKES wake-ups at most.
-// Each call still gets its answer: a ring queued behind others still wakes
-// the next sleep. (A client that drained after each wake-up leaves none.)
+// them before a later sleep: after CLIENT_BELL_DRAIN_WAKES wake-ups at most,
+// and not much sooner, so most calls leave more than one (a call and its
+// answer count two rings at most, far from CLIENT_BELL_DRAIN_RINGS). Each
+// call still gets its answer: a ring queued behind others still wakes the
+// next sleep. (A client that drained after each wake-up leaves none; one
+// that counted every request it ever sent as a possible ring drains before
+// each sleep after a few calls, and leaves one.)
 static void rings_left_queued(void **state) {
 	struct poller *p = *state;
 	unsigned left;
 	int most = late_calls(p, &left);
 	assert_true(most <= CLIENT_BELL_DRAIN_WAKES);
-	assert_true(left > 0);
+	if (left < LATE_CALLS / 2)
+		fail_msg("%u calls of %u left more than one ring queued", left, LATE_CALLS);
 }
 
 // When the blocking waits cannot make their epoll instance (no descriptor

@@ -483,13 +483,21 @@ int shmchan_client_resp_fd(const struct shmchan_client *c) {
 }
 
 uint32_t shmchan_client_rings_mark(const struct shmchan_client *c) {
-	// req.peer: the request ring's consumer tail as last read, at most
-	// what the daemon took; the cells after it may still free with a ring.
-	return c->req.peer + c->resp.pos;
+	// The request cells the daemon has not freed yet: each message among
+	// them may still free with a ring, and there are no more messages than
+	// cells. Read now, not the tail the enqueue read last, which it reads
+	// again only when a frame does not fit: by that one, a client that
+	// never fills its ring would count every request it ever sent. A tail
+	// the enqueue would not accept (past our index, or more than a ring
+	// behind it) is not believed: the one read last is.
+	uint32_t tail = __atomic_load_n(&c->req.shared->cons.tail, __ATOMIC_ACQUIRE);
+	if (c->req.pos - tail > c->req.capacity)
+		tail = c->req.peer;
+	return c->req.msgs + c->resp.msgs - (c->req.pos - tail);
 }
 
 uint32_t shmchan_client_rings_since(const struct shmchan_client *c, uint32_t mark) {
-	return c->req.pos + c->resp.pos - mark;
+	return c->req.msgs + c->resp.msgs - mark;
 }
 
 void shmchan_client_doorbell_drain(struct shmchan_client *c) {

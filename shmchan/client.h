@@ -32,6 +32,9 @@ struct client_ring {
 	// frame does not fit by it (unused on the response ring, whose frames
 	// are published by their length words).
 	uint32_t peer;
+	// Messages sent (request ring) or taken (response ring), wrapping:
+	// what shmchan_client_rings_since() counts.
+	uint32_t msgs;
 };
 
 // Aligned to a cache line, its size a multiple of one: shmchan_client_open()

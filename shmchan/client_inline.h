@@ -162,6 +162,7 @@ static inline __attribute__((always_inline)) int shmchan_client_enqueue_inline(
 	shmchan_frame_publish(r->cells, r->mask, head, (uint32_t)len);
 	head += cells;
 	r->pos = head;
+	r->msgs++;
 	__atomic_store_n(&r->shared->prod.head, head, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->shared->prod.tail, head, __ATOMIC_RELEASE);
 	c->unflushed = true;
@@ -245,6 +246,7 @@ shmchan_client_resp_release(struct shmchan_client *c, uint32_t cells) {
 	uint32_t head = r->pos + cells;
 
 	r->pos = head;
+	r->msgs++;
 	__atomic_store_n(&r->shared->cons.head, head, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->shared->cons.tail, head, __ATOMIC_RELEASE);
 }

@@ -445,13 +445,12 @@ int shmchan_client_resp_fd(const struct shmchan_client *);
 void shmchan_client_doorbell_drain(struct shmchan_client *);
 // For a client that leaves rings queued in its doorbell and drains them
 // only now and then (waiting on it edge-triggered): the daemon rings at
-// most once per flush, and a flush follows response cells it published or
-// request cells it freed. A mark taken at a drain counts the request cells
-// the daemon is not known to have taken then; rings_since(mark) adds the
-// cells sent and the response cells taken since: a bound of the rings the
-// daemon can have sent since the drain, once every response published has
-// been taken. Wrapping counts, no system call, no shared load. Client
-// thread.
+// most once per flush, and a flush follows a response it published or a
+// request it freed. A mark taken at a drain counts the request cells the
+// daemon has not freed then (a load of its consumer tail); rings_since(mark)
+// adds the requests sent and the responses taken since: a bound of the rings
+// the daemon can have sent since the drain, once every response published
+// has been taken. Wrapping counts, no system call. Client thread.
 uint32_t shmchan_client_rings_mark(const struct shmchan_client *);
 uint32_t shmchan_client_rings_since(const struct shmchan_client *, uint32_t mark);
 
