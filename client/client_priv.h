@@ -614,10 +614,14 @@ void client_shm_detach(struct gr_api_client *);
 
 // Does every CPU of the host have a task to run, this thread and the
 // daemon's poller it just woke included (the kernel's runnable tasks above
-// the online CPUs)? Read at most once per CLIENT_CPUS_CHECK_NS per handle,
-// only by a wait whose requests woke the daemon: one pread() of
-// /proc/loadavg. False when it cannot be read (the waits then spin as on a
-// quiet host). A pointer, so that the tests inject the answer.
+// the online CPUs)? Asked only by a wait whose requests woke the daemon.
+// The daemon's answer when it told one in the control block less than
+// CLIENT_HOST_HINT_MAX_MS ago (its poller looks about once a second while
+// the channel is in use, when it has nothing else to do): one load, no
+// system call. Else read at most once per CLIENT_CPUS_CHECK_NS per handle:
+// one pread() of /proc/loadavg. False when it cannot be read (the waits
+// then spin as on a quiet host). A pointer, so that the tests inject the
+// answer.
 extern bool (*client_cpus_busy)(struct gr_api_client *);
 // How long an answer serves: a second. The read sits on the path of every
 // call that wakes the daemon, and most such calls come after a silence
@@ -629,3 +633,6 @@ extern bool (*client_cpus_busy)(struct gr_api_client *);
 // spins when it should have slept, or sleeps when it could have spun: one
 // call's difference, not a lost answer.
 #define CLIENT_CPUS_CHECK_NS 1000000000ull
+// The oldest answer of the daemon's taken: twice the period of its look,
+// so that a look a little late on a busy host still serves.
+#define CLIENT_HOST_HINT_MAX_MS 2000

@@ -72,11 +72,16 @@ struct shm_spin {
 	bool at_once;
 };
 
-// client_cpus_busy() of the library: the fourth field of /proc/loadavg,
-// "R/T", R the runnable tasks (running or waiting for a CPU), against the
-// online CPUs.
-static bool shm_cpus_busy_loadavg(struct gr_api_client *c) {
+// client_cpus_busy() of the library: what the daemon last told in the
+// control block, if it told it less than CLIENT_HOST_HINT_MAX_MS ago, else
+// the fourth field of /proc/loadavg, "R/T", R the runnable tasks (running
+// or waiting for a CPU), against the online CPUs.
+static bool shm_cpus_busy(struct gr_api_client *c) {
 	uint64_t now = client_clock_ns();
+	bool busy;
+	if (c->chan != NULL &&
+	    shmchan_client_host_busy(c->chan, now / 1000000, CLIENT_HOST_HINT_MAX_MS, &busy))
+		return busy;
 	if (c->cpus_checked_ns != 0 && now - c->cpus_checked_ns < CLIENT_CPUS_CHECK_NS)
 		return c->cpus_busy;
 	c->cpus_checked_ns = now;
@@ -102,7 +107,7 @@ static bool shm_cpus_busy_loadavg(struct gr_api_client *c) {
 	return c->cpus_busy;
 }
 
-bool (*client_cpus_busy)(struct gr_api_client *) = shm_cpus_busy_loadavg;
+bool (*client_cpus_busy)(struct gr_api_client *) = shm_cpus_busy;
 
 // Peek at the socket without blocking. The daemon never writes there after
 // attach, but a message that does come is read and routed, not ignored.

@@ -9,7 +9,8 @@
 // (client_cpus_busy): every call that rang a sleeping daemon sleeps at
 // once on a busy host and is no sample of the round trip; on a quiet one
 // none does; a call that rang nothing never reads the load. And the load
-// itself, read from a file the test writes: an answer serves a second.
+// itself, read from a file the test writes: an answer serves a second; the
+// daemon's answer in the control block, while fresh, comes first.
 
 #include "fake_daemon.h"
 
@@ -218,6 +219,39 @@ static void load_answer_serves_a_second(void **state) {
 	close(c.loadavg_fd);
 }
 
+// The daemon's word (the host_load of the control block), while fresh,
+// answers before /proc/loadavg: the test's file says the opposite and is
+// not read. A word older than CLIENT_HOST_HINT_MAX_MS is not taken, and
+// the file is read.
+static void host_hint_before_loadavg(void **state) {
+	(void)state;
+	struct fake_daemon d;
+	fake_daemon_init(&d, GR_API_CLIENT_SPIN_US_DEFAULT);
+	fake_daemon_attach(&d);
+	struct gr_api_client *c = d.client;
+	// The handle closes it at detach.
+	c->loadavg_fd = memfd_create("loadavg", MFD_CLOEXEC);
+	assert_true(c->loadavg_fd >= 0);
+	c->online_cpus = 2;
+	load_write(c->loadavg_fd, "0.50 0.40 0.30 1/100 12345\n");
+	uint64_t now_ms = client_clock_ns() / MSEC_NS;
+	shmchan_server_host_publish(d.server, shmchan_host_word(now_ms, true));
+	assert_true(client_cpus_busy(c));
+	assert_int_equal(c->cpus_checked_ns, 0);
+	shmchan_server_host_publish(d.server, shmchan_host_word(now_ms, false));
+	load_write(c->loadavg_fd, "0.50 0.40 0.30 3/100 12345\n");
+	assert_false(client_cpus_busy(c));
+	assert_int_equal(c->cpus_checked_ns, 0);
+	// Told long ago: the file says busy.
+	shmchan_server_host_publish(
+		d.server,
+		shmchan_host_word(now_ms - CLIENT_HOST_HINT_MAX_MS - 1000, false)
+	);
+	assert_true(client_cpus_busy(c));
+	assert_int_not_equal(c->cpus_checked_ns, 0);
+	fake_daemon_fini(&d);
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wake_sleep_decision),
@@ -225,6 +259,7 @@ int main(void) {
 		cmocka_unit_test_teardown(quiet_host_spins, cpus_busy_restore),
 		cmocka_unit_test_teardown(no_ring_no_read, cpus_busy_restore),
 		cmocka_unit_test(load_answer_serves_a_second),
+		cmocka_unit_test(host_hint_before_loadavg),
 	};
 	shipped_cpus_busy = client_cpus_busy;
 	return cmocka_run_group_tests(tests, NULL, NULL);

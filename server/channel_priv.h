@@ -69,6 +69,10 @@ void channel_disarm(unsigned poller_id, int cpu);
 // Tell the clients of every channel of this poller the CPU it runs on now.
 void channel_cpu_publish(unsigned poller_id, int cpu);
 
+// Tell the clients of every channel of this poller how busy the host's
+// CPUs are (a shmchan_host_word()).
+void channel_host_publish(unsigned poller_id, uint32_t word);
+
 // The number of distinct channels of this poller that moved messages since
 // the last call (for its nice value, poller_nice.h); a new count starts.
 unsigned channel_clients_counted(unsigned poller_id);

@@ -773,6 +773,13 @@ void channel_cpu_publish(unsigned poller_id, int cpu) {
 		shmchan_server_cpu_publish(ch->server, cpu);
 }
 
+void channel_host_publish(unsigned poller_id, uint32_t word) {
+	struct channel *ch;
+
+	cds_list_for_each_entry_rcu (ch, &poller_channels[poller_id], poller_node)
+		shmchan_server_host_publish(ch->server, word);
+}
+
 unsigned channel_clients_counted(unsigned poller_id) {
 	struct poller_view *v = &poller_views[poller_id];
 	unsigned clients = v->clients;

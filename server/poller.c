@@ -29,6 +29,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 // Empty passes over the channels made inside one RCU read-side critical
@@ -319,6 +320,8 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 		if (channel_poll(p->id, p->req_buf) > 0) {
 			uint64_t now = rte_rdtsc();
 
+			poller_load_worked(&p->load, now);
+
 			*cpu = poller_cpu_update(p, *cpu);
 			// A channel whose client has no say (none recorded) is
 			// taken as one whose client runs elsewhere, as before
@@ -382,6 +385,20 @@ static bool poller_passes(struct poller *p, struct poller_spin *spin, int *cpu) 
 	return sleep;
 }
 
+// Look at the host's CPUs and tell every client of the poller (the host
+// hint, poller_load.h), in a sleep's timeout: nothing else to do.
+static void poller_host_tell(struct poller *p, uint64_t now) {
+	struct timespec ts;
+	bool busy = poller_load_busy(&p->load, now);
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	rcu_read_lock();
+	channel_host_publish(p->id, shmchan_host_word(ms, busy));
+	rcu_read_unlock();
+	p->load.told = now;
+}
+
 static void *poller_main(void *arg) {
 	struct epoll_event events[POLLER_MAX_EVENTS];
 	struct poller *p = arg;
@@ -427,11 +444,16 @@ static void *poller_main(void *arg) {
 		unsigned work = channel_arm(p->id, &timeout_ms);
 		rcu_read_unlock();
 		if (work == 0) {
+			timeout_ms = poller_load_sleep_ms(&p->load, rte_rdtsc(), timeout_ms);
 			SHMCHAN_PROBE(poller_sleep, p->id, timeout_ms);
 			int n = epoll_wait(p->epfd, events, POLLER_MAX_EVENTS, timeout_ms);
 			SHMCHAN_PROBE(poller_wake, p->id, n);
 			if (n < 0 && errno != EINTR)
 				LOG(ERR, "poller %u: epoll_wait: %s", p->id, strerror(errno));
+			uint64_t now = rte_rdtsc();
+			// Woken by the timeout alone: no client waits on us.
+			if (n == 0 && poller_load_tell_due(&p->load, now))
+				poller_host_tell(p, now);
 		}
 		atomic_store_explicit(&p->sleeping, false, memory_order_relaxed);
 		// Where we woke up: the scheduler may have moved us while we slept.
@@ -530,6 +552,11 @@ int poller_start(unsigned n, unsigned spin_us) {
 			.fd = loadavg_fd,
 			.cpus = sysconf(_SC_NPROCESSORS_ONLN),
 			.period = rte_get_tsc_hz() * POLLER_CPUS_CHECK_NS / 1000000000,
+			// By the millisecond: seconds of cycles overflow as nanoseconds.
+			.tell_period = rte_get_tsc_hz() / 1000 * (POLLER_HOST_TELL_NS / 1000000),
+			.keep = rte_get_tsc_hz() / 1000 * (POLLER_HOST_KEEP_NS / 1000000),
+			.defer = rte_get_tsc_hz() / 1000 * (POLLER_HOST_DEFER_NS / 1000000),
+			.per_ms = rte_get_tsc_hz() / 1000,
 		};
 		if (ret < 0) {
 			LOG(ERR, "poller %u: %s", i, strerror(-ret));

@@ -23,3 +23,23 @@ bool poller_load_busy(struct poller_load *l, uint64_t now) {
 		l->busy = (long)running >= l->cpus;
 	return l->busy;
 }
+
+static bool poller_load_kept(const struct poller_load *l, uint64_t now) {
+	return l->worked != 0 && now - l->worked < l->keep;
+}
+
+int poller_load_sleep_ms(const struct poller_load *l, uint64_t now, int timeout_ms) {
+	if (!poller_load_kept(l, now))
+		return timeout_ms;
+	uint64_t wait = l->defer;
+	if (l->told != 0 && now - l->told < l->tell_period)
+		wait = l->tell_period - (now - l->told);
+	uint64_t ms = (wait + l->per_ms - 1) / l->per_ms;
+	if (ms == 0)
+		ms = 1;
+	return timeout_ms < 0 || ms < (uint64_t)timeout_ms ? (int)ms : timeout_ms;
+}
+
+bool poller_load_tell_due(const struct poller_load *l, uint64_t now) {
+	return poller_load_kept(l, now) && (l->told == 0 || now - l->told >= l->tell_period);
+}

@@ -319,6 +319,18 @@ bool shmchan_client_daemon_on(const struct shmchan_client *c, int cpu) {
 	       __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED) == (uint32_t)cpu + 1;
 }
 
+bool shmchan_client_host_busy(
+	const struct shmchan_client *c,
+	uint64_t now_ms,
+	uint32_t max_age_ms,
+	bool *busy
+) {
+	// The daemon's line, read by the waits anyway; stored about once a
+	// second.
+	uint32_t word = __atomic_load_n(&c->ctrl->host_load, __ATOMIC_RELAXED);
+	return shmchan_host_word_read(word, now_ms, max_age_ms, busy);
+}
+
 int shmchan_client_daemon_cpu(const struct shmchan_client *c) {
 	uint32_t hint = __atomic_load_n(&c->ctrl->daemon_cpu, __ATOMIC_RELAXED);
 

@@ -5,7 +5,8 @@
 // beside its need-wakeup flag only when it changed, a client rings the
 // daemon's doorbell with its CPU told, nothing is stored once the channel
 // is detached; the client sees the daemon "on" a CPU only while the
-// poller is awake; a client's need-wakeup flag says whether it sleeps in
+// poller is awake; the daemon tells how busy the host is, which the client
+// takes as fresh for a while; a client's need-wakeup flag says whether it sleeps in
 // the library's wait or in its caller's loop; and the daemon reads
 // whatever a client wrote as a hint
 // only: a value that is no CPU number is "not known", and a consumer index
@@ -176,6 +177,61 @@ static void test_sleep_says_where(void **state) {
 	assert_false(peer(h).in_loop);
 }
 
+// The host_load word: the millisecond of the daemon's look and whether it
+// found the host busy, read by the client as fresh for max_age_ms only, 0
+// as "not told", across the wrap of its 31 bits of milliseconds.
+static void test_host_word(void **state) {
+	const uint32_t max_age = 2000;
+	bool busy;
+	(void)state;
+
+	assert_false(shmchan_host_word_read(0, 5000, max_age, &busy));
+	for (int b = 0; b < 2; b++) {
+		uint32_t w = shmchan_host_word(5000, b);
+		busy = !b;
+		assert_true(shmchan_host_word_read(w, 5000, max_age, &busy));
+		assert_int_equal(busy, b);
+		assert_true(shmchan_host_word_read(w, 5000 + max_age - 1, max_age, &busy));
+		assert_false(shmchan_host_word_read(w, 5000 + max_age, max_age, &busy));
+		// A look "from the future" is an old one.
+		assert_false(shmchan_host_word_read(w, 4999, max_age, &busy));
+	}
+	// A quiet look at a millisecond whose low 31 bits are 0 is not "not
+	// told".
+	uint64_t wrap = (uint64_t)SHMCHAN_HOST_MS_MASK + 1;
+	uint32_t w = shmchan_host_word(wrap, false);
+	assert_int_not_equal(w, 0);
+	assert_true(shmchan_host_word_read(w, wrap + 1, max_age, &busy));
+	assert_false(busy);
+	// Across the wrap.
+	w = shmchan_host_word(wrap - 1, true);
+	assert_true(shmchan_host_word_read(w, wrap + 5, max_age, &busy));
+	assert_true(busy);
+	assert_false(shmchan_host_word_read(w, wrap + max_age, max_age, &busy));
+}
+
+// The daemon tells its look in the control block, storing only a word that
+// changed; the client reads it.
+static void test_host_told(void **state) {
+	struct hint *h = *state;
+	bool busy = false;
+
+	assert_int_equal(h->ctrl->host_load, 0);
+	assert_false(shmchan_client_host_busy(h->cli, 10000, 2000, &busy));
+	uint32_t w = shmchan_host_word(10000, true);
+	shmchan_server_host_publish(h->srv, w);
+	assert_int_equal(h->ctrl->host_load, w);
+	assert_true(shmchan_client_host_busy(h->cli, 10500, 2000, &busy));
+	assert_true(busy);
+	assert_false(shmchan_client_host_busy(h->cli, 12000, 2000, &busy));
+	h->ctrl->host_load = SENTINEL;
+	shmchan_server_host_publish(h->srv, w);
+	assert_int_equal(h->ctrl->host_load, SENTINEL);
+	shmchan_server_host_publish(h->srv, shmchan_host_word(11000, false));
+	assert_true(shmchan_client_host_busy(h->cli, 11000, 2000, &busy));
+	assert_false(busy);
+}
+
 static void test_hostile_hints(void **state) {
 	struct hint *h = *state;
 	const uint8_t resp[MSG_LEN] = {1};
@@ -238,6 +294,8 @@ int main(void) {
 		),
 		cmocka_unit_test_setup_teardown(test_sleep_says_where, hint_setup, hint_teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_hints, hint_setup, hint_teardown),
+		cmocka_unit_test(test_host_word),
+		cmocka_unit_test_setup_teardown(test_host_told, hint_setup, hint_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

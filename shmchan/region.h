@@ -132,6 +132,13 @@ struct shmchan_ctrl {
 	// its answer needs, and sleeps instead of spinning
 	// (docs/spin-budgets.md).
 	uint32_t daemon_cpu;
+	// How busy the host's CPUs were at the poller's last look at them, and
+	// when (shmchan_host_word(); 0: not told), written by the daemon about
+	// once a second while the channel is in use, at a moment the poller
+	// has nothing else to do. A client that woke the poller reads it
+	// instead of /proc/loadavg to choose between a spin and a sleep; any
+	// value costs it at most a spin or a wake-up (docs/spin-budgets.md).
+	uint32_t host_load;
 
 	// Need-wakeup flag of the client: non-zero while the client sleeps on the
 	// response doorbell, waiting for a response or for room in the request

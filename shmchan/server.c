@@ -191,6 +191,7 @@ int shmchan_server_create(
 	ctrl->daemon_sleeping = SHMCHAN_WAIT_REQUEST;
 	ctrl->client_sleeping = 0;
 	ctrl->daemon_cpu = SHMCHAN_CPU_UNKNOWN;
+	ctrl->host_load = 0;
 	ctrl->client_cpu = SHMCHAN_CPU_UNKNOWN;
 
 	// The request doorbell: an eventfd the client writes and we only wait
@@ -559,6 +560,15 @@ void shmchan_server_cpu_publish(struct shmchan_server *s, int cpu) {
 		return;
 	s->cpu_published = hint;
 	__atomic_store_n(&s->ctrl->daemon_cpu, hint, __ATOMIC_RELAXED);
+}
+
+void shmchan_server_host_publish(struct shmchan_server *s, uint32_t word) {
+	// As the CPU: a store only when the word changed (once a second at
+	// most, and never on a busy channel's path).
+	if (word == s->host_published)
+		return;
+	s->host_published = word;
+	__atomic_store_n(&s->ctrl->host_load, word, __ATOMIC_RELAXED);
 }
 
 void shmchan_server_peer(const struct shmchan_server *s, bool tail, struct shmchan_peer *peer) {

@@ -73,5 +73,6 @@ struct shmchan_server {
 	// The value of the region's daemon_cpu we stored last (written only
 	// when it changes; never read back from the region).
 	uint32_t cpu_published;
+	uint32_t host_published; // the host_load word stored last
 	struct shmchan_server_stats stats;
 };

@@ -36,7 +36,10 @@
 // into the cell after the frame, then the frame's other bytes, then its
 // length (release); the consumer waits for a non-zero length at its index
 // and never reads the producer's index (which producers still store).
-#define SHMCHAN_LAYOUT_VERSION 5
+// 6: the daemon publishes how busy the host's CPUs were at its poller's
+// last look, and when (host_load), so that a client that woke the poller
+// need not read /proc/loadavg itself on the way to its sleep.
+#define SHMCHAN_LAYOUT_VERSION 6
 
 // One ring element. 16 bytes lets rte_ring copy with 128-bit moves.
 #define SHMCHAN_CELL_SIZE 16
@@ -264,6 +267,39 @@ const struct shmchan_server_stats *shmchan_server_stats(const struct shmchan_ser
 // system call. Poller thread only.
 void shmchan_server_cpu_publish(struct shmchan_server *, int cpu);
 
+// The host_load word of the control block: the CLOCK_MONOTONIC millisecond
+// of the poller's look at the host's CPUs, modulo 2^31, in the low bits,
+// and SHMCHAN_HOST_BUSY when every CPU had a task to run then (the
+// poller's included). 0: not told (a look whose word would be 0 is stored
+// as 1, a millisecond later).
+#define SHMCHAN_HOST_BUSY 0x80000000u
+#define SHMCHAN_HOST_MS_MASK 0x7fffffffu
+
+static inline uint32_t shmchan_host_word(uint64_t now_ms, bool busy) {
+	uint32_t word = ((uint32_t)now_ms & SHMCHAN_HOST_MS_MASK) | (busy ? SHMCHAN_HOST_BUSY : 0);
+	return word != 0 ? word : 1;
+}
+
+// Read a host_load word at now_ms: true, with *busy, when it was told less
+// than max_age_ms before (a word "from the future" by the wrapping
+// difference is old); false when not told or older. A hint: any word
+// decides only between a spin and a sleep.
+static inline bool
+shmchan_host_word_read(uint32_t word, uint64_t now_ms, uint32_t max_age_ms, bool *busy) {
+	if (word == 0)
+		return false;
+	uint32_t age = ((uint32_t)now_ms - word) & SHMCHAN_HOST_MS_MASK;
+	if (age >= max_age_ms)
+		return false;
+	*busy = (word & SHMCHAN_HOST_BUSY) != 0;
+	return true;
+}
+
+// Tell the client how busy the host's CPUs were at the poller's last look
+// (a shmchan_host_word()). A store only when it changed, no system call.
+// Poller thread only.
+void shmchan_server_host_publish(struct shmchan_server *, uint32_t word);
+
 // What the client says about itself, for the poller's spin (hints: a client
 // can write anything there, and only its own service depends on them).
 struct shmchan_peer {
@@ -438,6 +474,15 @@ bool shmchan_client_daemon_on(const struct shmchan_client *, int cpu);
 // The CPU the daemon's poller last ran on, asleep or awake (-1: not known).
 // One load. Any thread.
 int shmchan_client_daemon_cpu(const struct shmchan_client *);
+// How busy the host's CPUs were at the daemon's last look, if it looked
+// less than max_age_ms before now_ms (CLOCK_MONOTONIC): true with *busy,
+// else false. One load, no system call. Any thread.
+bool shmchan_client_host_busy(
+	const struct shmchan_client *,
+	uint64_t now_ms,
+	uint32_t max_age_ms,
+	bool *busy
+);
 int shmchan_client_resp_fd(const struct shmchan_client *);
 // Rings one drain takes at most: far more than a daemon rings while its
 // client sleeps (once per batch), a few system calls.

@@ -52,6 +52,11 @@
 //   ring_empty_300us     HOSTILE_RING_EMPTY_MS, sending no request; prints "ringing"
 //                        first, then "ringer cpu_s S rings N", its own CPU time
 //                        (test/shm_empty_wakes.sh compares the poller's with it)
+//   host_hint            writes the daemon's host_load word (the daemon only
+//                        writes it), makes one call, then waits for the
+//                        daemon, idle, to tell a fresh word within
+//                        HOSTILE_HOST_HINT_MS (prints "host hint told after
+//                        MS ms: busy|quiet"); must still be served after it
 //   sock_never_reads     no channel: 128 KiB echoes on the socket, responses
 //                        never read: the daemon closes the connection after
 //                        its output stall limit (5 s)
@@ -108,6 +113,14 @@
 #define HOSTILE_PINGS 4
 // Requests sent with odd need-wakeup flags.
 #define HOSTILE_FLAG_ROUNDS 200
+// How long an idle daemon may take to tell the host's load after a call:
+// its first look comes 2 ms into its sleep
+// (POLLER_HOST_DEFER_NS), far less on any host than this, below the
+// watchdog.
+#define HOSTILE_HOST_HINT_MS 10000
+// A host_load word fresh for the client library (CLIENT_HOST_HINT_MAX_MS).
+#define HOSTILE_HOST_HINT_AGE_MS 2000
+#define HOSTILE_HOST_HINT_POLL_US 10000
 // What the ring headers' size, mask and capacity become.
 #define HOSTILE_HUGE_RING_FIELD 0xfffffff0u
 // Bound of the daemon's unmapping of a detached channel: one RCU grace period.
@@ -612,6 +625,40 @@ static enum outcome case_sleep_flags(struct hostile *h) {
 	return OUTCOME_SERVED;
 }
 
+static uint64_t monotonic_ms(void) {
+	struct timespec ts;
+
+	CHECK(clock_gettime(CLOCK_MONOTONIC, &ts) == 0, "clock_gettime");
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+// The host_load word is the daemon's to write and never to read: a client
+// that writes it changes nothing the daemon does, and the daemon, idle
+// after a call, tells a fresh one over it.
+static enum outcome case_host_hint(struct hostile *h) {
+	static const uint32_t scribbled = 0xdeadbeefu;
+	bool busy = false;
+
+	__atomic_store_n(&h->ctrl->host_load, scribbled, __ATOMIC_RELAXED);
+	ping2_round_trip(h, 0);
+	uint64_t start = monotonic_ms(), now = start;
+	for (;;) {
+		uint32_t word = __atomic_load_n(&h->ctrl->host_load, __ATOMIC_RELAXED);
+		now = monotonic_ms();
+		if (word != scribbled &&
+		    shmchan_host_word_read(word, now, HOSTILE_HOST_HINT_AGE_MS, &busy))
+			break;
+		CHECK(now - start < HOSTILE_HOST_HINT_MS,
+		      "no fresh host hint %d ms after a call (word 0x%08" PRIx32 ")",
+		      HOSTILE_HOST_HINT_MS,
+		      word);
+		usleep(HOSTILE_HOST_HINT_POLL_US);
+	}
+	printf("host hint told after %" PRIu64 " ms: %s\n", now - start, busy ? "busy" : "quiet");
+	ping2_round_trip(h, 1);
+	return OUTCOME_SERVED;
+}
+
 // The daemon's pid, from GR_SHM_DAEMON_INFO over a plain connection.
 static pid_t daemon_pid_get(const char *sock_path) {
 	struct gr_shm_daemon_info info;
@@ -1005,6 +1052,7 @@ static const struct {
 	{"doorbell_flood", case_doorbell_flood, true},
 	{"ring_empty_20us", case_ring_empty_20us, true},
 	{"ring_empty_300us", case_ring_empty_300us, true},
+	{"host_hint", case_host_hint, true},
 	{"sock_never_reads", case_sock_never_reads, false},
 	{"log_forge", case_log_forge, false},
 };
