@@ -625,13 +625,6 @@ static enum outcome case_sleep_flags(struct hostile *h) {
 	return OUTCOME_SERVED;
 }
 
-static uint64_t monotonic_ms(void) {
-	struct timespec ts;
-
-	CHECK(clock_gettime(CLOCK_MONOTONIC, &ts) == 0, "clock_gettime");
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 // The host_load word is the daemon's to write and never to read: a client
 // that writes it changes nothing the daemon does, and the daemon, idle
 // after a call, tells a fresh one over it.
@@ -641,10 +634,10 @@ static enum outcome case_host_hint(struct hostile *h) {
 
 	__atomic_store_n(&h->ctrl->host_load, scribbled, __ATOMIC_RELAXED);
 	ping2_round_trip(h, 0);
-	uint64_t start = monotonic_ms(), now = start;
+	uint64_t start = monotonic_ns() / 1000000, now = start;
 	for (;;) {
 		uint32_t word = __atomic_load_n(&h->ctrl->host_load, __ATOMIC_RELAXED);
-		now = monotonic_ms();
+		now = monotonic_ns() / 1000000;
 		if (word != scribbled &&
 		    shmchan_host_word_read(word, now, HOSTILE_HOST_HINT_AGE_MS, &busy))
 			break;
